@@ -1,0 +1,1 @@
+"""grok-tui's engine: data, models, optimizers, probes, the training loop and run logs; no UI."""

@@ -1,0 +1,377 @@
+"""Run configuration: nested frozen dataclasses, checked on construction, with dotted overrides.
+
+This module imports neither torch nor any UI library, so `grok presets` and `grok --help` stay fast.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import difflib
+import types
+import typing
+from dataclasses import dataclass, field
+from typing import Any
+
+OPS = ("add", "sub", "mul", "div", "poly")
+SPLITS = ("random", "uniform", "skewed", "block", "strip")
+MODEL_KINDS = ("mlp_raw", "mlp_embed", "transformer")
+ACTIVATIONS = ("relu", "gelu")
+LAYERNORMS = ("none", "pre_attn", "pre_mlp", "pre", "post", "qk", "v")
+OPTIMIZERS = ("adam", "adamw", "sgd")
+SAMPLERS = ("shuffle", "balanced", "gradient")
+DTYPES = ("float32", "float64")
+LOSSES = ("ce", "stablemax")
+
+
+class ConfigError(ValueError):
+    """A user-facing configuration error; its message is one line naming the field."""
+
+
+def is_prime(n: int) -> bool:
+    if n < 2:
+        return False
+    return all(n % k for k in range(2, int(n**0.5) + 1))
+
+
+def _check(cond: bool, name: str, msg: str) -> None:
+    if not cond:
+        raise ConfigError(f"{name}: {msg}")
+
+
+def _one_of(value: str, name: str, choices: tuple[str, ...]) -> None:
+    _check(value in choices, name, f"must be one of {', '.join(choices)} (got {value!r})")
+
+
+@dataclass(frozen=True)
+class DataConfig:
+    op: str = "mul"  # (a op b) mod p; "poly" is a^2 + ab + b^2 (beyond-progress-measures.md)
+    p: int = 97  # modulus; the paper's P (§3.3)
+    frac_test: float = 0.2  # held out at random first (§5.1)
+    frac_train: float = 0.3  # of all p^2 pairs, drawn from the rest by `split` (§5.1)
+    split: str = "random"  # random | uniform | skewed (§4.2, Fig. 8) | block | strip (held-out shapes)
+    skew: float = 3.0  # skewed split: pair (a, b) drawn with weight exp(-skew * a / (p-1))
+    split_k: int = 0  # block/strip size k; 0 = the k that holds out about frac_test of the pairs
+    op_token: bool = True  # sequence [a, op, b, =]; False gives [a, b, =]
+
+    def __post_init__(self) -> None:
+        _one_of(self.op, "data.op", OPS)
+        _one_of(self.split, "data.split", SPLITS)
+        _check(self.p >= 3, "data.p", f"must be >= 3 (got {self.p})")
+        if self.op in ("mul", "div"):
+            _check(is_prime(self.p), "data.p", f"must be prime for op={self.op} (got {self.p})")
+        _check(0 < self.frac_test < 1, "data.frac_test", f"must be in (0, 1) (got {self.frac_test})")
+        _check(0 < self.frac_train < 1, "data.frac_train", f"must be in (0, 1) (got {self.frac_train})")
+        _check(
+            self.frac_train + self.frac_test <= 1,
+            "data.frac_train",
+            f"frac_train + frac_test must be <= 1 (got {self.frac_train} + {self.frac_test})",
+        )
+        _check(self.skew >= 0, "data.skew", f"must be >= 0 (got {self.skew})")
+        _check(0 <= self.split_k < self.p, "data.split_k", f"must be in [0, p) (got {self.split_k})")
+
+    @property
+    def vocab_size(self) -> int:
+        """Operands 0..p-1, then op = p and '=' = p+1 (§3.3)."""
+        return self.p + 2
+
+    @property
+    def seq_len(self) -> int:
+        return 4 if self.op_token else 3
+
+
+@dataclass(frozen=True)
+class ModelConfig:
+    kind: str = "mlp_embed"  # mlp_raw (eq. 1), mlp_embed (eq. 2) or transformer
+    d_embed: int = 128  # d in E ∈ R^{V×d} (§5)
+    d_hidden: int = 0  # MLP hidden width; 0 = seq_len * d_embed (4d = 512, §5)
+    n_hidden: int = 1  # hidden layers of the MLP (the paper: 1; Grokking-Insight: 2)
+    activation: str = "relu"  # relu | gelu
+    freeze_embedding: bool = False  # §4.3: frozen embeddings converge slowly
+    embed_init_scale: float = 1.0  # E ~ N(0, scale^2); §4.3: small init converges faster
+    n_heads: int = 4  # transformer heads
+    d_mlp: int = 512  # transformer MLP width
+    layernorm: str = "none"  # transformer LN placement (inductive-bias-layernorm.md)
+    readout_scale: float = 1.0  # transformer readout multiplier α (lazy/rich control)
+    w_params: str = ""  # comma-separated name patterns of "W" (the first matrices reading E); "" = default
+
+    def __post_init__(self) -> None:
+        _one_of(self.kind, "model.kind", MODEL_KINDS)
+        _one_of(self.activation, "model.activation", ACTIVATIONS)
+        _one_of(self.layernorm, "model.layernorm", LAYERNORMS)
+        _check(self.d_embed >= 1, "model.d_embed", f"must be >= 1 (got {self.d_embed})")
+        _check(self.d_hidden >= 0, "model.d_hidden", f"must be >= 0 (got {self.d_hidden})")
+        _check(self.n_hidden >= 1, "model.n_hidden", f"must be >= 1 (got {self.n_hidden})")
+        _check(self.embed_init_scale > 0, "model.embed_init_scale", f"must be > 0 (got {self.embed_init_scale})")
+        _check(self.n_heads >= 1, "model.n_heads", f"must be >= 1 (got {self.n_heads})")
+        _check(self.d_mlp >= 1, "model.d_mlp", f"must be >= 1 (got {self.d_mlp})")
+        _check(self.readout_scale > 0, "model.readout_scale", f"must be > 0 (got {self.readout_scale})")
+        if self.kind == "transformer":
+            _check(
+                self.d_embed % self.n_heads == 0,
+                "model.n_heads",
+                f"must divide d_embed={self.d_embed} (got {self.n_heads})",
+            )
+
+
+@dataclass(frozen=True)
+class OptimConfig:
+    name: str = "adam"  # adam (coupled L2, as in the paper) | adamw | sgd
+    lr: float = 1e-3  # lr of every group but the embedding
+    weight_decay: float = 1e-3  # the paper's 0.001 (§5)
+    lr_ratio: float = 1.0  # c = lr_E / lr (Adam-LR, §4.3); 1 = plain optimizer
+    adaptive: bool = False  # recompute c every adaptive_every steps (Prop. 4.1)
+    adaptive_every: int = 100
+    kappa: float = 0.5  # c = kappa * σmax(E)/σmax(W) * f_W/f_E (eq. 24), clamped below
+    ratio_min: float = 1.0
+    ratio_max: float = 100.0
+    betas: tuple[float, float] = (0.9, 0.999)
+    momentum: float = 0.9  # sgd only
+    eps: float = 1e-8
+    grokfast_alpha: float = 0.0  # Grokfast-EMA filter decay; 0 = off
+    grokfast_lambda: float = 0.0  # Grokfast-EMA amplification
+    orthogonal: bool = False  # ⊥Grad: drop the gradient component parallel to the weights
+
+    def __post_init__(self) -> None:
+        _one_of(self.name, "optim.name", OPTIMIZERS)
+        _check(self.lr > 0, "optim.lr", f"must be > 0 (got {self.lr})")
+        _check(self.weight_decay >= 0, "optim.weight_decay", f"must be >= 0 (got {self.weight_decay})")
+        _check(self.lr_ratio > 0, "optim.lr_ratio", f"must be > 0 (got {self.lr_ratio})")
+        _check(self.adaptive_every >= 1, "optim.adaptive_every", f"must be >= 1 (got {self.adaptive_every})")
+        _check(self.kappa > 0, "optim.kappa", f"must be > 0 (got {self.kappa})")
+        _check(0 < self.ratio_min <= self.ratio_max, "optim.ratio_min", "need 0 < ratio_min <= ratio_max")
+        _check(
+            len(self.betas) == 2 and all(0 <= b < 1 for b in self.betas),
+            "optim.betas",
+            f"must be two numbers in [0, 1) (got {self.betas})",
+        )
+        _check(0 <= self.momentum < 1, "optim.momentum", f"must be in [0, 1) (got {self.momentum})")
+        _check(self.eps > 0, "optim.eps", f"must be > 0 (got {self.eps})")
+        _check(0 <= self.grokfast_alpha < 1, "optim.grokfast_alpha", f"must be in [0, 1) (got {self.grokfast_alpha})")
+        _check(self.grokfast_lambda >= 0, "optim.grokfast_lambda", f"must be >= 0 (got {self.grokfast_lambda})")
+
+
+@dataclass(frozen=True)
+class TrainConfig:
+    batch_size: int = 512  # 0 = full batch
+    max_steps: int = 20_000
+    eval_every: int = 100  # full train and test sets are evaluated every eval_every steps
+    sampler: str = "shuffle"  # shuffle | balanced (eq. 10) | gradient (eq. 19)
+    gamma: float = 1.0  # gradient sampler temperature, p_i ∝ exp(L_i^2 / gamma) with L normalised
+    seed: int = 0
+    device: str = "auto"  # auto = cuda, then mps, then cpu
+    target_val_acc: float = 0.99  # early stop once val_acc >= target ...
+    patience: int = 0  # ... for this many evaluations in a row; 0 = never stop early
+    dtype: str = "float32"
+    loss: str = "ce"  # ce | stablemax
+    checkpoint_every: int = 2000  # steps between checkpoints (also written on every exit)
+    threads: int = 0  # torch intra-op threads; 0 = torch's default
+
+    def __post_init__(self) -> None:
+        _check(self.batch_size >= 0, "train.batch_size", f"must be >= 1, or 0 for full batch (got {self.batch_size})")
+        _check(self.max_steps >= 1, "train.max_steps", f"must be >= 1 (got {self.max_steps})")
+        _check(self.eval_every >= 1, "train.eval_every", f"must be >= 1 (got {self.eval_every})")
+        _one_of(self.sampler, "train.sampler", SAMPLERS)
+        _one_of(self.dtype, "train.dtype", DTYPES)
+        _one_of(self.loss, "train.loss", LOSSES)
+        _check(self.gamma > 0, "train.gamma", f"must be > 0 (got {self.gamma})")
+        _check(0 <= self.target_val_acc <= 1, "train.target_val_acc", f"must be in [0, 1] (got {self.target_val_acc})")
+        _check(self.patience >= 0, "train.patience", f"must be >= 0 (got {self.patience})")
+        _check(self.checkpoint_every >= 1, "train.checkpoint_every", f"must be >= 1 (got {self.checkpoint_every})")
+        _check(self.threads >= 0, "train.threads", f"must be >= 0 (got {self.threads})")
+        dev = self.device
+        _check(
+            dev in ("auto", "cpu", "mps") or dev == "cuda" or dev.startswith("cuda:"),
+            "train.device",
+            f"must be auto, cpu, cuda, cuda:N or mps (got {dev!r})",
+        )
+
+
+@dataclass(frozen=True)
+class ProbeConfig:
+    """Cadences in steps (0 = off); a probe runs at the first evaluation at or after each multiple."""
+
+    hessian_every: int = 0  # λmax of the loss Hessian on E and W blocks (Figs. 7, 9)
+    hessian_all: bool = False  # also λmax over all parameters
+    hessian_batch: int = 0  # probe batch size; 0 = whole training set
+    hessian_iters: int = 20  # power-iteration cap
+    hessian_tol: float = 1e-3  # relative tolerance on λ between iterations
+    rank_every: int = 0  # σmax, numerical and effective rank of E, W, EW (Fig. 10)
+    grad_every: int = 0  # per-token embedding gradient norms into tokens.csv (Fig. 3)
+    fourier_every: int = 0  # DFT of E over the token axis into fourier.csv (Fig. 11)
+    fourier_top_k: int = 5  # fourier_top = energy share of the top-k frequencies
+    med_every: int = 0  # main embedding difference (beyond-progress-measures.md)
+    norm_every: int = 0  # ‖E‖, ‖W‖, ‖θ‖
+    update_every: int = 0  # ‖ΔE‖/‖ΔW‖ between evaluations (App. B, eq. 23)
+
+    def __post_init__(self) -> None:
+        for f in dataclasses.fields(self):
+            v = getattr(self, f.name)
+            if isinstance(v, int) and not isinstance(v, bool):
+                _check(v >= 0, f"probe.{f.name}", f"must be >= 0 (got {v})")
+        _check(self.hessian_iters >= 1, "probe.hessian_iters", f"must be >= 1 (got {self.hessian_iters})")
+        _check(self.hessian_tol > 0, "probe.hessian_tol", f"must be > 0 (got {self.hessian_tol})")
+        _check(self.fourier_top_k >= 1, "probe.fourier_top_k", f"must be >= 1 (got {self.fourier_top_k})")
+
+
+@dataclass(frozen=True)
+class RunConfig:
+    data: DataConfig = field(default_factory=DataConfig)
+    model: ModelConfig = field(default_factory=ModelConfig)
+    optim: OptimConfig = field(default_factory=OptimConfig)
+    train: TrainConfig = field(default_factory=TrainConfig)
+    probe: ProbeConfig = field(default_factory=ProbeConfig)
+    preset: str = ""  # the preset this run came from, if any
+    description: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+
+GROUPS: dict[str, type] = {
+    "data": DataConfig,
+    "model": ModelConfig,
+    "optim": OptimConfig,
+    "train": TrainConfig,
+    "probe": ProbeConfig,
+}
+
+
+def _field_types(cls: type) -> dict[str, Any]:
+    return typing.get_type_hints(cls)
+
+
+def coerce(value: Any, typ: Any, name: str) -> Any:
+    """Convert a TOML value or a --set string to the field's declared type, or raise ConfigError."""
+    origin = typing.get_origin(typ)
+    if origin is tuple:
+        if isinstance(value, str):
+            value = [v for v in value.strip("()[] ").split(",") if v.strip()]
+        if not isinstance(value, list | tuple):
+            raise ConfigError(f"{name}: expected a list of numbers (got {value!r})")
+        args = typing.get_args(typ)
+        if len(value) != len(args):
+            raise ConfigError(f"{name}: expected {len(args)} values (got {len(value)})")
+        return tuple(coerce(v, a, name) for a, v in zip(args, value, strict=True))
+    if origin in (typing.Union, types.UnionType):
+        raise ConfigError(f"{name}: unsupported type")
+    if typ is bool:
+        if isinstance(value, bool):
+            return value
+        if isinstance(value, str) and value.lower() in ("true", "1", "yes", "on"):
+            return True
+        if isinstance(value, str) and value.lower() in ("false", "0", "no", "off"):
+            return False
+        raise ConfigError(f"{name}: expected true or false (got {value!r})")
+    if typ is int:
+        if isinstance(value, bool):
+            raise ConfigError(f"{name}: expected an integer (got {value!r})")
+        if isinstance(value, int):
+            return value
+        if isinstance(value, float) and value.is_integer():
+            return int(value)
+        if isinstance(value, str):
+            try:
+                f = float(value.replace("_", ""))
+            except ValueError:
+                f = float("nan")
+            if f == f and f.is_integer():
+                return int(f)
+        raise ConfigError(f"{name}: expected an integer (got {value!r})")
+    if typ is float:
+        if isinstance(value, bool):
+            raise ConfigError(f"{name}: expected a number (got {value!r})")
+        if isinstance(value, int | float):
+            return float(value)
+        if isinstance(value, str):
+            try:
+                return float(value)
+            except ValueError:
+                pass
+        raise ConfigError(f"{name}: expected a number (got {value!r})")
+    if typ is str:
+        if isinstance(value, str):
+            return value
+        raise ConfigError(f"{name}: expected a string (got {value!r})")
+    raise ConfigError(f"{name}: unsupported type {typ}")
+
+
+def all_keys() -> list[str]:
+    return [f"{g}.{f.name}" for g, cls in GROUPS.items() for f in dataclasses.fields(cls)]
+
+
+def _unknown_key(key: str, where: str = "") -> ConfigError:
+    close = difflib.get_close_matches(key, all_keys(), n=3)
+    hint = f"; did you mean {', '.join(close)}?" if close else ""
+    prefix = f"{where}: " if where else ""
+    return ConfigError(f"{prefix}unknown config key {key!r}{hint}")
+
+
+def apply_overrides(cfg: RunConfig, overrides: dict[str, Any], where: str = "") -> RunConfig:
+    """Apply {"group.key": value} with type checks; values may be strings (from --set) or TOML values."""
+    groups: dict[str, dict[str, Any]] = {}
+    for key, raw in overrides.items():
+        group, _, name = key.partition(".")
+        if group not in GROUPS or not name:
+            raise _unknown_key(key, where)
+        types_ = _field_types(GROUPS[group])
+        if name not in types_:
+            raise _unknown_key(key, where)
+        groups.setdefault(group, {})[name] = coerce(raw, types_[name], key)
+    changes = {g: dataclasses.replace(getattr(cfg, g), **kv) for g, kv in groups.items()}
+    return dataclasses.replace(cfg, **changes)
+
+
+def parse_set(items: list[str]) -> dict[str, str]:
+    """Parse repeated `--set group.key=value` strings."""
+    out: dict[str, str] = {}
+    for item in items:
+        key, eq, value = item.partition("=")
+        if not eq or not key.strip():
+            raise ConfigError(f"--set {item!r}: expected group.key=value")
+        out[key.strip()] = value.strip()
+    return out
+
+
+def from_dict(d: dict[str, Any], where: str = "") -> RunConfig:
+    """Build a RunConfig from a nested dict such as config.json or a TOML file's tables."""
+    flat: dict[str, Any] = {}
+    top: dict[str, Any] = {}
+    for k, v in d.items():
+        if k.startswith("_"):  # metadata such as config.json's _meta
+            continue
+        if k in GROUPS:
+            if not isinstance(v, dict):
+                raise ConfigError(f"{where}: [{k}] must be a table")
+            for kk, vv in v.items():
+                flat[f"{k}.{kk}"] = vv
+        elif k in ("preset", "description"):
+            top[k] = str(v)
+        else:
+            raise _unknown_key(k, where)
+    cfg = apply_overrides(RunConfig(), flat, where)
+    return dataclasses.replace(cfg, **top) if top else cfg
+
+
+def to_toml(cfg: RunConfig) -> str:
+    """Render a config as TOML (every field, resolved)."""
+
+    def fmt(v: Any) -> str:
+        if isinstance(v, bool):
+            return "true" if v else "false"
+        if isinstance(v, str):
+            return '"' + v.replace("\\", "\\\\").replace('"', '\\"') + '"'
+        if isinstance(v, tuple | list):
+            return "[" + ", ".join(fmt(x) for x in v) + "]"
+        return repr(v)
+
+    lines = []
+    if cfg.preset:
+        lines.append(f"preset = {fmt(cfg.preset)}")
+    if cfg.description:
+        lines.append(f"description = {fmt(cfg.description)}")
+    for g in GROUPS:
+        lines.append(f"\n[{g}]")
+        sub = getattr(cfg, g)
+        for f in dataclasses.fields(sub):
+            lines.append(f"{f.name} = {fmt(getattr(sub, f.name))}")
+    return "\n".join(lines).lstrip() + "\n"

@@ -1,0 +1,126 @@
+"""Modular-arithmetic tasks and the train/test split strategies of §4.2 and Fig. 8.
+
+Everything here is numpy and deterministic given the seed; the trainer moves the result to the
+device once.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from engine.config import DataConfig
+
+
+def operand_pairs(cfg: DataConfig) -> np.ndarray:
+    """All (a, b) pairs of the task, shape (N, 2). Division leaves out b = 0, so N = p(p-1)."""
+    a, b = np.meshgrid(np.arange(cfg.p), np.arange(cfg.p), indexing="ij")
+    pairs = np.stack([a.ravel(), b.ravel()], axis=1)
+    if cfg.op == "div":
+        pairs = pairs[pairs[:, 1] != 0]
+    return pairs.astype(np.int64)
+
+
+def labels(cfg: DataConfig, pairs: np.ndarray) -> np.ndarray:
+    """(a op b) mod p for each pair; a ÷ b is a · b^(p-2) mod p (Fermat's little theorem)."""
+    a, b, p = pairs[:, 0], pairs[:, 1], cfg.p
+    if cfg.op == "add":
+        return (a + b) % p
+    if cfg.op == "sub":
+        return (a - b) % p
+    if cfg.op == "mul":
+        return (a * b) % p
+    if cfg.op == "div":
+        inv = np.array([pow(int(x), p - 2, p) for x in b], dtype=np.int64)
+        return (a * inv) % p
+    if cfg.op == "poly":
+        return (a * a + a * b + b * b) % p
+    raise ValueError(f"data.op: unknown op {cfg.op!r}")
+
+
+def tokens(cfg: DataConfig, pairs: np.ndarray) -> np.ndarray:
+    """Token sequences [a, op, b, =] with op = p and '=' = p+1 (§3.3), or [a, b, =]."""
+    n = len(pairs)
+    op = np.full(n, cfg.p, dtype=np.int64)
+    eq = np.full(n, cfg.p + 1, dtype=np.int64)
+    cols = [pairs[:, 0], op, pairs[:, 1], eq] if cfg.op_token else [pairs[:, 0], pairs[:, 1], eq]
+    return np.stack(cols, axis=1)
+
+
+@dataclass(frozen=True)
+class Split:
+    """Indices into the full table of pairs."""
+
+    train: np.ndarray
+    test: np.ndarray
+
+
+def default_k(cfg: DataConfig) -> int:
+    """Block/strip size holding out about frac_test of the pairs."""
+    if cfg.split_k:
+        return cfg.split_k
+    if cfg.split == "block":
+        return max(1, round(cfg.p * cfg.frac_test**0.5))
+    return max(1, round(cfg.p * cfg.frac_test))
+
+
+def held_out_mask(cfg: DataConfig, pairs: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """The test set: random (default), a k×k block {a < k, b < k}, or a strip {a < k}."""
+    n = len(pairs)
+    if cfg.split == "block":
+        k = default_k(cfg)
+        return (pairs[:, 0] < k) & (pairs[:, 1] < k)
+    if cfg.split == "strip":
+        return pairs[:, 0] < default_k(cfg)
+    mask = np.zeros(n, dtype=bool)
+    mask[rng.permutation(n)[: round(cfg.frac_test * n)]] = True
+    return mask
+
+
+def _uniform_pick(pairs: np.ndarray, pool: np.ndarray, n: int, p: int, rng: np.random.Generator) -> np.ndarray:
+    """Balanced pick: each value of a, and of b, appears ⌊n/p⌋ or ⌈n/p⌉ times where the pool allows.
+
+    Round-robin over a (least-used first), each time taking the available b that is least used;
+    random jitter breaks ties so the pick depends on the seed.
+    """
+    avail = np.zeros((p, p), dtype=bool)
+    index = -np.ones((p, p), dtype=np.int64)
+    avail[pairs[pool, 0], pairs[pool, 1]] = True
+    index[pairs[pool, 0], pairs[pool, 1]] = pool
+    count_a = np.zeros(p)
+    count_b = np.zeros(p)
+    chosen = []
+    for _ in range(n):
+        open_a = avail.any(axis=1)
+        a = int(np.argmin(np.where(open_a, count_a + rng.random(p) * 0.5, np.inf)))
+        b = int(np.argmin(np.where(avail[a], count_b + rng.random(p) * 0.5, np.inf)))
+        avail[a, b] = False
+        count_a[a] += 1
+        count_b[b] += 1
+        chosen.append(index[a, b])
+    return np.sort(np.array(chosen, dtype=np.int64))
+
+
+def make_split(cfg: DataConfig, seed: int) -> Split:
+    """Hold out the test set first, then draw frac_train of all pairs from the rest (§5.1)."""
+    pairs = operand_pairs(cfg)
+    rng = np.random.default_rng(seed)
+    test_mask = held_out_mask(cfg, pairs, rng)
+    pool = np.flatnonzero(~test_mask)
+    n_train = min(len(pool), round(cfg.frac_train * len(pairs)))
+    if cfg.split == "uniform":
+        train = _uniform_pick(pairs, pool, n_train, cfg.p, rng)
+    elif cfg.split == "skewed":
+        # P(pair) ∝ exp(-skew · a/(p-1)): token a = 0 is the most frequent, a = p-1 is e^skew times
+        # rarer in expectation (before the per-value supply of the pool caps it).
+        w = np.exp(-cfg.skew * pairs[pool, 0] / (cfg.p - 1))
+        train = np.sort(rng.choice(pool, size=n_train, replace=False, p=w / w.sum()))
+    else:  # random, and the random remainder of a block/strip split
+        train = np.sort(rng.permutation(pool)[:n_train])
+    return Split(train=train, test=np.flatnonzero(test_mask))
+
+
+def token_counts(cfg: DataConfig, seqs: np.ndarray) -> np.ndarray:
+    """Occurrences of every vocabulary token in a set of sequences, shape (p+2,)."""
+    return np.bincount(seqs.ravel(), minlength=cfg.vocab_size)

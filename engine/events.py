@@ -1,0 +1,76 @@
+"""Events the engine yields: small frozen dataclasses of plain numbers, never tensors."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass(frozen=True)
+class RunStarted:
+    """Training is about to begin (or resume at `step`)."""
+
+    config: dict[str, Any]
+    device: str
+    n_train: int
+    n_test: int
+    vocab_size: int
+    token_freq: tuple[int, ...]  # occurrences of each token in the training set (Fig. 8)
+    step: int
+    max_steps: int
+    columns: tuple[str, ...]  # metrics.csv columns, in order
+    run_dir: str = ""
+
+
+@dataclass(frozen=True)
+class StepsTaken:
+    """Progress between evaluations."""
+
+    step: int
+    epoch: int
+    wall_s: float
+    steps_per_s: float
+
+
+@dataclass(frozen=True)
+class EvalLogged:
+    """One evaluation on the full train and test sets, plus any probes due: one metrics.csv row."""
+
+    step: int
+    row: dict[str, float]
+
+
+@dataclass(frozen=True)
+class TokensLogged:
+    """Per-token update counts (and, when the gradient probe ran, embedding gradient norms)."""
+
+    step: int
+    updates: tuple[int, ...]
+    grad_norm: tuple[float, ...] | None = None
+
+
+@dataclass(frozen=True)
+class FourierLogged:
+    """‖DFT of E over operand tokens‖₂ over the embedding axis, frequencies 0..⌊p/2⌋ (App. C.3)."""
+
+    step: int
+    norms: tuple[float, ...]
+
+
+@dataclass(frozen=True)
+class StatusChanged:
+    """The run was paused or resumed from another thread."""
+
+    status: str
+
+
+@dataclass(frozen=True)
+class RunFinished:
+    """The run ended; `status` is finished, interrupted, diverged or failed."""
+
+    status: str
+    summary: dict[str, Any] = field(default_factory=dict)
+    error: str = ""
+
+
+Event = RunStarted | StepsTaken | EvalLogged | TokensLogged | FourierLogged | StatusChanged | RunFinished

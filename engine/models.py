@@ -1,0 +1,89 @@
+"""The paper's MLPs: eq. 1 on raw numbers, eq. 2 with a trainable embedding E."""
+
+from __future__ import annotations
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from engine.config import RunConfig
+
+_ACT = {"relu": F.relu, "gelu": F.gelu}
+
+
+class MLPEmbed(nn.Module):
+    """h1 = σ(W ê + b1), h2 = W2 h1 + b2, ê = [e_a, e_op, e_b, e_=] (eq. 2)."""
+
+    def __init__(self, cfg: RunConfig) -> None:
+        super().__init__()
+        d, L = cfg.model.d_embed, cfg.data.seq_len
+        hidden = cfg.model.d_hidden or L * d  # 4d = 512 (§5)
+        self.act = _ACT[cfg.model.activation]
+        self.embedding = nn.Embedding(cfg.data.vocab_size, d)  # E ∈ R^{V×d}
+        with torch.no_grad():
+            self.embedding.weight.mul_(cfg.model.embed_init_scale)  # §4.3 init scale
+        self.embedding.weight.requires_grad_(not cfg.model.freeze_embedding)
+        self.first_layer = nn.Linear(L * d, hidden)  # W ∈ R^{4d×4d}, the bilinear partner of E
+        self.hidden = nn.ModuleList(nn.Linear(hidden, hidden) for _ in range(cfg.model.n_hidden - 1))
+        self.readout = nn.Linear(hidden, cfg.data.p)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        e = self.embedding(x).flatten(1)  # (B, L) -> (B, L, d) -> (B, L·d)
+        h = self.act(self.first_layer(e))  # (B, hidden)
+        for layer in self.hidden:
+            h = self.act(layer(h))
+        return self.readout(h)  # (B, p) logits
+
+
+class MLPRaw(nn.Module):
+    """The embedding-free MLP of eq. 1: the token ids themselves, as floats, are the input."""
+
+    def __init__(self, cfg: RunConfig) -> None:
+        super().__init__()
+        L = cfg.data.seq_len
+        hidden = cfg.model.d_hidden or L * cfg.model.d_embed
+        self.act = _ACT[cfg.model.activation]
+        self.first_layer = nn.Linear(L, hidden)  # W_1 x + b_1, x ∈ R^4
+        self.hidden = nn.ModuleList(nn.Linear(hidden, hidden) for _ in range(cfg.model.n_hidden - 1))
+        self.readout = nn.Linear(hidden, cfg.data.p)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        h = self.act(self.first_layer(x.to(self.first_layer.weight.dtype)))  # (B, L) -> (B, hidden)
+        for layer in self.hidden:
+            h = self.act(layer(h))
+        return self.readout(h)
+
+
+def build_model(cfg: RunConfig) -> nn.Module:
+    if cfg.model.kind == "mlp_embed":
+        return MLPEmbed(cfg)
+    if cfg.model.kind == "mlp_raw":
+        return MLPRaw(cfg)
+    from engine.transformer import Transformer
+
+    return Transformer(cfg)
+
+
+# Default parameter names of the blocks the paper studies; the transformer defines its own.
+DEFAULT_E = ("embedding.weight",)
+DEFAULT_W = ("first_layer.weight",)
+
+
+def _match(model: nn.Module, patterns: tuple[str, ...]) -> list[str]:
+    import fnmatch
+
+    names = [n for n, _ in model.named_parameters()]
+    return [n for n in names if any(fnmatch.fnmatch(n, pat) for pat in patterns)]
+
+
+def embedding_names(model: nn.Module) -> list[str]:
+    """Parameter names of E (empty for the raw MLP)."""
+    return _match(model, getattr(model, "E_PATTERNS", DEFAULT_E))
+
+
+def w_names(model: nn.Module, cfg: RunConfig | None = None) -> list[str]:
+    """Parameter names of W, the first matrices that read E; `model.w_params` overrides by pattern."""
+    if cfg is not None and cfg.model.w_params:
+        pats = tuple(s.strip() for s in cfg.model.w_params.split(",") if s.strip())
+        return _match(model, pats)
+    return _match(model, getattr(model, "W_PATTERNS", DEFAULT_W))

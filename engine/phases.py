@@ -1,0 +1,57 @@
+"""Grokking phases from the evaluation stream: memorization, generalization, delay, early stop."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+MEMORIZED_ACC = 0.99  # train accuracy that counts as memorized
+GENERALIZED_ACC = 0.95  # validation accuracy that counts as generalized
+
+
+class PhaseTracker:
+    def __init__(self, target_val_acc: float, patience: int) -> None:
+        self.target = target_val_acc
+        self.patience = patience
+        self.memorized_step: int | None = None
+        self.generalized_step: int | None = None
+        self.best_val_acc = 0.0
+        self.final_train_acc = float("nan")
+        self.final_val_acc = float("nan")
+        self.streak = 0
+        self.diverged = False
+        self.diverged_step: int | None = None
+
+    def observe(self, step: int, train_acc: float, val_acc: float, train_loss: float) -> None:
+        if not math.isfinite(train_loss):
+            self.diverged = True
+            self.diverged_step = step
+            return
+        self.final_train_acc, self.final_val_acc = train_acc, val_acc
+        self.best_val_acc = max(self.best_val_acc, val_acc)
+        if self.memorized_step is None and train_acc >= MEMORIZED_ACC:
+            self.memorized_step = step
+        if self.generalized_step is None and val_acc >= GENERALIZED_ACC:
+            self.generalized_step = step
+        self.streak = self.streak + 1 if val_acc >= self.target else 0
+
+    @property
+    def should_stop(self) -> bool:
+        return self.patience > 0 and self.streak >= self.patience
+
+    def summary(self) -> dict[str, Any]:
+        m, g = self.memorized_step, self.generalized_step
+        return {
+            "memorized_step": m,
+            "generalized_step": g,
+            "grokking_delay": (g - m) if m is not None and g is not None else None,
+            "final_train_acc": self.final_train_acc,
+            "final_val_acc": self.final_val_acc,
+            "best_val_acc": self.best_val_acc,
+        }
+
+    def state_dict(self) -> dict[str, Any]:
+        return dict(vars(self))
+
+    def load_state_dict(self, s: dict[str, Any]) -> None:
+        vars(self).update(s)

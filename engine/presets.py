@@ -1,0 +1,153 @@
+"""Presets: TOML files, one experiment each, shipped in the wheel as the `grok_presets` package.
+
+A preset file holds `description`, an optional `extends = "other_preset"`, one table per config
+group with only the values that differ, and optionally a `[sweep]` table (read by the sweep
+runner). Loading never imports torch.
+"""
+
+from __future__ import annotations
+
+import difflib
+import tomllib
+from dataclasses import dataclass, field
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from engine.config import GROUPS, ConfigError, RunConfig, _unknown_key, apply_overrides
+
+_TOP_KEYS = ("description", "extends", "sweep", "wall_time")
+
+
+@dataclass(frozen=True)
+class Preset:
+    name: str
+    description: str
+    config: RunConfig
+    path: Path
+    sweep: dict[str, Any] = field(default_factory=dict)  # the [sweep] table, if any
+    wall_time: str = ""  # measured wall time at the default budget, shown by `grok presets`
+
+    @property
+    def is_sweep(self) -> bool:
+        return bool(self.sweep)
+
+
+def presets_dir() -> Path:
+    """The directory holding the preset TOML files (installed package, or the source tree)."""
+    try:
+        root = resources.files("grok_presets")
+        path = Path(str(root))
+        if path.is_dir() and any(path.glob("*.toml")):
+            return path
+    except ModuleNotFoundError:
+        pass
+    return Path(__file__).resolve().parent.parent / "presets"
+
+
+def preset_names() -> list[str]:
+    return sorted(p.stem for p in presets_dir().glob("*.toml"))
+
+
+def read_toml(path: Path) -> dict[str, Any]:
+    """Read a TOML file, turning every failure into a one-line ConfigError naming the file."""
+    try:
+        with open(path, "rb") as fh:
+            return tomllib.load(fh)
+    except FileNotFoundError:
+        raise ConfigError(f"{path}: config file does not exist") from None
+    except IsADirectoryError:
+        raise ConfigError(f"{path}: is a directory, not a TOML file") from None
+    except tomllib.TOMLDecodeError as e:
+        raise ConfigError(f"{path}: malformed TOML: {e}") from None
+    except (OSError, UnicodeDecodeError) as e:
+        raise ConfigError(f"{path}: cannot read: {e}") from None
+
+
+def _flatten(doc: dict[str, Any], where: str) -> dict[str, Any]:
+    flat: dict[str, Any] = {}
+    for k, v in doc.items():
+        if k in _TOP_KEYS:
+            continue
+        if k not in GROUPS:
+            raise _unknown_key(k, where)
+        if not isinstance(v, dict):
+            raise ConfigError(f"{where}: [{k}] must be a table")
+        for kk, vv in v.items():
+            flat[f"{k}.{kk}"] = vv
+    return flat
+
+
+def load_file(path: Path, name: str | None = None, _seen: tuple[str, ...] = ()) -> Preset:
+    """Load a preset or config TOML file, following `extends` chains."""
+    doc = read_toml(path)
+    where = str(path)
+    base = RunConfig()
+    base_sweep: dict[str, Any] = {}
+    parent = doc.get("extends")
+    if parent is not None:
+        if not isinstance(parent, str):
+            raise ConfigError(f"{where}: extends must be a preset name")
+        if parent in _seen:
+            raise ConfigError(f"{where}: extends cycle through {parent!r}")
+        p = load_preset(parent, _seen + ((name or path.stem),))
+        base, base_sweep = p.config, p.sweep
+    cfg = apply_overrides(base, _flatten(doc, where), where)
+    desc = doc.get("description", "")
+    sweep = doc.get("sweep", base_sweep)
+    if not isinstance(sweep, dict):
+        raise ConfigError(f"{where}: [sweep] must be a table")
+    stem = name or path.stem
+    cfg = _replace_meta(cfg, preset=stem, description=str(desc))
+    return Preset(stem, str(desc), cfg, path, dict(sweep), str(doc.get("wall_time", "")))
+
+
+def _replace_meta(cfg: RunConfig, **kw: str) -> RunConfig:
+    import dataclasses
+
+    return dataclasses.replace(cfg, **kw)
+
+
+def load_preset(name: str, _seen: tuple[str, ...] = ()) -> Preset:
+    """Load a shipped preset by name; an unknown name suggests the closest ones."""
+    path = presets_dir() / f"{name}.toml"
+    if not path.is_file():
+        close = difflib.get_close_matches(name, preset_names(), n=3, cutoff=0.5)
+        hint = f"; did you mean {', '.join(close)}?" if close else "; `grok presets` lists them"
+        raise ConfigError(f"unknown preset {name!r}{hint}")
+    return load_file(path, name, _seen)
+
+
+def all_presets() -> list[Preset]:
+    return [load_preset(n) for n in preset_names()]
+
+
+def resolve_config(
+    preset: str | None = None,
+    config: str | Path | None = None,
+    overrides: dict[str, Any] | None = None,
+    *,
+    seed: int | None = None,
+    steps: int | None = None,
+    device: str | None = None,
+) -> tuple[RunConfig, dict[str, Any]]:
+    """The config a command line asks for: a preset or a TOML file, then --set, then shorthands.
+
+    Returns the config and the preset's [sweep] table (empty for single runs).
+    """
+    if preset and config:
+        raise ConfigError("give either --preset or --config, not both")
+    if preset:
+        p = load_preset(preset)
+    elif config:
+        p = load_file(Path(config))
+    else:
+        raise ConfigError("give --preset NAME or --config FILE.toml (`grok presets` lists the presets)")
+    sets = dict(overrides or {})
+    if seed is not None:
+        sets["train.seed"] = seed
+    if steps is not None:
+        sets["train.max_steps"] = steps
+    if device is not None:
+        sets["train.device"] = device
+    return apply_overrides(p.config, sets), p.sweep

@@ -1,0 +1,335 @@
+"""The training loop: `Trainer(cfg)` is an iterator of events with pause, resume and stop."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Iterator
+from typing import Any
+
+import torch
+
+from engine import data as D
+from engine.config import RunConfig
+from engine.events import (
+    EvalLogged,
+    Event,
+    FourierLogged,
+    RunFinished,
+    RunStarted,
+    StatusChanged,
+    StepsTaken,
+    TokensLogged,
+)
+from engine.gradfilters import build_grad_hooks
+from engine.losses import build_loss
+from engine.models import build_model, embedding_names
+from engine.optim import adaptive_ratio, build_optimizer, set_lr_ratio
+from engine.phases import PhaseTracker
+from engine.samplers import build_sampler
+
+BASE_COLUMNS = (
+    "step",
+    "epoch",
+    "wall_s",
+    "train_loss",
+    "train_acc",
+    "val_loss",
+    "val_acc",
+    "lr",
+    "lr_embed",
+    "lr_ratio",
+    "f_E",
+)
+PROGRESS_EVERY = 10  # steps between StepsTaken events (and NaN checks)
+EVAL_CHUNK = 8192  # examples per forward pass during evaluation
+
+
+def resolve_device(name: str) -> torch.device:
+    """auto = cuda, then mps, then cpu."""
+    if name == "auto":
+        if torch.cuda.is_available():
+            return torch.device("cuda")
+        if getattr(torch.backends, "mps", None) is not None and torch.backends.mps.is_available():
+            return torch.device("mps")
+        return torch.device("cpu")
+    dev = torch.device(name)
+    if dev.type == "cuda" and not torch.cuda.is_available():
+        raise ValueError(f"train.device: {name} requested but CUDA is not available")
+    if dev.type == "mps" and not torch.backends.mps.is_available():
+        raise ValueError("train.device: mps requested but MPS is not available")
+    return dev
+
+
+class Trainer:
+    """Builds data, model and optimizer from a RunConfig and yields events as it trains.
+
+    The loop keeps tensors on the device and syncs with the host only every PROGRESS_EVERY steps
+    and at evaluations.
+    """
+
+    def __init__(self, cfg: RunConfig, state: dict[str, Any] | None = None) -> None:
+        self.cfg = cfg
+        self.device = resolve_device(cfg.train.device)
+        if cfg.train.threads:
+            torch.set_num_threads(cfg.train.threads)
+        # Subnormal floats appear as weights decay in the memorization plateau and make CPU
+        # matmuls up to 10× slower; flushing them to zero keeps throughput flat (bench/).
+        torch.set_flush_denormal(True)
+        self.dtype = torch.float64 if cfg.train.dtype == "float64" else torch.float32
+
+        split = D.make_split(cfg.data, cfg.train.seed)
+        pairs = D.operand_pairs(cfg.data)
+        seqs, ys = D.tokens(cfg.data, pairs), D.labels(cfg.data, pairs)
+        self.token_freq = tuple(int(c) for c in D.token_counts(cfg.data, seqs[split.train]))
+        dev = self.device
+        self.x_train = torch.as_tensor(seqs[split.train], device=dev)
+        self.y_train = torch.as_tensor(ys[split.train], device=dev)
+        self.x_test = torch.as_tensor(seqs[split.test], device=dev)
+        self.y_test = torch.as_tensor(ys[split.test], device=dev)
+
+        torch.manual_seed(cfg.train.seed)
+        self.model = build_model(cfg).to(device=dev, dtype=self.dtype)
+        self.opt = build_optimizer(self.model, cfg)
+        self.loss_fn = build_loss(cfg.train.loss)
+        self.sampler = build_sampler(cfg, self.x_train, dev)
+        self.grad_hooks = build_grad_hooks(cfg, self.model)
+        e = embedding_names(self.model)
+        self.E = dict(self.model.named_parameters())[e[0]] if e else None
+
+        from engine.probes import ProbeSet
+
+        self.probes = ProbeSet(cfg, self)
+        self.columns = BASE_COLUMNS + tuple(self.probes.columns())
+
+        V = cfg.data.vocab_size
+        self.updates = torch.zeros(V, dtype=torch.int64, device=dev)
+        self._present = torch.zeros(V, dtype=torch.int64, device=dev)
+        self.step = 0
+        self.wall_offset = 0.0
+        self.lr_ratio = cfg.optim.lr_ratio
+        self.phases = PhaseTracker(cfg.train.target_val_acc, cfg.train.patience)
+        self._ratio_mark = (0, 0)  # (step, Σ updates) at the last adaptive update
+        self._f_e = float("nan")
+        self._last_probe: dict[str, int] = {}
+        self._pause = threading.Event()
+        self._stop: str | None = None
+        self._t0 = 0.0
+        if state is not None:
+            self.load_state_dict(state)
+
+    # --- control, callable from any thread -----------------------------------------------------
+
+    def pause(self) -> None:
+        self._pause.set()
+
+    def resume(self) -> None:
+        self._pause.clear()
+
+    @property
+    def paused(self) -> bool:
+        return self._pause.is_set()
+
+    def stop(self, status: str = "interrupted") -> None:
+        """Ask the loop to end at the next step with this status (interrupted, or finished for `s`)."""
+        self._stop = status
+
+    @property
+    def stop_requested(self) -> bool:
+        return self._stop is not None
+
+    # --- the loop ----------------------------------------------------------------------------
+
+    @property
+    def epoch(self) -> int:
+        return self.step // self.sampler.steps_per_epoch
+
+    def wall_s(self) -> float:
+        return self.wall_offset + (time.perf_counter() - self._t0)
+
+    def started_event(self) -> RunStarted:
+        return RunStarted(
+            config=self.cfg.to_dict(),
+            device=str(self.device),
+            n_train=len(self.x_train),
+            n_test=len(self.x_test),
+            vocab_size=self.cfg.data.vocab_size,
+            token_freq=self.token_freq,
+            step=self.step,
+            max_steps=self.cfg.train.max_steps,
+            columns=self.columns,
+        )
+
+    def __iter__(self) -> Iterator[Event]:
+        return self.events()
+
+    def events(self) -> Iterator[Event]:
+        cfg = self.cfg
+        t = cfg.train
+        yield self.started_event()
+        self._t0 = time.perf_counter()
+        mark_t, mark_step = self._t0, self.step
+        status = "finished"
+        model, opt, x_tr, y_tr = self.model, self.opt, self.x_train, self.y_train
+        loss = None
+        if self.step == 0:
+            ev = self._evaluate()
+            yield from ev
+        while self.step < t.max_steps:
+            if self._stop is not None:
+                status = self._stop
+                break
+            if self._pause.is_set():
+                yield from self._wait_paused()
+                mark_t, mark_step = time.perf_counter(), self.step
+                continue
+            idx = self.sampler.next()
+            x, y = x_tr[idx], y_tr[idx]
+            loss = self.loss_fn(model(x), y)
+            opt.zero_grad(set_to_none=True)
+            loss.backward()
+            for hook in self.grad_hooks:
+                hook()
+            if self.E is not None and self.E.grad is not None:
+                if self.sampler.wants_grad:
+                    self.sampler.observe(x, self.E.grad)
+                self.probes.on_step(x)
+            opt.step()
+            self._present.zero_().index_fill_(0, x.reshape(-1), 1)  # tokens in this batch
+            self.updates += self._present
+            self.step += 1
+            step = self.step
+            if cfg.optim.adaptive and step % cfg.optim.adaptive_every == 0:
+                self._adapt_ratio()
+            if step % PROGRESS_EVERY == 0:
+                if not torch.isfinite(loss.detach()).item():
+                    status = "diverged"
+                    break
+                now = time.perf_counter()
+                sps = (step - mark_step) / max(now - mark_t, 1e-9)
+                yield StepsTaken(step, self.epoch, self.wall_s(), sps)
+                if now - mark_t > 2.0:
+                    mark_t, mark_step = now, step
+            if step % t.eval_every == 0 or step == t.max_steps:
+                evs = self._evaluate()
+                yield from evs
+                if self.phases.diverged:
+                    status = "diverged"
+                    break
+                if self.phases.should_stop:
+                    break
+        if status != "diverged" and loss is not None and not torch.isfinite(loss.detach()).item():
+            status = "diverged"
+        if status != "finished" and self.step % t.eval_every != 0 and status != "diverged":
+            yield from self._evaluate()  # a last row at the exact step where it stopped
+        if status == "diverged" and self.phases.diverged_step is None:
+            self.phases.diverged_step = self.step
+        yield RunFinished(status, self.summary(status))
+
+    def _wait_paused(self) -> Iterator[Event]:
+        paused_at = time.perf_counter()
+        yield StatusChanged("paused")
+        while self._pause.is_set() and self._stop is None:
+            time.sleep(0.05)
+        self._t0 += time.perf_counter() - paused_at  # paused time is not training time
+        yield StatusChanged("running")
+
+    def _adapt_ratio(self) -> None:
+        """Adaptive Adam-LR (Prop. 4.1): f_E from the update counts since the last adaptation."""
+        s0, u0 = self._ratio_mark
+        total = int(self.updates.sum().item())
+        V = self.cfg.data.vocab_size
+        self._f_e = (total - u0) / max((self.step - s0) * V, 1)
+        self._ratio_mark = (self.step, total)
+        c, _, _ = adaptive_ratio(self.model, self.cfg, self._f_e)
+        self.lr_ratio = c
+        set_lr_ratio(self.opt, self.cfg.optim.lr, c)
+
+    @torch.no_grad()
+    def _loss_acc(self, x: torch.Tensor, y: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        loss = torch.zeros((), dtype=torch.float64, device=self.device)
+        correct = torch.zeros((), dtype=torch.int64, device=self.device)
+        for i in range(0, len(x), EVAL_CHUNK):
+            logits = self.model(x[i : i + EVAL_CHUNK])
+            yy = y[i : i + EVAL_CHUNK]
+            loss += self.loss_fn(logits, yy, reduction="sum").double()
+            correct += (logits.argmax(1) == yy).sum()
+        n = max(len(x), 1)
+        return loss / n, correct.double() / n
+
+    def _evaluate(self) -> Iterator[Event]:
+        """Full train and test evaluation, probes that are due, and the per-token counts."""
+        was_training = self.model.training
+        self.model.eval()
+        tr = self._loss_acc(self.x_train, self.y_train)
+        te = self._loss_acc(self.x_test, self.y_test)
+        vals = torch.stack([tr[0], tr[1], te[0], te[1]]).tolist()  # the one host sync of an eval
+        self.model.train(was_training)
+        lr = self.cfg.optim.lr
+        row: dict[str, float] = {
+            "step": self.step,
+            "epoch": self.epoch,
+            "wall_s": round(self.wall_s(), 4) if self._t0 else round(self.wall_offset, 4),
+            "train_loss": vals[0],
+            "train_acc": vals[1],
+            "val_loss": vals[2],
+            "val_acc": vals[3],
+            "lr": lr,
+            "lr_embed": lr * self.lr_ratio if self.E is not None else float("nan"),
+            "lr_ratio": self.lr_ratio,
+            "f_E": self._f_e,
+        }
+        result = self.probes.at_eval(self.step)
+        row.update(result.metrics)
+        self.phases.observe(self.step, vals[1], vals[3], vals[0])
+        yield EvalLogged(self.step, row)
+        updates = tuple(self.updates.tolist())
+        yield TokensLogged(self.step, updates, result.grad_norm)
+        if result.fourier is not None:
+            yield FourierLogged(self.step, result.fourier)
+
+    def summary(self, status: str) -> dict[str, Any]:
+        wall = self.wall_s() if self._t0 else self.wall_offset
+        return {
+            "status": status,
+            "steps": self.step,
+            "wall_s": round(wall, 3),
+            "steps_per_s": round(self.step / wall, 2) if wall > 0 else 0.0,
+            "device": str(self.device),
+            "preset": self.cfg.preset,
+            "seed": self.cfg.train.seed,
+            **self.phases.summary(),
+        }
+
+    # --- checkpoints ---------------------------------------------------------------------------
+
+    def state_dict(self) -> dict[str, Any]:
+        return {
+            "step": self.step,
+            "wall_s": self.wall_s() if self._t0 else self.wall_offset,
+            "model": self.model.state_dict(),
+            "opt": self.opt.state_dict(),
+            "sampler": self.sampler.state_dict(),
+            "updates": self.updates.cpu(),
+            "lr_ratio": self.lr_ratio,
+            "ratio_mark": self._ratio_mark,
+            "f_e": self._f_e,
+            "phases": self.phases.state_dict(),
+            "probes": self.probes.state_dict(),
+            "rng": torch.get_rng_state(),
+        }
+
+    def load_state_dict(self, s: dict[str, Any]) -> None:
+        self.step = s["step"]
+        self.wall_offset = s["wall_s"]
+        self.model.load_state_dict(s["model"])
+        self.opt.load_state_dict(s["opt"])
+        self.sampler.load_state_dict(s["sampler"])
+        self.updates = s["updates"].to(self.device)
+        self.lr_ratio = s["lr_ratio"]
+        set_lr_ratio(self.opt, self.cfg.optim.lr, self.lr_ratio)
+        self._ratio_mark = tuple(s["ratio_mark"])
+        self._f_e = s["f_e"]
+        self.phases.load_state_dict(s["phases"])
+        self.probes.load_state_dict(s["probes"])
+        torch.set_rng_state(s["rng"])

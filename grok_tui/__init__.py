@@ -1,0 +1,1 @@
+"""grok-tui's faces: the `grok` CLI and the Textual lab app."""

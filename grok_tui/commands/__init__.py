@@ -1,0 +1,1 @@
+"""Subcommands of `grok`, one module each; every module has `register(app)`."""

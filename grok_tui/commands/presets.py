@@ -1,0 +1,36 @@
+"""`grok presets [NAME]`: list presets, or print one resolved as TOML."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from grok_tui.errors import user_errors
+
+
+def register(app: typer.Typer) -> None:
+    @app.command()
+    @user_errors
+    def presets(
+        name: Annotated[str | None, typer.Argument(help="Print this preset's resolved config.")] = None,
+    ) -> None:
+        """List every preset with its description, or print one as TOML."""
+        from engine.config import to_toml
+        from engine.presets import all_presets, load_preset
+
+        if name:
+            p = load_preset(name)
+            text = to_toml(p.config)
+            if p.sweep:
+                import json
+
+                text += "\n[sweep]\n" + "".join(f"{k} = {json.dumps(v)}\n" for k, v in p.sweep.items())
+            typer.echo(text, nl=False)
+            return
+        items = all_presets()
+        width = max(len(p.name) for p in items)
+        for p in items:
+            tag = "sweep " if p.is_sweep else "      "
+            wall = f"  [{p.wall_time}]" if p.wall_time else ""
+            typer.echo(f"{p.name:<{width}}  {tag}{p.description}{wall}")

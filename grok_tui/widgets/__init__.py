@@ -1,0 +1,1 @@
+"""Textual widgets of the lab app, one per file."""
