@@ -196,6 +196,7 @@ class ProbeConfig:
     hessian_iters: int = 20  # power-iteration cap
     hessian_tol: float = 1e-3  # relative tolerance on λ between iterations
     rank_every: int = 0  # σmax, numerical and effective rank of E, W, EW (Fig. 10)
+    rank_tol: float = 1e-3  # numerical rank counts σ_i > rank_tol · σmax (docs/PROBES.md)
     grad_every: int = 0  # per-token embedding gradient norms into tokens.csv (Fig. 3)
     fourier_every: int = 0  # DFT of E over the token axis into fourier.csv (Fig. 11)
     fourier_top_k: int = 5  # fourier_top = energy share of the top-k frequencies
@@ -210,6 +211,7 @@ class ProbeConfig:
                 _check(v >= 0, f"probe.{f.name}", f"must be >= 0 (got {v})")
         _check(self.hessian_iters >= 1, "probe.hessian_iters", f"must be >= 1 (got {self.hessian_iters})")
         _check(self.hessian_tol > 0, "probe.hessian_tol", f"must be > 0 (got {self.hessian_tol})")
+        _check(0 < self.rank_tol < 1, "probe.rank_tol", f"must be in (0, 1) (got {self.rank_tol})")
         _check(self.fourier_top_k >= 1, "probe.fourier_top_k", f"must be >= 1 (got {self.fourier_top_k})")
 
 
@@ -309,16 +311,19 @@ def _unknown_key(key: str, where: str = "") -> ConfigError:
 def apply_overrides(cfg: RunConfig, overrides: dict[str, Any], where: str = "") -> RunConfig:
     """Apply {"group.key": value} with type checks; values may be strings (from --set) or TOML values."""
     groups: dict[str, dict[str, Any]] = {}
-    for key, raw in overrides.items():
-        group, _, name = key.partition(".")
-        if group not in GROUPS or not name:
-            raise _unknown_key(key, where)
-        types_ = _field_types(GROUPS[group])
-        if name not in types_:
-            raise _unknown_key(key, where)
-        groups.setdefault(group, {})[name] = coerce(raw, types_[name], key)
-    changes = {g: dataclasses.replace(getattr(cfg, g), **kv) for g, kv in groups.items()}
-    return dataclasses.replace(cfg, **changes)
+    try:
+        for key, raw in overrides.items():
+            group, _, name = key.partition(".")
+            if group not in GROUPS or not name:
+                raise _unknown_key(key)
+            types_ = _field_types(GROUPS[group])
+            if name not in types_:
+                raise _unknown_key(key)
+            groups.setdefault(group, {})[name] = coerce(raw, types_[name], key)
+        changes = {g: dataclasses.replace(getattr(cfg, g), **kv) for g, kv in groups.items()}
+        return dataclasses.replace(cfg, **changes)
+    except ConfigError as e:
+        raise ConfigError(f"{where}: {e}" if where else str(e)) from None
 
 
 def parse_set(items: list[str]) -> dict[str, str]:

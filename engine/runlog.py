@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from engine.config import ConfigError, RunConfig
-from engine.events import Event, EvalLogged, FourierLogged, RunFinished, RunStarted, TokensLogged
+from engine.events import EvalLogged, Event, FourierLogged, RunFinished, RunStarted, TokensLogged
 
 CHECKPOINT = "checkpoint.pt"
 

@@ -316,6 +316,7 @@ class Trainer:
             "f_e": self._f_e,
             "phases": self.phases.state_dict(),
             "probes": self.probes.state_dict(),
+            "grad_hooks": [h.state_dict() for h in self.grad_hooks],  # Grokfast's EMA (engine/gradfilters.py)
             "rng": torch.get_rng_state(),
         }
 
@@ -332,4 +333,6 @@ class Trainer:
         self._f_e = s["f_e"]
         self.phases.load_state_dict(s["phases"])
         self.probes.load_state_dict(s["probes"])
+        for hook, hs in zip(self.grad_hooks, s.get("grad_hooks", []), strict=False):  # gradient-filter state
+            hook.load_state_dict(hs)
         torch.set_rng_state(s["rng"])

@@ -1,0 +1,136 @@
+"""Bar charts and heat maps drawn as rich Text with block characters (readable under NO_COLOR)."""
+
+from __future__ import annotations
+
+import math
+
+from rich.text import Text
+
+from grok_tui.canvas import LABEL_W, fmt_num
+
+EIGHTHS = " ▁▂▃▄▅▆▇█"
+SHADES = " ░▒▓█"
+HEAT = ("#20124d", "#3b4cc0", "#2c7fb8", "#41b6c4", "#a1dab4", "#ffffb2", "#fecc5c", "#f03b20")
+
+
+def _title(out: Text, title: str, legend: str) -> None:
+    out.append(title, style="bold")
+    if legend:
+        out.append("  " + legend, style="dim")
+    out.append("\n")
+
+
+def _empty(out: Text, note: str, ph: int, pw: int) -> Text:
+    for r in range(ph):
+        out.append(" " * (LABEL_W + 1))
+        out.append(note.center(pw) if r == ph // 2 else "", style="italic")
+        out.append("\n")
+    return out
+
+
+def _groups(n: int, cols: int) -> list[range]:
+    """Split n items over at most `cols` columns; each column gets a contiguous range."""
+    k = min(n, cols)
+    return [range(i * n // k, (i + 1) * n // k) for i in range(k)]
+
+
+def render_bars(
+    title: str,
+    values: list[float],
+    width: int,
+    height: int,
+    mono: bool,
+    rare: list[bool] | None = None,
+    note: str = "",
+    legend: str = "",
+    ticks: dict[int, str] | None = None,
+    color: str = "cyan",
+) -> Text:
+    """Vertical bars; `rare` bars are drawn in a warning colour, or hatched under NO_COLOR."""
+    out = Text(no_wrap=True, overflow="crop")
+    _title(out, title, legend)
+    ph, pw = height - 2, width - LABEL_W - 1
+    if ph < 2 or pw < 8:
+        return out
+    finite = [v for v in values if math.isfinite(v)]
+    if not finite:
+        return _empty(out, note or "waiting for data…", ph, pw)
+    groups = _groups(len(values), pw)
+    bar_w = max(pw // len(groups), 1)
+    vmax = max(max(finite), 1e-12)
+    bars = []
+    for g in groups:
+        vs = [values[i] for i in g if math.isfinite(values[i])]
+        v = sum(vs) / len(vs) if vs else 0.0
+        bars.append((int(round(v / vmax * ph * 8)), bool(rare) and any(rare[i] for i in g)))
+    for r in range(ph):
+        level = (ph - 1 - r) * 8  # eighths below this row
+        if r == 0:
+            out.append(f"{fmt_num(vmax):>{LABEL_W}}┤", style="dim")
+        elif r == ph - 1:
+            out.append(f"{0:>{LABEL_W}}┤", style="dim")
+        else:
+            out.append(" " * LABEL_W + "│", style="dim")
+        for eighths, is_rare in bars:
+            fill = min(max(eighths - level, 0), 8)
+            ch = EIGHTHS[fill]
+            if mono and is_rare and fill:
+                ch = "▒" if fill >= 4 else "░"
+            style = "" if mono else ("bold red" if is_rare else color)
+            out.append(ch * bar_w, style=style)
+        out.append("\n")
+    axis = [" "] * pw
+    for i, label in (ticks or {}).items():
+        col = next((k for k, g in enumerate(groups) if i in g), None)
+        if col is None:
+            continue
+        c = min(col * bar_w, pw - len(label))
+        if all(ch == " " for ch in axis[max(c - 1, 0) : c + len(label) + 1]):
+            axis[c : c + len(label)] = label
+    out.append(" " * LABEL_W + "└", style="dim")
+    out.append("".join(axis), style="dim")
+    return out
+
+
+def render_heat(
+    title: str,
+    frames: list[tuple[int, tuple[float, ...]]],
+    width: int,
+    height: int,
+    mono: bool,
+    note: str = "",
+    legend: str = "",
+) -> Text:
+    """Rows are tokens (grouped to fit), columns are snapshots in time; shade is log10 of the value."""
+    out = Text(no_wrap=True, overflow="crop")
+    _title(out, title, legend)
+    ph, pw = height - 2, width - LABEL_W - 1
+    if ph < 2 or pw < 8:
+        return out
+    if not frames:
+        return _empty(out, note or "waiting for data…", ph, pw)
+    n_tok = len(frames[0][1])
+    rows = _groups(n_tok, ph)
+    cols = [frames[min(c * len(frames) // pw, len(frames) - 1)] for c in range(pw)] if len(frames) > pw else frames
+    col_w = max(pw // len(cols), 1)
+    logs = [[math.log10(max(sum(f[i] for i in g) / len(g), 1e-12)) for g in rows] for _, f in cols]
+    flat = [v for col in logs for v in col if v > -12]
+    lo, hi = (min(flat), max(flat)) if flat else (0.0, 1.0)
+    span = max(hi - lo, 1e-9)
+    ramp = SHADES if mono else HEAT
+    for r, g in enumerate(rows):
+        label = f"tok {g[0]}" if r in (0, len(rows) - 1) else ""
+        out.append(f"{label:>{LABEL_W}}│", style="dim")
+        for col in logs:
+            v = col[r]
+            k = 0 if v <= -12 else min(int((v - lo) / span * (len(ramp) - 1) + 0.5), len(ramp) - 1)
+            if mono:
+                out.append(ramp[k] * col_w)
+            else:
+                out.append("█" * col_w, style=ramp[k])
+        out.append("\n")
+    first, last = str(cols[0][0]), f"step {cols[-1][0]}"
+    axis = first.ljust(max(pw - len(last), len(first) + 1)) + last
+    out.append(" " * LABEL_W + "└", style="dim")
+    out.append(axis[:pw], style="dim")
+    return out

@@ -1,0 +1,50 @@
+"""The engine side of the TUI: build a Run and fold its events into a RunData, in one worker thread."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from engine.config import RunConfig
+from grok_tui.rundata import RunData
+
+RunFactory = Callable[[RunConfig, str | Path], Any]  # returns an engine.run.Run or a stand-in
+
+
+def make_run(cfg: RunConfig, out: str | Path) -> Any:
+    """The real engine; torch is imported here, inside the worker thread, so the UI opens at once."""
+    from engine.run import Run
+
+    return Run(cfg, out)
+
+
+def consume(
+    factory: RunFactory,
+    cfg: RunConfig,
+    out: str | Path,
+    data: RunData,
+    cancelled: Callable[[], bool],
+    on_run: Callable[[Any], None],
+) -> None:
+    """Iterate the run's events into `data` until it ends or the worker is cancelled.
+
+    On cancel the generator is closed, which makes Run close its log with status `interrupted`.
+    Any exception (building the run, or inside the engine) marks `data` failed; it never escapes.
+    """
+    try:
+        run = factory(cfg, out)
+    except Exception as e:  # noqa: BLE001 - shown in the app, which stays usable
+        data.fail(f"{type(e).__name__}: {e}")
+        return
+    on_run(run)
+    events = run.events()
+    try:
+        for ev in events:
+            data.apply(ev)
+            if cancelled():
+                break
+    except Exception as e:  # noqa: BLE001
+        data.fail(f"{type(e).__name__}: {e}")
+    finally:
+        events.close()

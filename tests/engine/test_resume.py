@@ -1,0 +1,85 @@
+"""Run directories and bit-for-bit resume on the CPU."""
+
+from __future__ import annotations
+
+import csv
+import json
+from pathlib import Path
+
+from engine.events import StepsTaken
+from engine.run import Run
+from tests.conftest import tiny_config
+
+
+def metrics(d: Path) -> list[dict[str, str]]:
+    with open(d / "metrics.csv") as fh:
+        return [{k: v for k, v in r.items() if k != "wall_s"} for r in csv.DictReader(fh)]
+
+
+def tokens(d: Path) -> list[list[str]]:
+    with open(d / "tokens.csv") as fh:
+        return list(csv.reader(fh))
+
+
+def test_run_directory_contents(tmp_path: Path) -> None:
+    run = Run(tiny_config(), tmp_path)
+    list(run.events())
+    d = run.dir
+    assert d.parent == tmp_path and d.name.endswith("-tiny-s0")
+    for name in ("config.json", "metrics.csv", "tokens.csv", "summary.json", "checkpoint.pt"):
+        assert (d / name).exists(), name
+    cfg = json.loads((d / "config.json").read_text())
+    assert cfg["data"]["p"] == 11 and "torch" in cfg["_meta"]["versions"] and cfg["_meta"]["device"] == "cpu"
+    s = json.loads((d / "summary.json").read_text())
+    for k in ("status", "steps", "wall_s", "steps_per_s", "device", "preset", "seed", "memorized_step",
+              "generalized_step", "grokking_delay", "final_train_acc", "final_val_acc", "best_val_acc"):
+        assert k in s, k
+    assert s["status"] == "finished" and s["steps"] == 60
+    header = (d / "metrics.csv").read_text().splitlines()[0].split(",")
+    assert header[:10] == ["step", "epoch", "wall_s", "train_loss", "train_acc", "val_loss", "val_acc", "lr",
+                           "lr_embed", "lr_ratio"]
+    toks = tokens(d)
+    assert toks[0][:3] == ["step", "token", "updates"] and len(toks) == 1 + 4 * 13
+
+
+def _interrupted_then_resumed(tmp_path: Path, stop_at: int, **over) -> tuple[Path, Path]:
+    full = Run(tiny_config(train__max_steps=100, **over), tmp_path / "a")
+    list(full.events())
+    part = Run(tiny_config(train__max_steps=100, **over), tmp_path / "b")
+    for ev in part.events():
+        if isinstance(ev, StepsTaken) and ev.step == stop_at:
+            part.stop("interrupted")
+    assert part.status == "interrupted"
+    assert json.loads((part.dir / "summary.json").read_text())["status"] == "interrupted"
+    resumed = Run.resume(part.dir)
+    list(resumed.events())
+    assert resumed.status == "finished"
+    return full.dir, part.dir
+
+
+def test_resume_is_bit_for_bit(tmp_path: Path) -> None:
+    a, b = _interrupted_then_resumed(tmp_path, stop_at=50)
+    ma, mb = metrics(a), metrics(b)
+    mb_regular = [r for r in mb if int(r["step"]) % 20 == 0]  # b also logged the stop at step 50
+    assert ma == mb_regular
+    assert [r["step"] for r in mb].count("50") == 1
+    ta = [r for r in tokens(a)]
+    tb = [r for r in tokens(b) if r[0] == "step" or int(r[0]) % 20 == 0]
+    assert ta == tb
+
+
+def test_resume_bit_for_bit_with_gradient_sampler_and_adaptive_ratio(tmp_path: Path) -> None:
+    a, b = _interrupted_then_resumed(
+        tmp_path, stop_at=30, train__sampler="gradient", optim__adaptive=True, optim__adaptive_every=10
+    )
+    assert metrics(a) == [r for r in metrics(b) if int(r["step"]) % 20 == 0]
+
+
+def test_resume_extends_a_finished_run(tmp_path: Path) -> None:
+    run = Run(tiny_config(train__max_steps=40), tmp_path)
+    list(run.events())
+    longer = Run.resume(run.dir, max_steps=80)
+    list(longer.events())
+    ref = Run(tiny_config(train__max_steps=80), tmp_path / "ref")
+    list(ref.events())
+    assert metrics(longer.dir) == metrics(ref.dir)
