@@ -2,9 +2,16 @@
 
 from __future__ import annotations
 
+import os
+
 import pytest
+import torch
 
 from engine.config import RunConfig, apply_overrides
+
+# Tests train tiny models: one thread avoids OpenMP spin-waits when test processes share the cores.
+os.environ.setdefault("OMP_NUM_THREADS", "1")
+torch.set_num_threads(1)
 
 TINY = {
     "data.p": 11,
