@@ -1,9 +1,144 @@
-"""`grok sweep` (placeholder until implemented)."""
+"""`grok sweep`: every member of a sweep preset (arms × grid × seeds) as run directories in one group."""
 
 from __future__ import annotations
 
+import signal
+import sys
+from typing import Annotated, Any
+
 import typer
+
+from grok_tui import options as o
+from grok_tui.errors import fail, user_errors
+
+STOP_SIGNALS = ("SIGINT", "SIGTERM", "SIGHUP")
+
+
+def _say(line: str) -> None:
+    try:
+        print(line, flush=True)
+    except OSError:
+        pass
+
+
+def new_group(preset: str | None, config: str | None, sets: list[str], seeds: int | None, steps: int | None, out: str):
+    """Expand the preset's [sweep] table and create the group directory; every member is checked first."""
+    import dataclasses
+    from pathlib import Path
+
+    from engine.config import ConfigError, apply_overrides, parse_set
+    from engine.presets import load_file, load_preset
+    from engine.sweep import Group, check_sets, expand, parse_sweep
+
+    if preset and config:
+        raise ConfigError("give either --preset or --config, not both")
+    if not preset and not config:
+        raise ConfigError("give --preset NAME (sweep presets are marked `sweep` in `grok presets`) or --resume DIR")
+    p = load_preset(preset) if preset else load_file(Path(str(config)))
+    where = str(p.path)
+    if not p.is_sweep:
+        raise ConfigError(f"preset {p.name!r} has no [sweep] table; run it with `grok run --preset {p.name}`")
+    spec = parse_sweep(p.sweep, where)
+    if seeds is not None:
+        if seeds < 1:
+            raise ConfigError(f"--seeds must be >= 1 (got {seeds})")
+        spec = dataclasses.replace(spec, seeds=tuple(range(seeds)))
+    over: dict[str, Any] = parse_set(sets)
+    if steps is not None:
+        over["train.max_steps"] = steps
+    check_sets(spec, over)
+    base = apply_overrides(p.config, over)
+    members = expand(base, spec, where)
+    return Group.create(out, p.name, base, spec, [m for m, _ in members])
 
 
 def register(app: typer.Typer) -> None:
-    pass
+    @app.command()
+    @user_errors
+    def sweep(
+        preset: o.Preset = None,
+        config: o.ConfigFile = None,
+        set_: o.Set = None,
+        seeds: Annotated[int | None, typer.Option("--seeds", help="Seeds 0..N-1 instead of the preset's.")] = None,
+        steps: o.Steps = None,
+        workers: Annotated[int, typer.Option("--workers", "-w", help="Worker processes; 0 = one per core.")] = 0,
+        backend: Annotated[str, typer.Option("--backend", help="local (process pool) or ray.")] = "local",
+        address: Annotated[
+            str | None, typer.Option("--address", help="Ray cluster address (ray backend), e.g. auto or HOST:6379.")
+        ] = None,
+        out: o.Out = "runs",
+        resume: Annotated[
+            str | None, typer.Option("--resume", help="Run what is missing or unfinished in GROUP_DIR.")
+        ] = None,
+        quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress output.")] = False,
+    ) -> None:
+        """Run a sweep preset's grid over several seeds in parallel, then print its report."""
+        from engine.config import ConfigError
+        from engine.sweep import Group
+
+        if backend not in ("local", "ray"):
+            raise ConfigError(f"--backend must be local or ray (got {backend!r})")
+        if workers < 0:
+            raise ConfigError(f"--workers must be >= 0 (got {workers})")
+        if address and backend != "ray":
+            raise ConfigError("--address needs --backend ray")
+        if backend == "ray":
+            import importlib.util
+
+            if importlib.util.find_spec("ray") is None:
+                raise ConfigError("--backend ray needs Ray: pip install 'grok-tui[ray]'")
+        if resume:
+            if preset or config or set_ or seeds is not None or steps is not None:
+                fail("--resume runs a group with its own grid; drop --preset/--config/--set/--seeds/--steps")
+            group = Group.open(resume)
+        else:
+            group = new_group(preset, config, set_ or [], seeds, steps, out)
+        raise typer.Exit(execute(group, workers, backend, address, quiet))
+
+
+def execute(group: Any, workers: int, backend: str, address: str | None, quiet: bool) -> int:
+    """Run the group's pending members with progress and Ctrl-C handling; print the report."""
+    from engine.report import render
+    from engine.sweep_pool import Sweep
+    from grok_tui.sweep_progress import make_sweep_progress
+
+    sw = Sweep(group, workers=workers, backend=backend, address=address)
+    total = len(sw.members)
+    _say(f"sweep {group.dir}: {total} of {len(group.members)} members to run, {backend} backend")
+    caught: list[int] = []
+
+    def on_signal(signum: int, frame: Any) -> None:
+        if caught:  # a second Ctrl-C: stop waiting for the members to write their last rows
+            raise KeyboardInterrupt
+        caught.append(signum)
+        sw.stop()
+
+    old = {}
+    for name in STOP_SIGNALS:
+        sig = getattr(signal, name, None)
+        if sig is not None:
+            old[sig] = signal.signal(sig, on_signal)
+    progress = make_sweep_progress(group, total, quiet)
+    failed = 0
+    try:
+        for ev in sw.events():
+            progress.handle(ev)
+            row = getattr(ev, "row", None)
+            if row is not None and row.get("status") == "failed":
+                failed += 1
+    except KeyboardInterrupt:
+        caught.append(signal.SIGINT)
+    finally:
+        progress.close()
+        for sig, h in old.items():
+            signal.signal(sig, h)
+    _say("")
+    _say(render(group))
+    _say(f"group directory: {group.dir}")
+    if caught:
+        _say(f"interrupted: `grok sweep --resume {group.dir}` runs what is missing")
+        return 130
+    if failed:
+        print(f"error: {failed} member(s) failed; see error.txt in their run directories", file=sys.stderr)
+        return 1
+    return 0

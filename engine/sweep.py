@@ -1,0 +1,268 @@
+"""Sweeps: a preset's [sweep] table expanded into members (arms × grid × seeds), kept in a group directory.
+
+The group directory holds `group.json` (the base config, the grid and the members), `results.csv`
+(one row per member that ended) and one normal run directory per member. Running the members is
+`engine.sweep_pool.Sweep`'s job; this module is torch-free so `grok report` stays fast.
+"""
+
+from __future__ import annotations
+
+import csv
+import dataclasses
+import itertools
+import json
+import os
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from engine.config import ConfigError, RunConfig, apply_overrides, from_dict
+from engine.runlog import write_json_atomic
+
+SWEEP_KEYS = ("seeds", "compare", "tune", "grid", "arms")
+GROUP_FILE = "group.json"
+RESULTS_FILE = "results.csv"
+DONE = ("finished", "diverged")  # a member with one of these statuses is not run again by --resume
+SUMMARY_FIELDS = (
+    "status",
+    "steps",
+    "max_steps",
+    "memorized_step",
+    "generalized_step",
+    "grokking_delay",
+    "final_train_acc",
+    "final_val_acc",
+    "best_val_acc",
+    "wall_s",
+)
+
+
+@dataclass(frozen=True)
+class SweepSpec:
+    """The [sweep] table, checked: seeds, the baseline arm, keys to tune, the grid and the arms."""
+
+    seeds: tuple[int, ...] = (0,)
+    compare: str = ""
+    tune: tuple[str, ...] = ()
+    grid: dict[str, list[Any]] = field(default_factory=dict)
+    arms: dict[str, dict[str, Any]] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "seeds": list(self.seeds),
+            "compare": self.compare,
+            "tune": list(self.tune),
+            "grid": self.grid,
+            "arms": self.arms,
+        }
+
+    @property
+    def swept(self) -> list[str]:
+        """Every key that varies between members (arm keys first, then grid keys), seed aside."""
+        keys: list[str] = []
+        for over in self.arms.values():
+            keys += [k for k in over if k not in keys]
+        return keys + [k for k in self.grid if k not in keys]
+
+
+@dataclass(frozen=True)
+class Member:
+    """One run of the sweep: an arm, one grid point and a seed."""
+
+    id: str
+    arm: str
+    values: dict[str, Any]  # grid key -> value
+    seed: int
+    overrides: dict[str, Any]  # everything applied to the base config (arm, grid, train.seed)
+
+    def label(self) -> str:
+        parts = [self.arm] if self.arm else []
+        parts += [f"{k.split('.')[-1]}={v}" for k, v in self.values.items()]
+        return " ".join(parts + [f"s{self.seed}"])
+
+
+def _seeds(value: Any, where: str) -> tuple[int, ...]:
+    if isinstance(value, int) and not isinstance(value, bool):
+        if value < 1:
+            raise ConfigError(f"{where}: sweep.seeds must be >= 1 (got {value})")
+        return tuple(range(value))
+    if isinstance(value, list) and value and all(isinstance(s, int) and not isinstance(s, bool) for s in value):
+        if len(set(value)) != len(value):
+            raise ConfigError(f"{where}: sweep.seeds has repeated seeds {value}")
+        return tuple(value)
+    raise ConfigError(f"{where}: sweep.seeds must be an int N or a list of ints (got {value!r})")
+
+
+def parse_sweep(table: dict[str, Any], where: str = "sweep") -> SweepSpec:
+    """Check a [sweep] table's shape; values are checked later against the config by `expand`."""
+    for k in table:
+        if k not in SWEEP_KEYS:
+            raise ConfigError(f"{where}: unknown [sweep] key {k!r} (expected {', '.join(SWEEP_KEYS)})")
+    grid = table.get("grid", {})
+    if not isinstance(grid, dict):
+        raise ConfigError(f"{where}: [sweep.grid] must be a table")
+    for k, v in grid.items():
+        if not isinstance(v, list) or not v:
+            raise ConfigError(f"{where}: sweep.grid {k!r} must be a non-empty list (got {v!r})")
+    arms = table.get("arms", {})
+    if not isinstance(arms, dict) or not all(isinstance(a, dict) for a in arms.values()):
+        raise ConfigError(f"{where}: [sweep.arms] must hold one table per arm")
+    compare = table.get("compare", "")
+    if compare and compare not in arms:
+        raise ConfigError(f"{where}: sweep.compare {compare!r} is not an arm (arms: {', '.join(arms) or 'none'})")
+    tune = table.get("tune", [])
+    if isinstance(tune, str):
+        tune = [tune]
+    if not isinstance(tune, list) or any(t not in grid for t in tune):
+        raise ConfigError(f"{where}: sweep.tune must list grid keys (got {tune!r})")
+    overlap = [k for a in arms.values() for k in a if k in grid]
+    if overlap:
+        raise ConfigError(f"{where}: {overlap[0]!r} is set both by an arm and by the grid")
+    seeds = _seeds(table.get("seeds", 1), where)
+    return SweepSpec(seeds, str(compare), tuple(tune), dict(grid), {k: dict(v) for k, v in arms.items()})
+
+
+def expand(base: RunConfig, spec: SweepSpec, where: str = "sweep") -> list[tuple[Member, RunConfig]]:
+    """Members = arms × grid × seeds, each checked with apply_overrides before anything runs."""
+    arms = spec.arms or {"": {}}
+    keys = list(spec.grid)
+    out: list[tuple[Member, RunConfig]] = []
+    for arm, arm_over in arms.items():
+        for point in itertools.product(*(spec.grid[k] for k in keys)):
+            values = dict(zip(keys, point, strict=True))
+            for seed in spec.seeds:
+                over = {**arm_over, **values, "train.seed": seed}
+                label = f"arm {arm!r}" if arm else "grid"
+                cfg = apply_overrides(base, over, f"{where} ({label})")
+                m = Member(f"m{len(out):03d}", arm, values, seed, over)
+                out.append((m, cfg))
+    return out
+
+
+def check_sets(spec: SweepSpec, sets: dict[str, Any]) -> None:
+    """--set may not change a key the sweep varies (that would collapse the grid)."""
+    for k in sets:
+        if k in spec.swept or k == "train.seed":
+            raise ConfigError(f"--set {k}: this key is swept by the preset; use --seeds or edit the grid")
+
+
+def new_group_dir(root: Path, preset: str) -> Path:
+    """<out>/<YYYYmmdd-HHMMSS>-<preset>-sweep/, with a -N suffix if taken."""
+    base = f"{time.strftime('%Y%m%d-%H%M%S')}-{preset or 'custom'}-sweep"
+    try:
+        root.mkdir(parents=True, exist_ok=True)
+        for i in range(1, 1000):
+            path = root / (base if i == 1 else f"{base}-{i}")
+            try:
+                path.mkdir()
+                return path
+            except FileExistsError:
+                continue
+    except OSError as e:
+        raise ConfigError(f"cannot create sweep directory under {root}: {e.strerror or e}") from None
+    raise ConfigError(f"cannot create sweep directory under {root}: too many with the same name")
+
+
+class Group:
+    """A sweep's group directory: group.json, results.csv and the members' run directories."""
+
+    def __init__(self, path: Path, doc: dict[str, Any]) -> None:
+        self.dir = path
+        self.doc = doc
+        self.base = from_dict(doc["base"], str(path / GROUP_FILE))
+        self.spec = SweepSpec(**{**doc["sweep"], "seeds": tuple(doc["sweep"]["seeds"])})
+        fields = ("id", "arm", "values", "seed", "overrides")
+        self.members = [Member(**{k: m[k] for k in fields}) for m in doc["members"]]
+        self._results: dict[str, dict[str, Any]] | None = None
+
+    @classmethod
+    def create(cls, out: str | Path, preset: str, base: RunConfig, spec: SweepSpec, members: list[Member]) -> Group:
+        path = new_group_dir(Path(out), preset)
+        doc = {
+            "preset": preset,
+            "description": base.description,
+            "created": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+            "argv": sys.argv,
+            "base": base.to_dict(),
+            "sweep": spec.to_dict(),
+            "swept": spec.swept,
+            "members": [{**dataclasses.asdict(m), "run_dir": ""} for m in members],
+        }
+        write_json_atomic(path / GROUP_FILE, doc)
+        return cls(path, doc)
+
+    @classmethod
+    def open(cls, path: str | Path) -> Group:
+        p = Path(path)
+        f = p / GROUP_FILE
+        if not f.is_file():
+            raise ConfigError(f"{p}: not a sweep group directory (no {GROUP_FILE})")
+        try:
+            doc = json.loads(f.read_text())
+            return cls(p, doc)
+        except (OSError, ValueError, KeyError, TypeError) as e:
+            raise ConfigError(f"{f}: unreadable group file: {e}") from None
+
+    @property
+    def preset(self) -> str:
+        return str(self.doc.get("preset", ""))
+
+    @property
+    def columns(self) -> list[str]:
+        return ["member", "arm", *self.spec.swept, "seed", *SUMMARY_FIELDS, "run_dir"]
+
+    def config(self, m: Member) -> RunConfig:
+        return apply_overrides(self.base, m.overrides, f"{self.dir / GROUP_FILE} ({m.id})")
+
+    def results(self) -> dict[str, dict[str, Any]]:
+        """results.csv as {member id: row}; values are strings as written ('' = none)."""
+        if self._results is None:
+            self._results = {}
+            path = self.dir / RESULTS_FILE
+            if path.exists():
+                with open(path, newline="") as fh:
+                    self._results = {r["member"]: r for r in csv.DictReader(fh)}
+        return self._results
+
+    def pending(self) -> list[Member]:
+        """Members missing from results.csv or whose status is not final (interrupted, failed)."""
+        res = self.results()
+        return [m for m in self.members if res.get(m.id, {}).get("status") not in DONE]
+
+    def record(self, row: dict[str, Any]) -> None:
+        """Add or replace one member's row; results.csv is rewritten atomically, in member order."""
+        m = next(mm for mm in self.members if mm.id == row["member"])
+        full = {"member": m.id, "arm": m.arm, "seed": m.seed}
+        full.update({k: m.overrides.get(k, _base_value(self.base, k)) for k in self.spec.swept})
+        full.update({k: _cell(v) for k, v in row.items() if k != "member"})
+        res = self.results()
+        res[m.id] = {k: _cell(v) for k, v in full.items()}
+        extra = sorted({k for r in res.values() for k in r} - set(self.columns))  # probe finals (final_<col>)
+        cols = self.columns + extra
+        tmp = self.dir / (RESULTS_FILE + ".tmp")
+        with open(tmp, "w", newline="") as fh:
+            w = csv.DictWriter(fh, cols, extrasaction="ignore")
+            w.writeheader()
+            for mm in self.members:
+                if mm.id in res:
+                    w.writerow({c: res[mm.id].get(c, "") for c in cols})
+        os.replace(tmp, self.dir / RESULTS_FILE)
+        for d in self.doc["members"]:
+            if d["id"] == m.id and row.get("run_dir"):
+                d["run_dir"] = Path(str(row["run_dir"])).name
+                write_json_atomic(self.dir / GROUP_FILE, self.doc)
+
+
+def _base_value(cfg: RunConfig, key: str) -> Any:
+    group, _, name = key.partition(".")
+    return getattr(getattr(cfg, group), name)
+
+
+def _cell(v: Any) -> Any:
+    if v is None:
+        return ""
+    if isinstance(v, float) and v != v:
+        return ""
+    return v

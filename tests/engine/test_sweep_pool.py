@@ -1,0 +1,61 @@
+"""The local process pool: members run in spawned workers, failures are recorded, the sweep goes on."""
+
+from __future__ import annotations
+
+import csv
+from pathlib import Path
+
+import pytest
+import torch
+
+from engine.sweep import Group, expand, parse_sweep
+from engine.sweep_pool import MemberEnded, MemberStarted, Sweep
+from tests.conftest import tiny_config
+
+
+@pytest.mark.skipif(torch.cuda.device_count() > 7, reason="this machine has a cuda:7")
+def test_pool_runs_every_member_and_records_failures(tmp_path: Path) -> None:
+    table = {"seeds": 2, "arms": {"ok": {}, "bad": {"train.device": "cuda:7"}}}
+    spec = parse_sweep(table)
+    base = tiny_config()
+    g = Group.create(tmp_path, "tiny", base, spec, [m for m, _ in expand(base, spec)])
+    sw = Sweep(g, workers=2)
+    evs = list(sw.events())
+    started = {e.member for e in evs if isinstance(e, MemberStarted)}
+    ended = {e.member: e.row for e in evs if isinstance(e, MemberEnded)}
+    assert set(ended) == {"m000", "m001", "m002", "m003"}
+    assert started <= set(ended)
+    assert [ended[m]["status"] for m in sorted(ended)] == ["finished", "finished", "failed", "failed"]
+    assert "cuda:7" in ended["m002"]["error"]
+    with open(g.dir / "results.csv", newline="") as fh:
+        rows = list(csv.DictReader(fh))
+    assert [r["member"] for r in rows] == ["m000", "m001", "m002", "m003"]
+    for r in rows:
+        if r["status"] == "finished":
+            assert (g.dir / r["run_dir"] / "summary.json").exists()
+    assert [m.id for m in Group.open(g.dir).pending()] == ["m002", "m003"]  # failed: run again on --resume
+
+
+def test_stop_marks_running_members_interrupted_and_resume_finishes(tmp_path: Path) -> None:
+    spec = parse_sweep({"seeds": 3})
+    base = tiny_config(train__max_steps=600, train__eval_every=100, train__checkpoint_every=100)
+    g = Group.create(tmp_path, "tiny", base, spec, [m for m, _ in expand(base, spec)])
+    sw = Sweep(g, workers=2)
+    rows = {}
+    for ev in sw.events():
+        if isinstance(ev, MemberStarted):
+            sw.stop()
+        if isinstance(ev, MemberEnded):
+            rows[ev.member] = ev.row
+    assert rows and all(r["status"] == "interrupted" for r in rows.values())
+    assert all(r["steps"] < 600 for r in rows.values())
+    g2 = Group.open(g.dir)
+    assert len(g2.pending()) == 3  # interrupted ones and the one never started
+    first = {k: r["run_dir"] for k, r in rows.items()}
+    ends = [e.row for e in Sweep(g2, workers=2).events() if isinstance(e, MemberEnded)]
+    assert sorted(r["member"] for r in ends) == ["m000", "m001", "m002"]
+    assert all(r["status"] == "finished" and r["steps"] == 600 for r in ends)
+    for r in ends:  # an interrupted member continues in its own run directory
+        if r["member"] in first:
+            assert r["run_dir"] == first[r["member"]]
+    assert Group.open(g.dir).pending() == []
