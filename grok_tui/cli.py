@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import typer
 
-from grok_tui.commands import bench, export, presets, report, run, show, sweep, tui
+from grok_tui.commands import bench, export, presets, report, run, show, split, sweep, tui
 
 app = typer.Typer(
     name="grok",
@@ -13,7 +13,7 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
     add_completion=False,
 )
-for module in (run, tui, sweep, report, presets, show, export, bench):
+for module in (run, tui, sweep, report, presets, show, export, split, bench):
     module.register(app)
 
 

@@ -63,3 +63,16 @@ def test_help_is_fast_and_names_commands() -> None:
     assert r.returncode == 0
     for cmd in ("run", "presets", "show", "export"):
         assert cmd in r.stdout
+
+
+def test_split_shows_fig8_frequencies() -> None:
+    r = grok("split", "--preset", "skewed_mul", "--csv")
+    assert r.returncode == 0, r.stderr
+    rows = list(csv.DictReader(io.StringIO(r.stdout)))
+    assert len(rows) == 97
+    a = [int(x["train_a"]) for x in rows]
+    assert sum(a[:10]) > 3 * sum(a[-10:])  # skewed on a (Fig. 8)
+    assert sum(int(x["train_a"]) for x in rows) == 2823
+    u = grok("split", "--preset", "uniform_mul", "--csv")
+    ua = [int(x["train_a"]) for x in csv.DictReader(io.StringIO(u.stdout))]
+    assert max(ua) - min(ua) <= 1
