@@ -1,0 +1,19 @@
+"""docs/CONFIG.md documents every config key and is up to date with engine/config.py."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from engine.config import all_keys
+from engine.configdoc import markdown
+
+
+def test_every_key_is_documented() -> None:
+    md = markdown()
+    for key in all_keys():
+        assert f"`{key}`" in md, key
+
+
+def test_config_doc_is_current() -> None:
+    doc = Path(__file__).resolve().parents[2] / "docs" / "CONFIG.md"
+    assert doc.read_text() == markdown(), "regenerate: python -m engine.configdoc > docs/CONFIG.md"
