@@ -34,17 +34,17 @@ class GrokApp(App[None]):
     TITLE = "grok-tui"
     ENABLE_COMMAND_PALETTE = False
     BINDINGS = [
-        Binding("space", "pause", "pause", key_display="␣"),
-        Binding("s", "stop", "stop"),
-        Binding("r", "restart", "restart"),
-        Binding("n", "new", "new"),
-        Binding("e", "export", "export"),
-        Binding("l", "toggle_log", "log x"),
-        Binding("o", "toggle_loss", "loss"),
-        Binding("t", "next_view", "view"),
-        Binding("c", "compare", "compare"),
-        Binding("question_mark", "help", "help", key_display="?"),
-        Binding("q", "quit", "quit"),
+        Binding("space", "pause", "pause", key_display="␣", tooltip="pause or resume training"),
+        Binding("s", "stop", "stop", tooltip="stop: finish the run cleanly (status finished)"),
+        Binding("r", "restart", "restart", tooltip="restart with the same config and the next seed"),
+        Binding("n", "new", "new", tooltip="new run from the preset picker"),
+        Binding("e", "export", "export", tooltip="export the run to CSV beside its run directory"),
+        Binding("l", "toggle_log", "log x", tooltip="toggle the log / linear step axis"),
+        Binding("o", "toggle_loss", "loss", tooltip="show loss instead of accuracy (narrow terminals)"),
+        Binding("t", "next_view", "view", tooltip="next view: Training, Tokens, Curvature, Spectra, Fourier, All"),
+        Binding("c", "compare", "compare", tooltip="overlay validation accuracy of several runs"),
+        Binding("question_mark", "help", "help", key_display="?", tooltip="this help"),
+        Binding("q", "quit", "quit", tooltip="quit: stop the engine, log the run as interrupted"),
     ]
 
     def __init__(
@@ -109,6 +109,8 @@ class GrokApp(App[None]):
 
     def on_mount(self) -> None:
         self.main_screen = self.screen
+        self.status_bar = self.query_one(StatusBar)
+        self.tabs = self.query_one("#tabs", TabbedContent)
         self._layout()
         if self.size.width >= BIG[0] and self.size.height >= BIG[1]:
             self.query_one("#tabs", TabbedContent).active = "tab-all"
@@ -132,10 +134,10 @@ class GrokApp(App[None]):
     # --- drawing: on a timer, from buffered data, only what is visible and changed -------------
 
     def redraw(self) -> None:
-        if self.screen is not self.main_screen:
+        if self.screen is not self.main_screen or not self.is_running:
             return
-        self.query_one(StatusBar).show(self.data)
-        pane = self.query_one("#tabs", TabbedContent).active_pane
+        self.status_bar.show(self.data)
+        pane = self.tabs.active_pane
         if pane is None:
             return
         stamp = (id(self.data), self.data.version, self.log_x)

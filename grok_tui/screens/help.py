@@ -1,0 +1,57 @@
+"""The `?` screen: every key, every view, and where the numbers come from."""
+
+from __future__ import annotations
+
+from rich.table import Table
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import VerticalScroll
+from textual.screen import ModalScreen
+from textual.widgets import Static
+
+VIEWS = (
+    ("Training", "train and validation accuracy (M = memorized, G = generalized) and loss against step"),
+    ("Tokens", "updates per token over the p+2 tokens (rare ones stand out), per-token gradient heat map (Fig. 3)"),
+    ("Curvature", "λmax of the Hessian on E and W, log y (Figs. 7, 9)"),
+    ("Spectra", "rank of E, W, EW (Fig. 10); σmax(E)/σmax(W) and the c in force"),
+    ("Fourier", "the current spectrum of E over the token axis (Fig. 11)"),
+    ("All", "every chart at once, for large terminals"),
+)
+
+
+def help_text(bindings: list[Binding]) -> Table:
+    keys = Table.grid(padding=(0, 2))
+    keys.add_column(style="bold")
+    keys.add_column()
+    for b in bindings:
+        keys.add_row(b.key_display or b.key, b.tooltip or b.description)
+    keys.add_row("", "")
+    keys.add_row("tab / click", "move between the views; ←/→ on the tab bar")
+    keys.add_row("esc", "close this screen, the picker or the compare view")
+    keys.add_row("", "")
+    for name, what in VIEWS:
+        keys.add_row(name, what)
+    keys.add_row("", "")
+    keys.add_row("", Text("A chart whose probe is off says which --set turns it on.", style="italic"))
+    return keys
+
+
+class HelpScreen(ModalScreen[None]):
+    BINDINGS = [Binding("escape,question_mark,q", "close", "close")]
+    DEFAULT_CSS = """
+    HelpScreen { align: center middle; }
+    HelpScreen > VerticalScroll { width: 90%; max-width: 110; height: 90%; border: round $accent;
+        background: $surface; padding: 0 1; }
+    """
+
+    def compose(self) -> ComposeResult:
+        from grok_tui.app import GrokApp
+
+        with VerticalScroll():
+            yield Static(Text("grok-tui keys", style="bold"))
+            self.table = help_text([b for b in GrokApp.BINDINGS if isinstance(b, Binding)])
+            yield Static(self.table)
+
+    def action_close(self) -> None:
+        self.dismiss(None)

@@ -1,0 +1,16 @@
+"""A bar chart (per-token update counts, the Fourier spectrum of E)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rich.text import Text
+
+from grok_tui.blocks import render_bars
+from grok_tui.widgets.chart import Chart
+
+
+class BarChart(Chart):
+    def draw(self, spec: dict[str, Any], width: int, height: int, mono: bool) -> Text:
+        self.last_spec = spec
+        return render_bars(width=width, height=height, mono=mono, **spec)

@@ -1,0 +1,14 @@
+"""A line chart of step-indexed series (braille pixels; log or linear step axis)."""
+
+from __future__ import annotations
+
+from rich.text import Text
+
+from grok_tui.canvas import Plot, render_plot
+from grok_tui.widgets.chart import Chart
+
+
+class LineChart(Chart):
+    def draw(self, spec: Plot, width: int, height: int, mono: bool) -> Text:
+        self.last_plot = spec
+        return render_plot(spec, width, height, mono)

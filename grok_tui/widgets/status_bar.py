@@ -1,0 +1,70 @@
+"""The status bar: preset, device, step, steps/s, ETA, phase markers and the run directory."""
+
+from __future__ import annotations
+
+import math
+
+from rich.text import Text
+from textual.widgets import Static
+
+from grok_tui.rundata import RunData
+
+STATUS_STYLE = {
+    "starting": "dim",
+    "running": "bold green",
+    "paused": "bold yellow",
+    "finished": "bold cyan",
+    "interrupted": "bold magenta",
+    "diverged": "bold red",
+    "failed": "bold red",
+    "idle": "dim",
+}
+
+
+def eta_text(seconds: float) -> str:
+    if not math.isfinite(seconds):
+        return "—"
+    s = int(seconds)
+    return f"{s // 3600}h{s % 3600 // 60:02d}m" if s >= 3600 else f"{s // 60}m{s % 60:02d}s"
+
+
+def _step(v: int | None) -> str:
+    return "—" if v is None else f"{v:,}"
+
+
+def status_text(d: RunData) -> Text:
+    with d.lock:
+        t = Text(no_wrap=True, overflow="ellipsis")
+        t.append(f" {d.status.upper()} ", style="reverse " + STATUS_STYLE.get(d.status, ""))
+        t.append(f" {d.preset}", style="bold")
+        t.append(f"  {d.device or '?'}  step {d.step:,}/{d.max_steps:,}")
+        sps = f"{d.steps_per_s:,.0f}" if d.steps_per_s else "—"
+        t.append(f"  {sps} steps/s  ETA {eta_text(d.eta_s())}")
+        t.append("\n")
+        t.append(f" memorized {_step(d.memorized_step)} · generalized {_step(d.generalized_step)}")
+        t.append(f" · delay {_step(d.delay)}", style="bold")
+        if d.error:
+            t.append(f"  {d.status}: {d.error}", style="bold red")
+        else:
+            tr, va = d.latest("train_acc"), d.latest("val_acc")
+            if math.isfinite(tr):
+                t.append(f"  train {tr:.3f} val {va:.3f}")
+            if d.run_dir:
+                t.append(f"  {d.run_dir}", style="dim")
+        return t
+
+
+class StatusBar(Static):
+    """Two lines at the top of the main screen; redrawn by the app timer only when text changes."""
+
+    DEFAULT_CSS = "StatusBar { height: 2; }"
+
+    def __init__(self, **kw: object) -> None:
+        super().__init__("", **kw)  # type: ignore[arg-type]
+        self._last = ""
+
+    def show(self, data: RunData) -> None:
+        text = status_text(data)
+        if text.plain != self._last:
+            self._last = text.plain
+            self.update(text)

@@ -1,0 +1,276 @@
+"""Pilot tests of the lab app, fed by a scripted event stream: every binding, charts, picker, export, quit."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import time
+from pathlib import Path
+
+from rich.console import Console
+from textual.widgets import Input, SelectionList, TabbedContent
+
+from grok_tui.app import create_app
+from grok_tui.screens.compare import CompareScreen
+from grok_tui.screens.help import HelpScreen
+from grok_tui.screens.picker import PickerScreen
+from grok_tui.widgets.chart import Chart
+from grok_tui.widgets.status_bar import StatusBar
+from tests.tui.conftest import aio, wait_for
+
+
+def _app(tmp_path: Path, factory, preset: str = "skewed_mul", **kw):
+    return create_app(preset, out=tmp_path / "runs", steps=10000, run_factory=factory, **kw)
+
+
+def _summary(run) -> dict:
+    return json.loads((run.dir / "summary.json").read_text())
+
+
+@aio
+async def test_charts_receive_data(tmp_path: Path, scripted) -> None:
+    factory = scripted()
+    app = _app(tmp_path, factory)
+    async with app.run_test(size=(160, 48)) as pilot:
+        await wait_for(pilot, lambda: app.data.status == "finished")
+        tabs = app.query_one("#tabs", TabbedContent)
+        for pane in ("tab-train", "tab-tokens", "tab-curv", "tab-spectra", "tab-fourier", "tab-all"):
+            tabs.active = pane
+            await pilot.pause(0.3)
+            for chart in tabs.active_pane.query(Chart):
+                if not chart.display:
+                    continue
+                spec = chart.source()
+                lines = getattr(spec, "lines", None)
+                if lines is not None:
+                    assert lines and all(ln.points for ln in lines), chart.id
+                else:
+                    assert spec.get("values") or spec.get("frames"), chart.id
+                assert chart.draws > 0, chart.id
+        assert app.data.memorized_step is not None and app.data.generalized_step is not None
+        assert app.data.delay == app.data.generalized_step - app.data.memorized_step
+        status = app.query_one(StatusBar)._last
+        assert "FINISHED" in status and "skewed_mul" in status and "memorized" in status
+
+
+@aio
+async def test_charts_redraw_on_timer_not_per_event(tmp_path: Path, scripted) -> None:
+    app = _app(tmp_path, scripted(), redraw_hz=4)
+    async with app.run_test() as pilot:
+        await wait_for(pilot, lambda: app.data.status == "finished")
+        acc = app.query_one("#acc", Chart)
+        await pilot.pause(0.6)
+        drawn = acc.draws
+        await pilot.pause(0.6)  # nothing changed: no redraw
+        assert acc.draws == drawn
+        assert drawn < app.data.version  # far fewer draws than events
+
+
+@aio
+async def test_probe_off_charts_say_so(tmp_path: Path, scripted) -> None:
+    app = _app(tmp_path, scripted(probes=False))
+    async with app.run_test() as pilot:
+        await wait_for(pilot, lambda: app.data.status == "finished")
+        assert app.query_one("#curv", Chart).source().note == "probe off: --set probe.hessian_every=500"
+        assert "probe.rank_every" in app.query_one("#rank", Chart).source().note
+        assert "probe.fourier_every" in app.query_one("#fourier", Chart).source()["note"]
+        assert "probe.grad_every" in app.query_one("#heat", Chart).source()["note"]
+        app.query_one("#tabs", TabbedContent).active = "tab-curv"
+        await pilot.pause(0.3)
+        text = app.query_one("#curv", Chart).render().plain
+        assert "probe off: --set probe.hessian_every=500" in text
+
+
+@aio
+async def test_space_pauses_and_resumes(tmp_path: Path, scripted) -> None:
+    app = _app(tmp_path, scripted(hold=True))
+    async with app.run_test() as pilot:
+        await wait_for(pilot, lambda: app.data.step == 10000)
+        await pilot.press("space")
+        await wait_for(pilot, lambda: app.data.status == "paused")
+        await pilot.press("space")
+        await wait_for(pilot, lambda: app.data.status == "running")
+        await pilot.press("q")
+
+
+@aio
+async def test_s_finishes_the_run_cleanly(tmp_path: Path, scripted) -> None:
+    factory = scripted(hold=True)
+    app = _app(tmp_path, factory)
+    async with app.run_test() as pilot:
+        await wait_for(pilot, lambda: app.data.step == 10000)
+        await pilot.press("s")
+        await wait_for(pilot, lambda: app.data.status == "finished")
+    assert _summary(factory.runs[0])["status"] == "finished"
+
+
+@aio
+async def test_r_restarts_with_a_new_seed(tmp_path: Path, scripted) -> None:
+    factory = scripted(hold=True)
+    app = _app(tmp_path, factory)
+    async with app.run_test() as pilot:
+        await wait_for(pilot, lambda: app.data.step == 10000)
+        first = app.data
+        await pilot.press("r")
+        await wait_for(pilot, lambda: len(factory.runs) == 2 and app.data.step == 10000)
+        assert app.data is not first
+        assert [r.cfg.train.seed for r in factory.runs] == [0, 1]
+        await wait_for(pilot, lambda: factory.runs[0].closed)
+        assert _summary(factory.runs[0])["status"] == "interrupted"
+        await pilot.press("q")
+
+
+@aio
+async def test_n_picker_validates_with_the_engine(tmp_path: Path, scripted) -> None:
+    factory = scripted()
+    app = create_app(out=tmp_path / "runs", run_factory=factory)  # no preset: the picker opens
+    async with app.run_test(size=(100, 30)) as pilot:
+        await pilot.pause()
+        picker = app.screen
+        assert isinstance(picker, PickerScreen)
+        assert picker.query_one("#f-data-split", Input).value == "skewed"  # skewed_mul first
+        lr = picker.query_one("#f-optim-lr", Input)
+        lr.value = "-1"
+        lr.focus()
+        await pilot.press("enter")
+        assert app.screen is picker
+        assert "optim.lr: must be > 0" in str(picker.query_one("#picker-error").render())
+        lr.value = "fast"
+        await pilot.press("enter")
+        assert "optim.lr: expected a number" in str(picker.query_one("#picker-error").render())
+        op = picker.query_one("#f-data-op", Input)
+        op.value = "pow"
+        lr.value = "0.01"
+        await pilot.press("enter")
+        assert "data.op: must be one of" in str(picker.query_one("#picker-error").render())
+        op.value = "add"
+        lr.value = "0.005"
+        picker.query_one("#f-train-max_steps", Input).value = "300"
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: app.data.status == "finished")
+        cfg = factory.runs[0].cfg
+        assert (cfg.optim.lr, cfg.data.op, cfg.train.max_steps, cfg.preset) == (0.005, "add", 300, "skewed_mul")
+        await pilot.press("n")
+        assert isinstance(app.screen, PickerScreen)
+        await pilot.press("escape")
+        assert app.screen is app.main_screen
+
+
+@aio
+async def test_e_exports_csv(tmp_path: Path, scripted) -> None:
+    factory = scripted()
+    app = _app(tmp_path, factory)
+    async with app.run_test() as pilot:
+        await wait_for(pilot, lambda: app.data.status == "finished")
+        await pilot.press("e")
+        await pilot.pause()
+    target = app.last_export
+    assert target == factory.runs[0].dir.parent / (factory.runs[0].dir.name + ".csv")
+    rows = list(csv.DictReader(target.open()))
+    assert len(rows) == 41
+    assert rows[0]["preset"] == "skewed_mul" and rows[-1]["step"] == "10000"
+    assert "hess_E" in rows[0]
+
+
+@aio
+async def test_l_toggles_log_axis_and_o_toggles_loss_and_t_cycles_views(tmp_path: Path, scripted) -> None:
+    app = _app(tmp_path, scripted())
+    async with app.run_test() as pilot:
+        await wait_for(pilot, lambda: app.data.status == "finished")
+        acc = app.query_one("#acc", Chart)
+        assert acc.source().x_log and "log └" in acc.render().plain
+        await pilot.press("l")
+        assert not acc.source().x_log and "lin └" in acc.render().plain
+        assert not app.query_one("#loss").display
+        await pilot.press("o")
+        await pilot.pause()
+        assert app.query_one("#loss").display and not app.query_one("#acc").display
+        tabs = app.query_one("#tabs", TabbedContent)
+        seen = []
+        for _ in range(6):
+            await pilot.press("t")
+            seen.append(tabs.active)
+        assert seen == ["tab-tokens", "tab-curv", "tab-spectra", "tab-fourier", "tab-all", "tab-train"]
+
+
+@aio
+async def test_help_lists_every_binding(tmp_path: Path, scripted) -> None:
+    app = _app(tmp_path, scripted())
+    async with app.run_test(size=(100, 40)) as pilot:
+        await pilot.press("question_mark")
+        assert isinstance(app.screen, HelpScreen)
+        console = Console(width=100, record=True, file=io.StringIO())
+        console.print(app.screen.table)
+        text = console.export_text()
+        for b in app.BINDINGS:
+            line = next(ln for ln in text.splitlines() if ln.startswith((b.key_display or b.key) + " "))
+            assert b.tooltip in line
+        await pilot.press("escape")
+        assert app.screen is app.main_screen
+
+
+@aio
+async def test_c_compares_runs(tmp_path: Path, scripted) -> None:
+    factory = scripted()
+    app = _app(tmp_path, factory)
+    async with app.run_test(size=(120, 30)) as pilot:
+        await wait_for(pilot, lambda: app.data.status == "finished")
+        await pilot.press("r")
+        await wait_for(pilot, lambda: len(factory.runs) == 2 and app.data.status == "finished")
+        await pilot.press("c")
+        screen = app.screen
+        assert isinstance(screen, CompareScreen)
+        runs = screen.query_one("#runs", SelectionList)
+        runs.select_all()
+        await pilot.pause(0.2)
+        plot = screen.query_one("#compare-chart", Chart).source()
+        assert len(plot.lines) == 2 and all(ln.points for ln in plot.lines)
+        await pilot.press("escape")
+        assert app.screen is app.main_screen
+
+
+@aio
+async def test_q_mid_run_closes_the_log_interrupted_and_exits_fast(tmp_path: Path, scripted) -> None:
+    factory = scripted(hold=True)
+    app = _app(tmp_path, factory)
+    async with app.run_test() as pilot:
+        await wait_for(pilot, lambda: app.data.step == 10000)
+        t0 = time.monotonic()
+        await pilot.press("q")
+    assert time.monotonic() - t0 < 2.0
+    run = factory.runs[0]
+    assert run.closed and app.worker.is_finished
+    assert _summary(run)["status"] == "interrupted"
+
+
+@aio
+async def test_engine_exception_marks_failed_and_app_stays_usable(tmp_path: Path, scripted) -> None:
+    factory = scripted(fail_at=5)
+    app = _app(tmp_path, factory)
+    async with app.run_test() as pilot:
+        await wait_for(pilot, lambda: app.data.status == "failed")
+        await pilot.pause(0.3)
+        status = app.query_one(StatusBar)._last
+        assert "FAILED" in status and "scripted engine fault" in status
+        await pilot.press("l")
+        await pilot.press("r")  # a fresh run starts, and it fails the same way: still no crash
+        await wait_for(pilot, lambda: len(factory.runs) == 2 and app.data.status == "failed")
+        assert app.is_running
+
+
+@aio
+async def test_open_browses_a_finished_run(tmp_path: Path, scripted) -> None:
+    factory = scripted()
+    app = _app(tmp_path, factory)
+    async with app.run_test() as pilot:
+        await wait_for(pilot, lambda: app.data.status == "finished")
+    run_dir = factory.runs[0].dir
+    opened = create_app(open_dir=str(run_dir))
+    async with opened.run_test() as pilot:
+        await pilot.pause(0.3)
+        assert opened.data.status == "finished" and opened.data.run_dir == str(run_dir)
+        assert opened.query_one("#acc", Chart).source().lines[0].points
+        assert opened.data.updates and len(opened.data.grad.items) == 41
+        await pilot.press("space")  # nothing to pause: a notice, no crash
+        assert opened.engine is None
