@@ -62,6 +62,7 @@ def summarize(rows: list[dict[str, Any]]) -> dict[str, Any]:
         statuses[st] = statuses.get(st, 0) + 1
     return {
         "n": n,
+        "ended": len(ended),
         "generalized": sum(g is not None for g in gen),
         "frac_generalized": (sum(g is not None for g in gen) / len(ended)) if ended else math.nan,
         "gen_median": quantile(steps, 0.5),
@@ -139,7 +140,7 @@ def _fmt_summary(r: dict[str, Any]) -> dict[str, str]:
     delay = "-" if dl != dl else f"{dl:.0f} [{r['delay_q1']:.0f}, {r['delay_q3']:.0f}]"
     fv = r["final_val_acc"]
     return {
-        "generalized": f"{r['generalized']}/{r['n']}",
+        "generalized": f"{r['generalized']}/{r['ended']}",
         "steps to 95% val: median [IQR]": gen,
         "grokking delay: median [IQR]": delay,
         "final val_acc": "-" if fv != fv else f"{fv:.3f}",

@@ -55,7 +55,7 @@ def compare_lines(group: Group, rows: list[dict[str, Any]]) -> list[str]:
                 continue
             sa, sb = summarize(ra), summarize(rb)
             ma, mb = sa["gen_median"], sb["gen_median"]
-            seeds = f"({sa['generalized']}/{sa['n']} seeds; {base} {sb['generalized']}/{sb['n']})"
+            seeds = f"({sa['generalized']}/{sa['ended']} seeds; {base} {sb['generalized']}/{sb['ended']})"
             tuned = ""
             if ta or tb:
                 tuned = f" tuned {', '.join(f'{k}={v}' for k, v in ta.items())} vs {', '.join(tb.values())}"

@@ -1,0 +1,94 @@
+"""`grok sweep` and `grok report` as a user runs them: errors, a whole tiny sweep, Ctrl-C."""
+
+from __future__ import annotations
+
+import csv
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.cli.conftest import DATA, grok
+from tests.cli.test_errors import assert_user_error
+
+SWEEP = str(DATA / "tiny_sweep.toml")
+
+
+@pytest.mark.parametrize(
+    ("args", "needles"),
+    [
+        (["--preset", "skewed_mul"], ["has no [sweep] table", "grok run --preset skewed_mul"]),
+        (["--preset", "fig6_optimizerz"], ["unknown preset", "fig6_optimizers"]),
+        (["--config", SWEEP, "--set", "data.op=mul"], ["--set data.op: this key is swept"]),
+        (["--config", SWEEP, "--set", "optim.lrr=1"], ["unknown config key 'optim.lrr'"]),
+        (["--config", SWEEP, "--backend", "dask"], ["--backend must be local or ray"]),
+        (["--config", SWEEP, "--address", "auto"], ["--address needs --backend ray"]),
+        (["--config", SWEEP, "--seeds", "0"], ["--seeds must be >= 1"]),
+        (["--config", SWEEP, "--workers", "-1"], ["--workers must be >= 0"]),
+        ([], ["give --preset NAME"]),
+    ],
+)
+def test_sweep_user_errors(tmp_path: Path, args: list[str], needles: list[str]) -> None:
+    assert_user_error(grok("sweep", *args, "--out", str(tmp_path)), *needles)
+    assert not any(tmp_path.iterdir())  # nothing is created before every member is checked
+
+
+def test_resume_and_report_need_a_group_dir(tmp_path: Path) -> None:
+    assert_user_error(grok("sweep", "--resume", str(tmp_path)), "not a sweep group directory")
+    assert_user_error(grok("report", str(tmp_path)), "not a sweep group directory")
+    r = grok("sweep", "--resume", str(tmp_path), "--preset", "fig6_optimizers")
+    assert_user_error(r, "--resume runs a group with its own grid")
+
+
+def _group_dir(out: Path) -> Path:
+    (g,) = [p for p in out.iterdir() if p.name.endswith("-sweep")]
+    return g
+
+
+def test_sweep_then_report(tmp_path: Path) -> None:
+    r = grok("sweep", "--config", SWEEP, "--seeds", "1", "--workers", "2", "--out", str(tmp_path), timeout=300)
+    assert r.returncode == 0, r.stderr
+    g = _group_dir(tmp_path)
+    assert "[4/4]" in r.stdout and "comparison" in r.stdout and str(g) in r.stdout
+    with open(g / "results.csv", newline="") as fh:
+        rows = list(csv.DictReader(fh))
+    assert [(x["arm"], x["data.op"], x["status"]) for x in rows] == [
+        ("adam", "add", "finished"),
+        ("adam", "mul", "finished"),
+        ("adamlr", "add", "finished"),
+        ("adamlr", "mul", "finished"),
+    ]
+    out_csv = tmp_path / "report.csv"
+    rep = grok("report", str(g), "--csv", str(out_csv))
+    assert rep.returncode == 0, rep.stderr
+    assert "every cell" in rep.stdout and "by data.op" in rep.stdout
+    assert out_csv.read_text().startswith("table,")
+    again = grok("sweep", "--resume", str(g))
+    assert again.returncode == 0 and "0 of 4 members to run" in again.stdout
+
+
+def test_ctrl_c_marks_running_members_interrupted(tmp_path: Path) -> None:
+    env = {**os.environ, "COLUMNS": "200", "NO_COLOR": "1"}
+    cmd = [sys.executable, "-m", "grok_tui", "sweep", "--config", SWEEP, "--steps", "20000", "--workers", "2"]
+    proc = subprocess.Popen(
+        [*cmd, "--out", str(tmp_path)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env
+    )
+    assert proc.stdout is not None
+    deadline = time.monotonic() + 240
+    for line in proc.stdout:
+        if line.startswith("start ") or time.monotonic() > deadline:
+            break
+    time.sleep(1.0)
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=120)
+    assert proc.returncode == 130, err
+    assert "grok sweep --resume" in out
+    g = _group_dir(tmp_path)
+    with open(g / "results.csv", newline="") as fh:
+        rows = list(csv.DictReader(fh))
+    assert rows and {x["status"] for x in rows} == {"interrupted"}
+    assert all(int(x["steps"]) < 20000 for x in rows)
