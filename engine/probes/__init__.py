@@ -1,4 +1,4 @@
-"""Probes: the paper's instruments, computed inside the engine at evaluation time."""
+"""Probes: the paper's instruments, computed inside the engine at evaluation time (docs/PROBES.md)."""
 
 from __future__ import annotations
 
@@ -7,8 +7,28 @@ from typing import TYPE_CHECKING, Any
 
 import torch
 
+from engine.probes.base import NAN, Blocks, Probe
+from engine.probes.fourier import FourierProbe
+from engine.probes.gradients import GradProbe
+from engine.probes.hessian import HessianProbe
+from engine.probes.med import MedProbe
+from engine.probes.norms import NormProbe, UpdateProbe
+from engine.probes.spectra import RankProbe
+
 if TYPE_CHECKING:
     from engine.trainer import Trainer
+
+# Cadences (steps) at which every probe together costs at most 15% of training wall time on `embed_mul`
+# (eval_every 100): measured by bench/bench_probes.py. Presets that switch probes on use these.
+DEFAULT_CADENCES: dict[str, int] = {
+    "probe.hessian_every": 1000,
+    "probe.rank_every": 500,
+    "probe.grad_every": 100,
+    "probe.fourier_every": 100,
+    "probe.med_every": 100,
+    "probe.norm_every": 100,
+    "probe.update_every": 100,
+}
 
 
 @dataclass
@@ -24,18 +44,46 @@ class ProbeSet:
     def __init__(self, cfg: Any, trainer: Trainer) -> None:
         self.cfg = cfg
         self.trainer = trainer
+        blocks = Blocks.of(trainer.model, cfg)
+        every: list[Probe] = [
+            HessianProbe(cfg, trainer, blocks),
+            RankProbe(cfg, blocks),
+            NormProbe(cfg, blocks),
+            UpdateProbe(cfg, blocks),
+            MedProbe(cfg, blocks),
+            FourierProbe(cfg, blocks),
+            GradProbe(cfg, blocks),
+        ]
+        self.probes = [p for p in every if p.enabled]
+        self._stepping = [p for p in self.probes if type(p).on_step is not Probe.on_step]
 
     def columns(self) -> list[str]:
-        return []
+        """The metrics.csv columns the enabled probes produce, in a fixed order."""
+        return [c for p in self.probes for c in p.columns]
 
     def on_step(self, x: torch.Tensor) -> None:
         """Called after backward, before the optimizer step, with the batch tokens."""
+        for p in self._stepping:
+            p.on_step(x)
 
     def at_eval(self, step: int) -> ProbeResult:
-        return ProbeResult()
+        """Run the probes that are due; the columns of the others are NaN (an empty cell in metrics.csv)."""
+        result = ProbeResult()
+        for p in self.probes:
+            if not p.due(step):
+                result.metrics.update(dict.fromkeys(p.columns, NAN))
+                continue
+            values = p.measure(step)
+            p.mark(step)
+            result.grad_norm = values.pop("grad_norm", result.grad_norm)
+            result.fourier = values.pop("fourier", result.fourier)
+            result.metrics.update({c: float(values.get(c, NAN)) for c in p.columns})
+        return result
 
     def state_dict(self) -> dict[str, Any]:
-        return {}
+        return {p.name: p.state_dict() for p in self.probes}
 
     def load_state_dict(self, s: dict[str, Any]) -> None:
-        pass
+        for p in self.probes:
+            if p.name in s:
+                p.load_state_dict(s[p.name])

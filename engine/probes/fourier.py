@@ -1,0 +1,42 @@
+"""The Fourier spectrum of the operand embeddings (App. C.3, Fig. 11) and its top-k concentration."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import torch
+
+from engine.probes.base import Blocks, Probe
+
+
+def embedding_spectrum(e: torch.Tensor) -> torch.Tensor:
+    """‖Σ_i e_i · exp(−2πi·k·i/p)‖₂ over the embedding axis, for k = 0..⌊p/2⌋; e is (p, d), rows = operands.
+
+    The DFT runs over the token axis, unnormalised; the other frequencies mirror these (k and p−k are conjugate).
+    """
+    return torch.fft.rfft(e.detach().double(), dim=0).abs().pow(2).sum(1).sqrt()  # (p, d) -> (⌊p/2⌋+1,)
+
+
+def top_k_share(spectrum: torch.Tensor, k: int) -> float:
+    """Energy share Σ_top-k |F_k|² / Σ_{k≥1} |F_k|² over the nonzero frequencies (the DC term k=0 is excluded)."""
+    energy = spectrum[1:].pow(2)
+    total = float(energy.sum())
+    if total == 0.0:
+        return float("nan")
+    return float(energy.topk(min(k, energy.numel())).values.sum()) / total
+
+
+class FourierProbe(Probe):
+    """fourier_top, and the spectrum itself for fourier.csv."""
+
+    name = "fourier"
+
+    def __init__(self, cfg: Any, blocks: Blocks) -> None:
+        super().__init__(cfg.probe.fourier_every if blocks.e_names else 0)
+        self.blocks, self.p, self.k = blocks, cfg.data.p, cfg.probe.fourier_top_k
+        self.columns = ["fourier_top"]
+
+    @torch.no_grad()
+    def measure(self, step: int) -> dict[str, Any]:
+        spec = embedding_spectrum(self.blocks.E[: self.p])  # operand tokens 0..p-1 only
+        return {"fourier_top": top_k_share(spec, self.k), "fourier": tuple(spec.tolist())}

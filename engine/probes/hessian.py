@@ -1,0 +1,175 @@
+"""λmax of the loss Hessian restricted to E, to W and to all parameters (App. C.1, Figs. 7, 9).
+
+Power iteration on Hessian-vector products, forward-over-reverse with torch.func: Hv = J_v(∇L)(θ),
+the jvp of the gradient. It runs on a functional copy of the detached parameters, so the model's
+`.grad`, the optimizer state and torch's global RNG are never touched.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import torch
+from torch.func import functional_call, grad, jvp
+
+from engine.probes.base import NAN, PROBE_SEED_OFFSET, Blocks, Probe
+
+HVP = Callable[[torch.Tensor], torch.Tensor]
+
+
+@dataclass
+class Eig:
+    """One power-iteration result: Rayleigh quotient, its vector, HVPs spent, whether it met the tolerance."""
+
+    value: float
+    vector: torch.Tensor
+    iters: int
+    converged: bool
+
+
+def power_iteration(
+    hvp: HVP, v0: torch.Tensor, max_iters: int, tol: float, should_stop: Callable[[], bool] | None = None
+) -> Eig:
+    """The eigenvalue of largest |λ| (App. C.1: v ← Hv/‖Hv‖, λ ≈ vᵀHv).
+
+    Stops when λ changes by at most tol·|λ| between iterations and the residual ‖Hv − λv‖ is at most
+    √tol·|λ|. The residual check rules out a false stop on a ±λ pair of equal size, where the Rayleigh
+    quotient stalls while v keeps flipping; by Kato–Temple the error in λ is then O(tol·λ²/gap).
+    """
+    v = v0 / v0.norm()
+    lam, prev = NAN, NAN
+    for k in range(1, max_iters + 1):
+        if should_stop is not None and should_stop():
+            return Eig(NAN, v, k - 1, False)
+        hv = hvp(v)
+        lam = float(torch.dot(v, hv))
+        size = float(hv.norm())
+        if size == 0.0 or not math.isfinite(size):  # no curvature along v (or a non-finite loss)
+            return Eig(0.0 if size == 0.0 else NAN, v, k, size == 0.0)
+        res = float((hv - lam * v).norm())
+        converged = abs(lam - prev) <= tol * abs(lam) and res <= math.sqrt(tol) * abs(lam)
+        v = hv / size
+        prev = lam
+        if converged:
+            return Eig(lam, v, k, True)
+    return Eig(lam, v, max_iters, False)
+
+
+def largest_eigenvalue(
+    hvp: HVP,
+    v0: torch.Tensor,
+    v0_shift: torch.Tensor,
+    max_iters: int,
+    tol: float,
+    should_stop: Callable[[], bool] | None = None,
+) -> tuple[Eig, Eig | None]:
+    """λmax, the largest algebraic eigenvalue: (dominant, shifted) results, the second None if not needed.
+
+    Power iteration finds λ1, the eigenvalue of largest |λ|. If λ1 ≥ 0 it is λmax. If λ1 < 0, the spectrum
+    of H − λ1·I is λ_i − λ1 ≥ 0 and its dominant eigenvalue is λmax − λ1, so a second power iteration on the
+    shifted operator gives λmax = μ + λ1. Each phase has its own cap of max_iters HVPs.
+    """
+    first = power_iteration(hvp, v0, max_iters, tol, should_stop)
+    if not first.value < 0:
+        return first, None
+    lam1 = first.value
+    second = power_iteration(lambda v: hvp(v) - lam1 * v, v0_shift, max_iters, tol, should_stop)
+    return first, second
+
+
+def block_hvp(
+    model: torch.nn.Module,
+    loss_fn: Callable[..., torch.Tensor],
+    x: torch.Tensor,
+    y: torch.Tensor,
+    names: list[str],
+) -> tuple[HVP, int]:
+    """v ↦ H_BB v for the block B = `names` of the mean loss on (x, y), on flat vectors; and dim(B)."""
+    params = {n: p.detach() for n, p in model.named_parameters()}
+    buffers = {n: b.detach() for n, b in model.named_buffers()}
+    block = {n: params[n] for n in names}
+    fixed = {n: t for n, t in params.items() if n not in block}
+    shapes = [(n, t.shape, t.numel()) for n, t in block.items()]
+
+    def loss(b: dict[str, torch.Tensor]) -> torch.Tensor:
+        return loss_fn(functional_call(model, ({**fixed, **b}, buffers), (x,)), y)
+
+    grad_fn = grad(loss)  # reverse mode: ∇_B L
+
+    def hvp(v: torch.Tensor) -> torch.Tensor:
+        tangent, i = {}, 0
+        for n, shape, size in shapes:
+            tangent[n] = v[i : i + size].view(shape)
+            i += size
+        _, hv = jvp(grad_fn, (block,), (tangent,))  # forward over reverse: d/dε ∇L(B + εv)
+        return torch.cat([hv[n].reshape(-1) for n, _, _ in shapes])
+
+    return hvp, sum(size for _, _, size in shapes)
+
+
+class HessianProbe(Probe):
+    """hess_E, hess_W, [hess_all], hess_iters on a fixed probe batch, warm-started between evaluations."""
+
+    name = "hessian"
+
+    def __init__(self, cfg: Any, trainer: Any, blocks: Blocks) -> None:
+        super().__init__(cfg.probe.hessian_every)
+        pc = cfg.probe
+        self.trainer = trainer
+        self.max_iters, self.tol = pc.hessian_iters, pc.hessian_tol
+        self.blocks: dict[str, list[str]] = {}
+        if blocks.e_names:
+            self.blocks["E"] = blocks.e_names
+        if blocks.w_names:
+            self.blocks["W"] = blocks.w_names
+        if pc.hessian_all:
+            self.blocks["all"] = [n for n, p in blocks.params.items()]
+        self.columns = [f"hess_{k}" for k in self.blocks] + ["hess_iters"]
+        self.gen = torch.Generator().manual_seed(cfg.train.seed + PROBE_SEED_OFFSET)
+        n = len(trainer.x_train)
+        m = pc.hessian_batch
+        # The probe batch is fixed for the whole run, so λmax(t) tracks the weights, not batch noise.
+        self.batch = None if m == 0 or m >= n else torch.randperm(n, generator=self.gen)[:m].sort().values
+        self.vectors: dict[str, torch.Tensor] = {}  # warm starts: "E", "E~" (shifted phase), ...
+
+    def _start(self, key: str, size: int, device: torch.device, dtype: torch.dtype) -> torch.Tensor:
+        v = self.vectors.get(key)
+        if v is None or v.numel() != size:
+            v = torch.randn(size, generator=self.gen, dtype=torch.float64)
+        return v.to(device=device, dtype=dtype)
+
+    def measure(self, step: int) -> dict[str, Any]:
+        tr = self.trainer
+        x, y = tr.x_train, tr.y_train
+        if self.batch is not None:
+            idx = self.batch.to(x.device)
+            x, y = x[idx], y[idx]
+        dtype = next(tr.model.parameters()).dtype
+        out: dict[str, Any] = {}
+        iters = 0
+        for key, names in self.blocks.items():
+            hvp, size = block_hvp(tr.model, tr.loss_fn, x, y, names)
+            v0 = self._start(key, size, x.device, dtype)
+            v0s = self._start(key + "~", size, x.device, dtype)
+            first, second = largest_eigenvalue(hvp, v0, v0s, self.max_iters, self.tol, lambda: tr.stop_requested)
+            self.vectors[key] = first.vector.detach().cpu()
+            value, spent = first.value, first.iters
+            if second is not None:
+                self.vectors[key + "~"] = second.vector.detach().cpu()
+                value, spent = second.value + first.value, spent + second.iters
+            out[f"hess_{key}"] = value
+            iters = max(iters, spent)
+        out["hess_iters"] = iters
+        return out
+
+    def state_dict(self) -> dict[str, Any]:
+        return {**super().state_dict(), "vectors": dict(self.vectors), "gen": self.gen.get_state()}
+
+    def load_state_dict(self, s: dict[str, Any]) -> None:
+        super().load_state_dict(s)
+        self.vectors = dict(s.get("vectors", {}))
+        if "gen" in s:
+            self.gen.set_state(s["gen"])

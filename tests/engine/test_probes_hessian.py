@@ -1,0 +1,134 @@
+"""λmax by power iteration on HVPs, checked against the dense Hessian's eigenvalues (App. C.1)."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+import torch
+from torch.func import functional_call
+
+from engine.probes.hessian import largest_eigenvalue, power_iteration
+from engine.trainer import Trainer
+from tests.conftest import tiny_config
+
+
+def _sym(eigs: list[float], seed: int = 0) -> torch.Tensor:
+    """Q diag(eigs) Qᵀ with a random orthogonal Q, in float64."""
+    g = torch.Generator().manual_seed(seed)
+    q, _ = torch.linalg.qr(torch.randn(len(eigs), len(eigs), generator=g, dtype=torch.float64))
+    return q @ torch.diag(torch.tensor(eigs, dtype=torch.float64)) @ q.T
+
+
+def _lmax(a: torch.Tensor, v0: torch.Tensor, iters: int = 2000, tol: float = 1e-12) -> tuple[float, int]:
+    first, second = largest_eigenvalue(lambda v: a @ v, v0, v0.flip(0), iters, tol)
+    if second is None:
+        return first.value, first.iters
+    return second.value + first.value, first.iters + second.iters
+
+
+def test_power_iteration_positive_dominant() -> None:
+    a = _sym([5.0, 3.0, 1.0, -2.0, 0.5, 0.0])
+    lam, _ = _lmax(a, torch.ones(6, dtype=torch.float64))
+    assert lam == pytest.approx(5.0, rel=1e-9)
+
+
+def test_negative_dominant_spectrum_uses_the_shift() -> None:
+    """|λ| is largest at −7, but λmax (largest algebraic) is 2: the shifted iteration must find it."""
+    a = _sym([-7.0, 2.0, 1.0, -3.0, 0.5])
+    v0 = torch.arange(1.0, 6.0, dtype=torch.float64)
+    first, second = largest_eigenvalue(lambda v: a @ v, v0, v0.flip(0), 2000, 1e-12)
+    assert first.value == pytest.approx(-7.0, rel=1e-9)
+    assert second is not None
+    assert second.value + first.value == pytest.approx(2.0, rel=1e-8)
+
+
+def test_all_negative_spectrum() -> None:
+    a = _sym([-7.0, -2.0, -4.0])
+    lam, _ = _lmax(a, torch.tensor([1.0, 2.0, 3.0], dtype=torch.float64))
+    assert lam == pytest.approx(-2.0, rel=1e-8)
+
+
+def test_equal_and_opposite_pair_is_not_a_false_stop() -> None:
+    """With λ = ±3 the Rayleigh quotient stalls at a wrong value; the residual check must refuse to stop."""
+    a = torch.diag(torch.tensor([3.0, -3.0, 1.0], dtype=torch.float64))
+    e = power_iteration(lambda v: a @ v, torch.tensor([1.0, 1.0, 0.0], dtype=torch.float64), 50, 1e-3)
+    assert not e.converged and e.iters == 50
+
+
+def test_warm_start_converges_at_once() -> None:
+    a = _sym([4.0, 3.9, 1.0, 0.2])
+    cold = power_iteration(lambda v: a @ v, torch.ones(4, dtype=torch.float64), 5000, 1e-10)
+    warm = power_iteration(lambda v: a @ v, cold.vector, 5000, 1e-10)
+    assert cold.converged and warm.converged
+    assert warm.iters <= 3 < cold.iters
+
+
+def _dense_hessian(tr: Trainer, names: list[str]) -> torch.Tensor:
+    params = {n: p.detach() for n, p in tr.model.named_parameters()}
+    shapes = [(n, params[n].shape, params[n].numel()) for n in names]
+    flat = torch.cat([params[n].reshape(-1) for n in names])
+
+    def loss(theta: torch.Tensor) -> torch.Tensor:
+        block, i = {}, 0
+        for n, shape, size in shapes:
+            block[n] = theta[i : i + size].view(shape)
+            i += size
+        return tr.loss_fn(functional_call(tr.model, {**params, **block}, (tr.x_train,)), tr.y_train)
+
+    return torch.func.hessian(loss)(flat)
+
+
+def test_lambda_max_matches_dense_hessian() -> None:
+    """p=5, d_embed=4, float64: power iteration against eigvalsh for the E block, the W block and all of θ."""
+    cfg = tiny_config(
+        data__p=5,
+        model__d_embed=4,
+        train__dtype="float64",
+        train__max_steps=150,
+        train__eval_every=150,
+        data__frac_train=0.6,
+        probe__hessian_every=150,
+        probe__hessian_all=True,
+        probe__hessian_batch=0,
+        probe__hessian_iters=20000,
+        probe__hessian_tol=1e-14,
+    )
+    tr = Trainer(cfg)
+    rows = [ev.row for ev in tr if type(ev).__name__ == "EvalLogged"]
+    names = {"E": ["embedding.weight"], "W": ["first_layer.weight"], "all": [n for n, _ in tr.model.named_parameters()]}
+    for key, block in names.items():
+        exact = torch.linalg.eigvalsh(_dense_hessian(tr, block))
+        got = rows[-1][f"hess_{key}"]
+        assert math.isfinite(got)
+        assert got == pytest.approx(float(exact[-1]), rel=1e-8), (key, exact[[0, -1]])
+    assert 1 <= rows[-1]["hess_iters"] <= 2 * 20000
+
+
+def test_hessian_probe_leaves_training_state_alone() -> None:
+    """The functional copy: .grad, the optimizer state, the weights and torch's RNG are untouched."""
+    tr = Trainer(tiny_config(probe__hessian_every=20, probe__hessian_all=True, train__max_steps=20))
+    for _ in tr:
+        pass
+    before_rng = torch.get_rng_state()
+    grads = {n: None if p.grad is None else p.grad.clone() for n, p in tr.model.named_parameters()}
+    weights = {n: p.detach().clone() for n, p in tr.model.named_parameters()}
+    opt = {k: {kk: vv.clone() for kk, vv in s.items()} for k, s in tr.opt.state.items()}
+    probe = tr.probes.probes[0]
+    assert probe.name == "hessian"
+    out = probe.measure(tr.step)
+    assert all(math.isfinite(v) for v in out.values())
+    assert torch.equal(torch.get_rng_state(), before_rng)
+    for n, p in tr.model.named_parameters():
+        assert torch.equal(p.detach(), weights[n])
+        assert (p.grad is None and grads[n] is None) or torch.equal(p.grad, grads[n])
+    for k, s in tr.opt.state.items():
+        for kk, vv in s.items():
+            assert torch.equal(vv, opt[k][kk])
+
+
+def test_stop_request_aborts_the_measurement() -> None:
+    tr = Trainer(tiny_config(probe__hessian_every=20, probe__hessian_iters=10_000, probe__hessian_tol=1e-30))
+    tr.stop("interrupted")
+    out = tr.probes.probes[0].measure(0)
+    assert math.isnan(out["hess_E"]) and out["hess_iters"] == 0
