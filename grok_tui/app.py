@@ -36,10 +36,10 @@ class GrokApp(App[None]):
     BINDINGS = [
         Binding("space", "pause", "pause", key_display="␣", tooltip="pause or resume training"),
         Binding("s", "stop", "stop", tooltip="stop: finish the run cleanly (status finished)"),
-        Binding("r", "restart", "restart", tooltip="restart with the same config and the next seed"),
+        Binding("r", "restart", "rerun", tooltip="restart with the same config and the next seed"),
         Binding("n", "new", "new", tooltip="new run from the preset picker"),
-        Binding("e", "export", "export", tooltip="export the run to CSV beside its run directory"),
-        Binding("l", "toggle_log", "log x", tooltip="toggle the log / linear step axis"),
+        Binding("e", "export", "csv", tooltip="export the run to CSV beside its run directory"),
+        Binding("l", "toggle_log", "log", tooltip="toggle the log / linear step axis"),
         Binding("o", "toggle_loss", "loss", tooltip="show loss instead of accuracy (narrow terminals)"),
         Binding("t", "next_view", "view", tooltip="next view: Training, Tokens, Curvature, Spectra, Fourier, All"),
         Binding("c", "compare", "compare", tooltip="overlay validation accuracy of several runs"),
@@ -134,7 +134,7 @@ class GrokApp(App[None]):
     # --- drawing: on a timer, from buffered data, only what is visible and changed -------------
 
     def redraw(self) -> None:
-        if self.screen is not self.main_screen or not self.is_running:
+        if not self.is_running or not self.screen_stack or self.screen is not self.main_screen:
             return
         self.status_bar.show(self.data)
         pane = self.tabs.active_pane

@@ -13,10 +13,12 @@ SHADES = " ░▒▓█"
 HEAT = ("#20124d", "#3b4cc0", "#2c7fb8", "#41b6c4", "#a1dab4", "#ffffb2", "#fecc5c", "#f03b20")
 
 
-def _title(out: Text, title: str, legend: str) -> None:
-    out.append(title, style="bold")
+def _title(out: Text, title: str, legend: str, width: int) -> None:
+    head = Text(title, style="bold")
     if legend:
-        out.append("  " + legend, style="dim")
+        head.append("  " + legend, style="dim")
+    head.truncate(width, overflow="ellipsis")
+    out.append_text(head)
     out.append("\n")
 
 
@@ -48,7 +50,7 @@ def render_bars(
 ) -> Text:
     """Vertical bars; `rare` bars are drawn in a warning colour, or hatched under NO_COLOR."""
     out = Text(no_wrap=True, overflow="crop")
-    _title(out, title, legend)
+    _title(out, title, legend, width)
     ph, pw = height - 2, width - LABEL_W - 1
     if ph < 2 or pw < 8:
         return out
@@ -103,7 +105,7 @@ def render_heat(
 ) -> Text:
     """Rows are tokens (grouped to fit), columns are snapshots in time; shade is log10 of the value."""
     out = Text(no_wrap=True, overflow="crop")
-    _title(out, title, legend)
+    _title(out, title, legend, width)
     ph, pw = height - 2, width - LABEL_W - 1
     if ph < 2 or pw < 8:
         return out

@@ -79,12 +79,14 @@ def _y_bounds(plot: Plot) -> tuple[float, float] | None:
 
 def render_plot(plot: Plot, width: int, height: int, mono: bool) -> Text:
     out = Text(no_wrap=True, overflow="crop")
-    out.append(plot.title, style="bold")
+    head = Text(plot.title, style="bold")
     for line in plot.lines:
         if line.points:
-            out.append("  ")
-            out.append(f"{line.glyph} " if mono else "━ ", style="" if mono else line.color)
-            out.append(line.label)
+            head.append("  ")
+            head.append(f"{line.glyph} " if mono else "━ ", style="" if mono else line.color)
+            head.append(line.label)
+    head.truncate(width, overflow="ellipsis")
+    out.append_text(head)
     out.append("\n")
     ph, pw = height - 2, width - LABEL_W - 1
     if ph < 2 or pw < 8:

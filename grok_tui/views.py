@@ -6,7 +6,7 @@ import math
 import statistics
 from typing import Any
 
-from grok_tui.canvas import Line, Plot
+from grok_tui.canvas import Line, Plot, fmt_num
 from grok_tui.rundata import RunData
 from grok_tui.series import Point, Trace, axis_frac
 
@@ -76,7 +76,7 @@ def ratios(data: RunData, log_x: bool) -> Plot:
     cols = [("sigma_ratio", "σmax(E)/σmax(W)"), ("lr_ratio", "c = lr_E/lr")]
     plot = _plot(data, "σ ratio and c (log y)", cols, log_x, y_log=True)
     if data.columns and not data.has("sigma_E"):
-        plot.title += "  [σ: " + PROBE_HINT["rank"] + "]"
+        plot.title = "c (log y) · σmax(E)/σmax(W) " + PROBE_HINT["rank"]
     return plot
 
 
@@ -106,22 +106,27 @@ def _rebucket(t: Trace, x_max: float, log_x: bool) -> list[Point]:
 
 
 def token_bars(data: RunData) -> dict[str, Any]:
-    """Per-token update counts over the p+2 tokens; rare tokens in red (skewed split, Fig. 8)."""
+    """Per-token update counts over the p+2 tokens, coloured by how rare each token is in the
+    training split, so a skewed split (§4.2, Fig. 8) shows at a glance."""
     with data.lock:
         values = [float(v) for v in data.updates]
+        freq = list(data.token_freq)
         p = int(data.config.get("data", {}).get("p", max(len(values) - 2, 0)))
-    ops = values[:p]
     rare: list[bool] = []
-    if ops:
+    ops = freq[:p] or values[:p]
+    if ops and len(freq) in (0, len(values)):
         med = statistics.median(ops)
         rare = [v < 0.5 * med for v in ops] + [False] * (len(values) - len(ops))
-    n_rare = sum(rare)
     ticks = {0: "0", p // 2: str(p // 2), p - 1: str(p - 1), p: "op", p + 1: "="} if p else {}
+    legend = ""
+    if values:
+        lo, hi = min(values[:p] or values), max(values[:p] or values)
+        legend = f"operands {fmt_num(lo)}..{fmt_num(hi)}; {sum(rare)} rare in train split (< ½ median)"
     return {
         "title": "updates per token",
         "values": values,
         "rare": rare,
-        "legend": f"{n_rare} rare (< ½ median)" if values else "",
+        "legend": legend,
         "ticks": ticks,
         "note": "waiting for the first evaluation…",
     }

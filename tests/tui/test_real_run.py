@@ -1,0 +1,33 @@
+"""One real tiny run (p=7, a few hundred steps) driven to completion in the app."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from grok_tui.app import create_app
+from grok_tui.widgets.chart import Chart
+from tests.tui.conftest import aio, wait_for
+
+
+@aio
+async def test_real_tiny_run_to_completion(tmp_path: Path) -> None:
+    sets = [
+        "data.p=7", "model.d_embed=8", "train.batch_size=16", "train.eval_every=20",
+        "train.device=cpu", "train.checkpoint_every=100",
+    ]
+    app = create_app("skewed_mul", sets=sets, steps=300, out=tmp_path / "runs")
+    async with app.run_test() as pilot:
+        await wait_for(pilot, lambda: app.data.status == "finished", timeout=120)
+        await pilot.pause(0.3)
+        assert app.data.step == 300 and app.data.max_steps == 300
+        plot = app.query_one("#acc", Chart).source()
+        assert [ln.label for ln in plot.lines] == ["train", "val"]
+        assert len(app.data.updates) == 9  # p + 2 tokens
+        assert "FINISHED" in app.status_bar._last
+        await pilot.press("e")
+        await pilot.pause()
+    run_dir = Path(app.data.run_dir)
+    summary = json.loads((run_dir / "summary.json").read_text())
+    assert summary["status"] == "finished" and summary["steps"] == 300
+    assert app.last_export is not None and len(app.last_export.read_text().splitlines()) == 1 + 300 // 20 + 1
