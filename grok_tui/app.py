@@ -140,7 +140,7 @@ class GrokApp(App[None]):
         pane = self.tabs.active_pane
         if pane is None:
             return
-        stamp = (id(self.data), self.data.version, self.log_x)
+        stamp = (id(self.data), self.data.plot_version, self.log_x)
         for chart in pane.query(Chart):
             if chart.display:
                 chart.poll(stamp)

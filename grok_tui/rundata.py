@@ -30,7 +30,8 @@ class RunData:
 
     def __init__(self, label: str = "") -> None:
         self.lock = threading.Lock()
-        self.version = 0
+        self.version = 0  # bumped by every event (the status bar)
+        self.plot_version = 0  # bumped only by events that change a chart (not StepsTaken)
         self.label = label
         self.status = "starting"
         self.config: dict[str, Any] = {}
@@ -58,6 +59,8 @@ class RunData:
         with self.lock:
             self._apply(ev)
             self.version += 1
+            if not isinstance(ev, StepsTaken | StatusChanged):
+                self.plot_version += 1
 
     def _apply(self, ev: Event) -> None:
         if isinstance(ev, StepsTaken):
@@ -110,6 +113,7 @@ class RunData:
         with self.lock:
             self.status, self.error = "failed", error
             self.version += 1
+            self.plot_version += 1
 
     # --- read by the UI ------------------------------------------------------------------------
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from textual import on
 from textual.app import ComposeResult
@@ -84,8 +85,9 @@ class CompareScreen(Screen[None]):
                     self.notify(str(e), severity="error")
                     continue
                 self.version += 1
-        live = self.app.data  # type: ignore[attr-defined]
-        stamp = (self.version, live.version, self.app.log_x, tuple(self.query_one("#runs", SelectionList).selected))  # type: ignore[attr-defined]
+        app: Any = self.app
+        chosen = tuple(self.query_one("#runs", SelectionList).selected)
+        stamp = (self.version, app.data.plot_version, app.log_x, chosen)
         self.query_one(LineChart).poll(stamp)
 
     @on(SelectionList.SelectedChanged)

@@ -1,0 +1,70 @@
+"""TUI overhead: the same preset for the same steps, headless and under the TUI (App.run_test()).
+
+    .venv/bin/python bench/bench_tui.py --preset skewed_mul --steps 1000 --repeats 2
+
+Runs alternate (headless, TUI, headless, TUI, ...) so drift in machine load hits both alike.
+steps/s is the engine's own figure (summary.json: steps / training wall time). The TUI runs with
+its real redraw timer and a 160x48 headless screen showing every chart (the "All" view).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import statistics
+import tempfile
+import time
+from pathlib import Path
+
+from engine.config import parse_set
+from engine.presets import resolve_config
+
+
+def headless(cfg, out: Path) -> float:
+    from engine.run import Run
+
+    run = Run(cfg, out)
+    for _ in run.events():
+        pass
+    return float(run.summary["steps_per_s"])
+
+
+async def _tui(cfg, out: Path) -> float:
+    from grok_tui.app import GrokApp
+
+    app = GrokApp(cfg, out)
+    async with app.run_test(size=(160, 48)) as pilot:
+        while app.data.live:
+            await pilot.pause(0.1)
+        draws = sum(c.draws for c in app.query("Chart"))
+        await pilot.press("q")
+    print(f"    (tui: {draws} chart draws, {app.data.version} events buffered)")
+    return float(app.data.summary["steps_per_s"])
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--preset", default="skewed_mul")
+    ap.add_argument("--steps", type=int, default=1000)
+    ap.add_argument("--repeats", type=int, default=2)
+    ap.add_argument("--set", dest="sets", action="append", default=[])
+    args = ap.parse_args()
+    sets = {"train.device": "cpu", "train.patience": 0, **parse_set(args.sets)}
+    cfg, _ = resolve_config(args.preset, None, sets, steps=args.steps)
+    hs, ts = [], []
+    with tempfile.TemporaryDirectory() as tmp:
+        out = Path(tmp)
+        headless(cfg, out)  # warm-up: imports, allocator, first-run costs
+        for i in range(args.repeats):
+            t0 = time.perf_counter()
+            hs.append(headless(cfg, out))
+            print(f"[{i}] headless {hs[-1]:8.1f} steps/s  ({time.perf_counter() - t0:.1f} s)")
+            t0 = time.perf_counter()
+            ts.append(asyncio.run(_tui(cfg, out)))
+            print(f"[{i}] tui      {ts[-1]:8.1f} steps/s  ({time.perf_counter() - t0:.1f} s)")
+    h, t = statistics.mean(hs), statistics.mean(ts)
+    print(f"preset {args.preset}, {args.steps} steps: headless {h:.1f} steps/s, tui {t:.1f} steps/s, ratio {t / h:.3f}")
+
+
+if __name__ == "__main__":
+    main()
