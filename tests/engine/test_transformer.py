@@ -140,7 +140,7 @@ def test_default_widths_are_the_layernorm_papers() -> None:
     assert model.block.attn.n_heads == 4 and model.block.mlp.fc_in.out_features == 512
     assert model.embedding.weight.shape == (99, 128) and model.pos_embedding.shape == (4, 128)
     assert model.readout.weight.shape == (97, 128)
-    assert math.isclose(float(model.embedding.weight.std()), 128**-0.5, rel_tol=0.1)  # E ~ N(0, 1/d)
+    assert math.isclose(float(model.embedding.weight.detach().std()), 128**-0.5, rel_tol=0.1)  # E ~ N(0, 1/d)
 
 
 def test_e_and_w_names_and_the_embedding_group() -> None:
@@ -174,3 +174,31 @@ def test_trains_in_the_trainer_with_adaptive_adam_lr(layernorm: str) -> None:
     assert finished.status == "finished" and finished.summary["steps"] == 60
     assert tr.lr_ratio >= cfg.optim.ratio_min and math.isfinite(tr.lr_ratio)
     assert finished.summary["final_train_acc"] > 1 / cfg.data.p  # it learned something
+
+
+@pytest.mark.parametrize(
+    ("name", "layernorm"),
+    [("ln_none", "none"), ("ln_pre", "pre"), ("ln_post", "post"), ("ln_qk", "qk"), ("ln_v", "v"),
+     ("ln_mlp", "pre_mlp")],
+)
+def test_ln_presets(name: str, layernorm: str) -> None:
+    from engine.presets import load_preset
+
+    p = load_preset(name)
+    assert p.config.model.kind == "transformer" and p.config.model.layernorm == layernorm and not p.is_sweep
+
+
+def test_sweep_presets_expand() -> None:
+    from engine.presets import load_preset
+    from engine.sweep import expand, parse_sweep
+
+    ln = load_preset("ln_placement")
+    members = expand(ln.config, parse_sweep(ln.sweep))
+    assert len(members) == 6 * 3 and {c.model.layernorm for _, c in members} == set(LAYERNORMS) - {"pre_attn"}
+    acc = load_preset("accelerators_mul")
+    spec = parse_sweep(acc.sweep)
+    members = expand(acc.config, spec)
+    assert spec.compare == "adam" and spec.tune == ("optim.lr",) and len(members) == 5 * 2 * 3
+    ortho = [c for m, c in members if m.arm == "orthoadamw"]
+    assert all(c.optim.orthogonal and c.optim.name == "adamw" for c in ortho)
+    assert all(c.data == acc.config.data for _, c in members)  # the same split for every arm
