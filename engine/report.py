@@ -89,15 +89,18 @@ def cells(rows: Iterable[dict[str, Any]], keys: list[str]) -> dict[tuple[str, ..
 
 
 def _probe_table(group: Group, rows: list[dict[str, Any]], dims: list[str]) -> Table | None:
-    cols = sorted({k for r in rows for k in r if k.startswith("final_") and k not in ("final_val_acc",)})
-    cols = [c for c in cols if c != "final_train_acc"]
+    """Each probe column as "first -> last" measured value, median over seeds."""
+    cols = sorted({k[len("final_") :] for r in rows for k in r if k.startswith("final_")})
+    cols = [c for c in cols if c not in ("train_acc", "val_acc") and not c.endswith("_iters")]
     if not cols:
         return None
-    t = Table("probes at the last evaluation (median over seeds)", dims)
+    t = Table("probes, first -> last measured value (median over seeds)", dims)
     for key, rs in cells(rows, dims).items():
         row: dict[str, Any] = dict(zip(dims, key, strict=True))
         for c in cols:
-            row[c] = quantile([v for v in (_num(r.get(c)) for r in rs) if v is not None], 0.5)
+            a = quantile([v for v in (_num(r.get(f"first_{c}")) for r in rs) if v is not None], 0.5)
+            b = quantile([v for v in (_num(r.get(f"final_{c}")) for r in rs) if v is not None], 0.5)
+            row[c] = f"{a:.3g} -> {b:.3g}"
         t.rows.append(row)
     return t
 

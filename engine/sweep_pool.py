@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import os
 import signal
 import time
@@ -71,13 +72,17 @@ def run_member(spec: dict[str, Any], group_dir: str, notify: Notify | None, stop
         run = Run.resume(spec["resume_dir"]) if spec["resume_dir"] else Run(cfg, out=group_dir)
     except Exception as e:  # noqa: BLE001 - a member that cannot start is recorded, the sweep goes on
         return {"member": mid, "status": "failed", "error": f"{type(e).__name__}: {e}", "wall_s": 0.0}
+    first: dict[str, float] = {}  # probe columns: first and last finite value (probes are NaN when not due)
     last: dict[str, float] = {}
     mark = 0.0
     for ev in run.events():
         if isinstance(ev, RunStarted) and notify:
             notify(("started", mid, run.dir.name, ev.max_steps))
         elif isinstance(ev, EvalLogged):
-            last = ev.row
+            for k, v in ev.row.items():
+                if k not in BASE_COLUMNS and isinstance(v, int | float) and math.isfinite(v):
+                    first.setdefault(k, v)
+                    last[k] = v
         elif isinstance(ev, StepsTaken) and time.perf_counter() - mark > NOTIFY_EVERY_S:
             mark = time.perf_counter()
             if notify:
@@ -90,8 +95,9 @@ def run_member(spec: dict[str, Any], group_dir: str, notify: Notify | None, stop
     row.update(member=mid, max_steps=run.cfg.train.max_steps, run_dir=run.dir.name)
     if s.get("error"):
         row["error"] = s["error"]
-    # Probe columns (Hessian λmax, ranks, Fourier share, ...) that the run logged: their last value.
-    row.update({f"final_{k}": v for k, v in last.items() if k not in BASE_COLUMNS})
+    # Probe columns (Hessian λmax, ranks, Fourier share, ...): their first and last measured value.
+    row.update({f"first_{k}": v for k, v in first.items()})
+    row.update({f"final_{k}": v for k, v in last.items()})
     row["wall_s"] = row["wall_s"] if row["wall_s"] is not None else round(time.perf_counter() - t0, 3)
     return row
 

@@ -1,0 +1,61 @@
+"""Sweep pool against one-after-another: 8 short runs both ways, in one process, as a wall-time ratio.
+
+    .venv/bin/python bench/bench_sweep.py [--runs 8] [--steps 300] [--workers 0]
+
+The pool runs `workers` spawned processes with cores // workers torch threads each; the serial
+baseline runs the same members in this process with torch's threads = cores. Target: pool ≤ 0.65×.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import tempfile
+import time
+
+from engine.config import RunConfig, apply_overrides
+from engine.sweep import Group, expand, parse_sweep
+from engine.sweep_pool import MemberEnded, Sweep, default_workers, member_spec, run_members
+
+
+def make_group(root: str, runs: int, steps: int) -> Group:
+    base = apply_overrides(
+        RunConfig(preset="bench"),
+        {"data.op": "mul", "optim.lr": 0.01, "train.max_steps": steps, "train.eval_every": 100, "train.device": "cpu"},
+    )
+    spec = parse_sweep({"seeds": runs})
+    return Group.create(root, "bench", base, spec, [m for m, _ in expand(base, spec)])
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--runs", type=int, default=8)
+    ap.add_argument("--steps", type=int, default=300)
+    ap.add_argument("--workers", type=int, default=0, help="0 = one per core")
+    a = ap.parse_args()
+    cores = os.cpu_count() or 1
+    workers = a.workers or default_workers()
+    import torch
+
+    with tempfile.TemporaryDirectory() as tmp:
+        torch.set_num_threads(cores)
+        g = make_group(os.path.join(tmp, "serial"), a.runs, a.steps)
+        t0 = time.perf_counter()
+        rows = run_members([member_spec(g, m) for m in g.members], str(g.dir), None, lambda: False)
+        serial = time.perf_counter() - t0
+        assert all(r["status"] == "finished" for r in rows), rows
+
+        g = make_group(os.path.join(tmp, "pool"), a.runs, a.steps)
+        t0 = time.perf_counter()
+        ends = [e for e in Sweep(g, workers=workers).events() if isinstance(e, MemberEnded)]
+        pool = time.perf_counter() - t0
+        assert len(ends) == a.runs and all(e.row["status"] == "finished" for e in ends)
+
+    print(f"{a.runs} runs × {a.steps} steps (mul mod 97, batch 512), {cores} cores, torch {torch.__version__}")
+    print(f"serial, {cores} torch threads:            {serial:7.1f} s")
+    print(f"pool, {workers} workers × {max(cores // workers, 1)} thread(s): {pool:7.1f} s")
+    print(f"pool / serial = {pool / serial:.2f}  (target <= 0.65)")
+
+
+if __name__ == "__main__":
+    main()
