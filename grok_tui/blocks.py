@@ -68,7 +68,7 @@ def render_bars(
     for r in range(ph):
         level = (ph - 1 - r) * 8  # eighths below this row
         if r == 0:
-            out.append(f"{fmt_num(vmax):>{LABEL_W}}┤", style="dim")
+            out.append(f"{fmt_num(max(finite)):>{LABEL_W}}┤", style="dim")
         elif r == ph - 1:
             out.append(f"{0:>{LABEL_W}}┤", style="dim")
         else:

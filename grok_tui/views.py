@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import math
-import statistics
 from typing import Any
 
 from grok_tui.canvas import Line, Plot, fmt_num
@@ -115,13 +114,15 @@ def token_bars(data: RunData) -> dict[str, Any]:
     rare: list[bool] = []
     ops = freq[:p] or values[:p]
     if ops and len(freq) in (0, len(values)):
-        med = statistics.median(ops)
-        rare = [v < 0.5 * med for v in ops] + [False] * (len(values) - len(ops))
+        # A token is rare when it occurs less than half as often as the most common operand;
+        # b is drawn uniformly in every split, so only a skewed split crosses that line.
+        top = max(ops)
+        rare = [v < 0.5 * top for v in ops] + [False] * (len(values) - len(ops))
     ticks = {0: "0", p // 2: str(p // 2), p - 1: str(p - 1), p: "op", p + 1: "="} if p else {}
     legend = ""
     if values:
         lo, hi = min(values[:p] or values), max(values[:p] or values)
-        legend = f"operands {fmt_num(lo)}..{fmt_num(hi)}; {sum(rare)} rare in train split (< ½ median)"
+        legend = f"operands {fmt_num(lo)}..{fmt_num(hi)}; {sum(rare)} rare in train split (< ½ max)"
     return {
         "title": "updates per token",
         "values": values,
