@@ -32,8 +32,13 @@ def consume(
     On cancel the generator is closed, which makes Run close its log with status `interrupted`.
     Any exception (building the run, or inside the engine) marks `data` failed; it never escapes.
     """
+    from engine.config import ConfigError
+
     try:
         run = factory(cfg, out)
+    except ConfigError as e:  # e.g. --device cuda on a machine without CUDA: a user error
+        data.fail(str(e))
+        return
     except Exception as e:  # noqa: BLE001 - shown in the app, which stays usable
         data.fail(f"{type(e).__name__}: {e}")
         return
