@@ -274,3 +274,19 @@ async def test_open_browses_a_finished_run(tmp_path: Path, scripted) -> None:
         assert opened.data.updates and len(opened.data.grad.items) == 41
         await pilot.press("space")  # nothing to pause: a notice, no crash
         assert opened.engine is None
+
+
+@aio
+async def test_a_run_that_cannot_start_is_shown_failed(tmp_path: Path) -> None:
+    from engine.config import ConfigError
+
+    def factory(cfg, out):
+        raise ConfigError("train.device: cuda requested but CUDA is not available")
+
+    app = _app(tmp_path, factory)
+    async with app.run_test() as pilot:
+        await wait_for(pilot, lambda: app.data.status == "failed")
+        await pilot.pause(0.3)
+        assert "failed: train.device: cuda requested" in app.status_bar._last
+        await pilot.press("space")  # no run: a notice, no crash
+        assert app.is_running
