@@ -43,10 +43,11 @@ class PickerScreen(Screen[RunConfig | None]):
     PickerScreen .row { height: 1; }
     PickerScreen .row Label { width: 13; }
     PickerScreen Input { height: 1; border: none; padding: 0 1; width: 1fr; }
+    PickerScreen Input:focus { border: none; text-style: underline; background: $boost; }
     PickerScreen #description { height: auto; max-height: 3; color: $text-muted; }
     PickerScreen #picker-error { height: auto; color: $error; text-style: bold; }
     PickerScreen #buttons { height: 1; }
-    PickerScreen Button { height: 1; border: none; min-width: 10; margin-right: 2; }
+    PickerScreen Button { margin-right: 2; }
     """
 
     def __init__(self, current: RunConfig | None = None, overrides: dict[str, Any] | None = None) -> None:
@@ -71,8 +72,8 @@ class PickerScreen(Screen[RunConfig | None]):
                         yield Input(id="f-" + key.replace(".", "-"))
                 yield Static("", id="picker-error")
                 with Horizontal(id="buttons"):
-                    yield Button("Start", id="start", variant="primary")
-                    yield Button("Cancel", id="cancel")
+                    yield Button("Start", id="start", variant="primary", compact=True)
+                    yield Button("Cancel", id="cancel", compact=True)
 
     def on_mount(self) -> None:
         names = [p.name for p in self.presets]
