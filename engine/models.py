@@ -7,6 +7,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from engine.config import RunConfig
+from engine.first_layer import gather_sum, gathered_first_layer, tables
 
 _ACT = {"relu": F.relu, "gelu": F.gelu}
 
@@ -28,8 +29,20 @@ class MLPEmbed(nn.Module):
         self.readout = nn.Linear(hidden, cfg.data.p)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        e = self.embedding(x).flatten(1)  # (B, L) -> (B, L, d) -> (B, L·d)
-        h = self.act(self.first_layer(e))  # (B, hidden)
+        if torch.is_grad_enabled():
+            e = self.embedding(x).flatten(1)  # (B, L) -> (B, L, d) -> (B, L·d)
+            h = self.first_layer(e)  # (B, hidden)
+        else:  # evaluation: the same W ê from the tables T_l = E W_lᵀ (engine/first_layer.py)
+            h = gather_sum(tables(self.embedding.weight, self.first_layer.weight), x, self.first_layer.bias)
+        return self._head(h)
+
+    def forward_train(self, x: torch.Tensor) -> torch.Tensor:
+        """The training step's forward: W ê through the gathered tables, equal to `forward` up to rounding."""
+        h = gathered_first_layer(x, self.embedding.weight, self.first_layer.weight, self.first_layer.bias)
+        return self._head(h)
+
+    def _head(self, h: torch.Tensor) -> torch.Tensor:
+        h = self.act(h)  # (B, hidden)
         for layer in self.hidden:
             h = self.act(layer(h))
         return self.readout(h)  # (B, p) logits

@@ -170,7 +170,8 @@ class Trainer:
         self._t0 = time.perf_counter()
         mark_t, mark_step = self._t0, self.step
         status = "finished"
-        model, opt, x_tr, y_tr = self.model, self.opt, self.x_train, self.y_train
+        opt, x_tr, y_tr = self.opt, self.x_train, self.y_train
+        forward = getattr(self.model, "forward_train", self.model)  # MLPEmbed: gathered first layer (first_layer.py)
         loss = None
         if self.step == 0:
             ev = self._evaluate()
@@ -185,7 +186,7 @@ class Trainer:
                 continue
             idx = self.sampler.next()
             x, y = x_tr[idx], y_tr[idx]
-            loss = self.loss_fn(model(x), y)
+            loss = self.loss_fn(forward(x), y)
             opt.zero_grad(set_to_none=True)
             loss.backward()
             for hook in self.grad_hooks:

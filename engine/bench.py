@@ -1,0 +1,191 @@
+"""Throughput measurements behind `grok bench` and bench/: the matmul ceiling, the peer loop, the engine.
+
+Every arm is built untimed, then trained in chunks that alternate between arms (A, B, A, B, ...) so
+that a change in machine load hits all of them; the figures are medians over chunks.
+"""
+
+from __future__ import annotations
+
+import statistics
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from engine import data as D
+from engine.config import RunConfig, apply_overrides
+from engine.events import StepsTaken
+from engine.presets import resolve_config
+from engine.trainer import PROGRESS_EVERY, Trainer, resolve_device
+
+Stepper = Callable[[int], None]  # trains n steps and returns once the device is idle
+
+
+def bench_config(preset: str = "random_mul", device: str = "cpu", threads: int = 0, **over: object) -> RunConfig:
+    """The paper's config (p=97, d=128, batch 512, mul) with a device and thread count."""
+    cfg, _ = resolve_config(preset=preset)
+    return apply_overrides(cfg, {"train.device": device, "train.threads": threads, **over})
+
+
+def sync(device: torch.device) -> None:
+    if device.type == "cuda":
+        torch.cuda.synchronize(device)
+    elif device.type == "mps":
+        torch.mps.synchronize()
+
+
+def matmul_ceiling(device: torch.device, n: int = 2048, reps: int = 5, dtype: torch.dtype = torch.float32) -> float:
+    """fp32 GFLOP/s of one large n×n×n matmul (2n³ FLOP), the median of `reps` after a warm-up."""
+    a = torch.randn(n, n, device=device, dtype=dtype)
+    b = torch.randn(n, n, device=device, dtype=dtype)
+    a @ b
+    sync(device)
+    times = []
+    for _ in range(reps):
+        t = time.perf_counter()
+        a @ b
+        sync(device)
+        times.append(time.perf_counter() - t)
+    return 2 * n**3 / statistics.median(times) / 1e9
+
+
+# --- FLOP counts ----------------------------------------------------------------------------------
+
+
+def matmul_params(cfg: RunConfig) -> int:
+    """Weights of the model's matmuls (first layer, hidden layers, readout); biases and E excluded."""
+    d, L, p = cfg.model.d_embed, cfg.data.seq_len, cfg.data.p
+    hidden = cfg.model.d_hidden or L * d
+    n_in = L * d if cfg.model.kind == "mlp_embed" else L
+    return n_in * hidden + (cfg.model.n_hidden - 1) * hidden * hidden + hidden * p
+
+
+def nominal_flops(cfg: RunConfig, batch: int | None = None) -> float:
+    """6·B·(params in the matmuls) per training step: 2 forward + 4 backward FLOP per weight and example."""
+    return 6.0 * (batch or cfg.train.batch_size) * matmul_params(cfg)
+
+
+def engine_flops(cfg: RunConfig) -> float:
+    """The FLOP the engine actually spends per step: the first layer runs on the tables T_l = E W_lᵀ.
+
+    Building T, ∂E and ∂W costs 3 · 2·L·V·d·H instead of 6·B·L·d·H (engine/first_layer.py); the
+    gather and index_add of B·L rows of H are counted as B·L·H adds each way.
+    """
+    if cfg.model.kind != "mlp_embed":
+        return nominal_flops(cfg)
+    B, d, L, V = cfg.train.batch_size, cfg.model.d_embed, cfg.data.seq_len, cfg.data.vocab_size
+    H = cfg.model.d_hidden or L * d
+    first = 6.0 * L * V * d * H + 2.0 * B * L * H
+    return first + 6.0 * B * (matmul_params(cfg) - L * d * H)
+
+
+# --- the arms -------------------------------------------------------------------------------------
+
+
+class PeerMLP(nn.Module):
+    """eq. 2 as the anchor repos write it: Embedding, flatten, Linear, ReLU, Linear."""
+
+    def __init__(self, cfg: RunConfig) -> None:
+        super().__init__()
+        d, L = cfg.model.d_embed, cfg.data.seq_len
+        hidden = cfg.model.d_hidden or L * d
+        self.embed = nn.Embedding(cfg.data.vocab_size, d)
+        self.net = nn.Sequential(nn.Linear(L * d, hidden), nn.ReLU(), nn.Linear(hidden, cfg.data.p))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.net(self.embed(x).flatten(1))
+
+
+def train_set(cfg: RunConfig) -> tuple[torch.Tensor, torch.Tensor]:
+    """The training split as CPU tensors, as a peer script would hold it."""
+    split = D.make_split(cfg.data, cfg.train.seed)
+    pairs = D.operand_pairs(cfg.data)
+    x = torch.as_tensor(D.tokens(cfg.data, pairs)[split.train])
+    y = torch.as_tensor(D.labels(cfg.data, pairs)[split.train])
+    return x, y
+
+
+def peer_loop(cfg: RunConfig, flush_denormal: bool = False) -> Stepper:
+    """A plain loop: DataLoader with shuffle, torch.optim.Adam with its defaults, loss.item() logged every step.
+
+    PyTorch leaves subnormal floats on by default (`flush_denormal=False`); the flag exists to show
+    that flushing them is what keeps a long run's speed (bench/bench_sustained.py).
+    """
+    device = resolve_device(cfg.train.device)
+    x, y = train_set(cfg)
+    torch.manual_seed(cfg.train.seed)
+    model = PeerMLP(cfg).to(device)
+    o = cfg.optim
+    opt = torch.optim.Adam(model.parameters(), lr=o.lr, betas=o.betas, eps=o.eps, weight_decay=o.weight_decay)
+    loader = torch.utils.data.DataLoader(torch.utils.data.TensorDataset(x, y), batch_size=cfg.train.batch_size,
+                                         shuffle=True)
+
+    def batches() -> Iterator[tuple[torch.Tensor, torch.Tensor]]:
+        while True:
+            yield from loader
+
+    it = batches()
+    losses: list[float] = []
+
+    def run(n: int) -> None:
+        torch.set_flush_denormal(flush_denormal)
+        for _ in range(n):
+            xb, yb = next(it)
+            xb, yb = xb.to(device), yb.to(device)
+            loss = F.cross_entropy(model(xb), yb)
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+            losses.append(loss.item())
+        sync(device)
+
+    return run
+
+
+def engine_loop(cfg: RunConfig) -> Stepper:
+    """The engine as a run uses it: `Trainer` events, evaluations at the config's eval_every included."""
+    cfg = apply_overrides(cfg, {"train.max_steps": 10**9})
+    trainer = Trainer(cfg)
+    it = trainer.events()
+    next(it)  # RunStarted
+
+    def run(n: int) -> None:
+        if n % PROGRESS_EVERY:
+            raise ValueError(f"engine steps come in multiples of {PROGRESS_EVERY} (got {n})")
+        torch.set_flush_denormal(True)  # what Trainer.__init__ sets; re-set because arms alternate
+        target = trainer.step + n
+        for ev in it:
+            if isinstance(ev, StepsTaken) and ev.step >= target:
+                break
+        sync(trainer.device)
+
+    return run
+
+
+@dataclass
+class ArmResult:
+    """Steps/s of each chunk an arm trained, in order."""
+
+    name: str
+    steps: int
+    seconds: list[float]
+
+    @property
+    def steps_per_s(self) -> float:
+        return self.steps / statistics.median(self.seconds)
+
+
+def interleave(arms: dict[str, Stepper], steps: int, reps: int, warmup: int = 20) -> dict[str, ArmResult]:
+    """Train each arm `steps` steps per repetition, alternating arms; the first `warmup` steps are untimed."""
+    for run in arms.values():
+        run(warmup)
+    out = {name: ArmResult(name, steps, []) for name in arms}
+    for _ in range(reps):
+        for name, run in arms.items():
+            t = time.perf_counter()
+            run(steps)
+            out[name].seconds.append(time.perf_counter() - t)
+    return out
