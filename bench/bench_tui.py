@@ -58,12 +58,16 @@ def main() -> None:
         for i in range(args.repeats):
             t0 = time.perf_counter()
             hs.append(headless(cfg, out))
-            print(f"[{i}] headless {hs[-1]:8.1f} steps/s  ({time.perf_counter() - t0:.1f} s)")
+            print(f"[{i}] headless {hs[-1]:8.1f} steps/s  ({time.perf_counter() - t0:.1f} s)", flush=True)
             t0 = time.perf_counter()
             ts.append(asyncio.run(_tui(cfg, out)))
-            print(f"[{i}] tui      {ts[-1]:8.1f} steps/s  ({time.perf_counter() - t0:.1f} s)")
+            print(f"[{i}] tui      {ts[-1]:8.1f} steps/s  ({time.perf_counter() - t0:.1f} s)", flush=True)
     h, t = statistics.mean(hs), statistics.mean(ts)
-    print(f"preset {args.preset}, {args.steps} steps: headless {h:.1f} steps/s, tui {t:.1f} steps/s, ratio {t / h:.3f}")
+    pairs = statistics.median(b / a for a, b in zip(hs, ts, strict=True))
+    print(
+        f"preset {args.preset}, {args.steps} steps: headless {h:.1f} steps/s, tui {t:.1f} steps/s, "
+        f"ratio {t / h:.3f} (median of per-pair ratios {pairs:.3f})"
+    )
 
 
 if __name__ == "__main__":
