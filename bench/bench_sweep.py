@@ -1,6 +1,6 @@
 """Sweep pool against one-after-another: 8 short runs both ways, in one process, as a wall-time ratio.
 
-    .venv/bin/python bench/bench_sweep.py [--runs 8] [--steps 300] [--workers 0]
+    .venv/bin/python bench/bench_sweep.py [--runs 8] [--steps 300] [--workers 0] [--serial-threads 0]
 
 The pool runs `workers` spawned processes with cores // workers torch threads each; the serial
 baseline runs the same members in this process with torch's threads = cores. Target: pool ≤ 0.65×.
@@ -32,13 +32,15 @@ def main() -> None:
     ap.add_argument("--runs", type=int, default=8)
     ap.add_argument("--steps", type=int, default=300)
     ap.add_argument("--workers", type=int, default=0, help="0 = one per core")
+    ap.add_argument("--serial-threads", type=int, default=0, help="torch threads of the serial baseline; 0 = cores")
     a = ap.parse_args()
     cores = os.cpu_count() or 1
     workers = a.workers or default_workers()
     import torch
 
     with tempfile.TemporaryDirectory() as tmp:
-        torch.set_num_threads(cores)
+        serial_threads = a.serial_threads or cores
+        torch.set_num_threads(serial_threads)
         g = make_group(os.path.join(tmp, "serial"), a.runs, a.steps)
         t0 = time.perf_counter()
         rows = run_members([member_spec(g, m) for m in g.members], str(g.dir), None, lambda: False)
@@ -52,7 +54,7 @@ def main() -> None:
         assert len(ends) == a.runs and all(e.row["status"] == "finished" for e in ends)
 
     print(f"{a.runs} runs × {a.steps} steps (mul mod 97, batch 512), {cores} cores, torch {torch.__version__}")
-    print(f"serial, {cores} torch threads:            {serial:7.1f} s")
+    print(f"serial, {serial_threads} torch thread(s):        {serial:7.1f} s")
     print(f"pool, {workers} workers × {max(cores // workers, 1)} thread(s): {pool:7.1f} s")
     print(f"pool / serial = {pool / serial:.2f}  (target <= 0.65)")
 
