@@ -189,3 +189,30 @@ def interleave(arms: dict[str, Stepper], steps: int, reps: int, warmup: int = 20
             run(steps)
             out[name].seconds.append(time.perf_counter() - t)
     return out
+
+
+def sustained(arms: dict[str, Stepper], total: int = 6000, chunk: int = 100) -> dict[str, list[float]]:
+    """Seconds per `chunk` steps of each arm over one long run, chunks alternating between arms."""
+    out: dict[str, list[float]] = {name: [] for name in arms}
+    for _ in range(total // chunk):
+        for name, run in arms.items():
+            t = time.perf_counter()
+            run(chunk)
+            out[name].append(time.perf_counter() - t)
+    return out
+
+
+def window_rate(seconds: list[float], chunk: int, lo: int, hi: int) -> float:
+    """Steps/s over steps [lo, hi) from per-chunk seconds."""
+    part = seconds[lo // chunk : hi // chunk]
+    return len(part) * chunk / sum(part) if part else float("nan")
+
+
+def subnormal_count(tensors: list[torch.Tensor]) -> int:
+    """Nonzero floats below the smallest normal number: the slow path of CPU arithmetic."""
+    n = 0
+    for t in tensors:
+        if t.is_floating_point():
+            tiny = torch.finfo(t.dtype).tiny
+            n += int(((t.abs() < tiny) & (t != 0)).sum())
+    return n
