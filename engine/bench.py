@@ -216,3 +216,22 @@ def subnormal_count(tensors: list[torch.Tensor]) -> int:
             tiny = torch.finfo(t.dtype).tiny
             n += int(((t.abs() < tiny) & (t != 0)).sum())
     return n
+
+
+def many_loop(cfg: RunConfig, members: int) -> Stepper:
+    """`members` seeds of one config trained as one batched model (engine/batched.py)."""
+    from engine.batched import ManyTrainer
+
+    cfgs = [apply_overrides(cfg, {"train.seed": s, "train.max_steps": 10**9}) for s in range(members)]
+    trainer = ManyTrainer(cfgs)
+    it = trainer.events()
+
+    def run(n: int) -> None:
+        torch.set_flush_denormal(True)
+        target = trainer.step + n
+        for i, ev in it:
+            if i == 0 and isinstance(ev, StepsTaken) and ev.step >= target:
+                break
+        sync(trainer.device)
+
+    return run

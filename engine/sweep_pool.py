@@ -110,6 +110,11 @@ def run_members(specs: list[dict[str, Any]], group_dir: str, notify: Notify | No
     """
     notify = notify if notify is not None else _worker_notify
     stop = stop if stop is not None else _worker_stopped
+    if len(specs) > 1:  # members that share shapes on a GPU: one batched model (engine.batched_sweep)
+        from engine.batched_sweep import batchable, run_batch
+
+        if batchable(specs):
+            return run_batch(specs, group_dir, notify, stop)
     rows = []
     for s in specs:
         if stop():
@@ -119,8 +124,10 @@ def run_members(specs: list[dict[str, Any]], group_dir: str, notify: Notify | No
 
 
 def batches(specs: list[dict[str, Any]]) -> list[list[dict[str, Any]]]:
-    """One member per task for now (see run_members for the batched-seeds seam)."""
-    return [[s] for s in specs]
+    """Members that share shapes train as one batched model on a GPU (engine.batched_sweep); else one per task."""
+    from engine.batched_sweep import plan
+
+    return plan(specs)
 
 
 # --- the local process pool ---------------------------------------------------------------------

@@ -1,9 +1,78 @@
-"""`grok bench` (placeholder until implemented)."""
+"""`grok bench`: this machine's matmul ceiling, the peer loop, the engine, sustained speed and many seeds."""
 
 from __future__ import annotations
 
+from typing import Annotated
+
 import typer
+
+from grok_tui.errors import user_errors
+
+OVERHEAD_NOTES = (
+    "probes: bench/bench_probes.py (all probes at default cadences vs off, docs/PERFORMANCE.md)",
+    "TUI:    bench/bench_tui.py (a live TUI vs a headless run, docs/PERFORMANCE.md)",
+)
 
 
 def register(app: typer.Typer) -> None:
-    pass
+    @app.command()
+    @user_errors
+    def bench(
+        device: Annotated[str, typer.Option("--device", help="auto, cpu, cuda, cuda:N or mps.")] = "auto",
+        quick: Annotated[bool, typer.Option("--quick", help="Fewer repetitions; skip the 6k-step run.")] = False,
+        threads: Annotated[int, typer.Option("--threads", help="torch intra-op threads; 0 = torch's default.")] = 0,
+    ) -> None:
+        """Measure training throughput on this machine (p=97, d=128, batch 512, mul)."""
+        from engine.config import ConfigError
+
+        try:
+            run_bench(device, quick, threads)
+        except ValueError as e:  # an unavailable device
+            raise ConfigError(str(e)) from None
+
+
+def run_bench(device: str, quick: bool, threads: int) -> None:
+    import torch
+
+    from engine import bench as B
+    from engine.trainer import resolve_device
+
+    if threads:
+        torch.set_num_threads(threads)
+    dev = resolve_device(device)
+    cfg = B.bench_config("random_mul", str(dev), threads, **{"optim.lr": 1e-3})
+    reps, steps = (3, 30) if quick else (7, 50)
+    echo = typer.echo
+    echo(f"grok bench: random_mul (p=97, d=128, batch 512), device {dev}, threads {torch.get_num_threads()}, "
+         f"{reps} interleaved repetitions of {steps} steps, medians")
+    ceiling = B.matmul_ceiling(dev)
+    nominal, actual = B.nominal_flops(cfg), B.engine_flops(cfg)
+    echo(f"\n{'':<34}{'steps/s':>9}{'GFLOP/s':>9}{'of ceiling':>12}")
+    echo(f"{'1 fp32 matmul ceiling (2048³)':<34}{'':>9}{ceiling:>9.1f}{'100%':>12}")
+    res = B.interleave({"peer": B.peer_loop(cfg), "engine": B.engine_loop(cfg)}, steps, reps)
+    peer, eng = res["peer"].steps_per_s, res["engine"].steps_per_s
+    echo(f"{'2 peer loop (DataLoader, Adam)':<34}{peer:>9.1f}{peer * nominal / 1e9:>9.1f}"
+         f"{peer * nominal / 1e9 / ceiling:>12.0%}")
+    echo(f"{'3 engine (evals every 100 incl.)':<34}{eng:>9.1f}{eng * nominal / 1e9:>9.1f}"
+         f"{eng * nominal / 1e9 / ceiling:>12.0%}")
+    echo(f"{'  engine, FLOP actually spent':<34}{'':>9}{eng * actual / 1e9:>9.1f}{eng * actual / 1e9 / ceiling:>12.0%}")
+    echo(f"  engine / peer = {eng / peer:.2f}x   (nominal = 6·B·matmul params = {nominal / 1e6:.0f} MFLOP/step; "
+         f"the engine's first layer runs on E·W_lᵀ tables: {actual / 1e6:.0f} MFLOP/step)")
+    echo("\n4 sustained, random_mul at lr 1e-3")
+    if quick:
+        echo("  skipped with --quick (6,000 steps per arm); bench/bench_sustained.py runs it")
+    else:
+        secs = B.sustained({"plain": B.peer_loop(cfg), "engine": B.engine_loop(cfg)}, 6000, 100)
+        for name, s in secs.items():
+            early, late = B.window_rate(s, 100, 0, 1000), B.window_rate(s, 100, 2000, 6000)
+            echo(f"  {name:<8} steps 0-1k {early:7.1f}/s   2k-6k {late:7.1f}/s   ratio {late / early:.2f}")
+    echo("\n5 probe and TUI overhead")
+    for line in OVERHEAD_NOTES:
+        echo(f"  {line}")
+    echo("\n6 many seeds as one batched model (model-steps/s)")
+    sizes = (1, 8, 32) if dev.type == "cpu" else (1, 8, 32, 128)
+    many = B.interleave({str(n): B.many_loop(cfg, n) for n in sizes}, 10 if quick else 20, max(reps // 2, 2), 10)
+    base = many["1"].steps_per_s
+    for n in sizes:
+        r = many[str(n)].steps_per_s * n
+        echo(f"  N = {n:<4} {r:9.1f} model-steps/s   {r / base:5.1f}x of N = 1   (goal on a GPU: {0.7 * n:.1f}x)")

@@ -97,3 +97,22 @@ def test_why_not_batched():
     assert "probes" in why_not_batched([tiny_config(probe__rank_every=10)])
     with pytest.raises(ValueError, match="d_embed"):
         next(train_many([tiny_config(), tiny_config(model__d_embed=16)]))
+
+
+def test_run_batch_writes_member_run_dirs(tmp_path):
+    from engine.batched_sweep import plan, run_batch
+    from engine.runlog import read_csv, read_summary
+
+    specs = [{"id": f"m{s:03d}", "config": tiny_config(train__seed=s).to_dict(), "resume_dir": ""} for s in (0, 1)]
+    assert plan(specs) == [[specs[0]], [specs[1]]]  # the CPU trains members one by one
+    seen = []
+    rows = run_batch(specs, str(tmp_path), seen.append, lambda: False)
+    assert [r["member"] for r in rows] == ["m000", "m001"]
+    for spec, row in zip(specs, rows, strict=True):
+        d = tmp_path / row["run_dir"]
+        assert read_summary(d)["status"] == "finished" == row["status"]
+        solo, _, _ = alone(tiny_config(train__seed=spec["config"]["train"]["seed"]))
+        metrics = read_csv(d / "metrics.csv")
+        assert [int(r["step"]) for r in metrics] == [r["step"] for r in solo]
+        assert math.isclose(float(metrics[-1]["val_acc"]), solo[-1]["val_acc"], abs_tol=1e-6)
+    assert ("started", "m000", rows[0]["run_dir"], 60) in seen
