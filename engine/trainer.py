@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import queue
 import threading
 import time
 from collections.abc import Iterator
@@ -164,6 +165,50 @@ class Trainer:
         return self.events()
 
     def events(self) -> Iterator[Event]:
+        """The event stream. The loop runs in its own thread, in lockstep with the consumer.
+
+        torch.set_flush_denormal only reaches the OpenMP team of a thread that sets it before its
+        first parallel region; the main thread's team exists from `import torch` on, so a loop run
+        on the main thread would still pay for subnormals in the memorization plateau. The loop
+        thread sets it first, then hands each event over and waits until the consumer asks for the
+        next one, so control calls and checkpoints see the trainer exactly as a generator would.
+        """
+        to_consumer: queue.Queue[tuple[str, Any]] = queue.Queue(maxsize=1)
+        to_loop: queue.Queue[str] = queue.Queue(maxsize=1)
+
+        def work() -> None:
+            torch.set_flush_denormal(True)
+            try:
+                for ev in self._loop():
+                    to_consumer.put(("event", ev))
+                    if to_loop.get() == "close":
+                        break
+            except BaseException as e:  # noqa: BLE001 - re-raised in the consumer's thread
+                to_consumer.put(("error", e))
+                return
+            to_consumer.put(("done", None))
+
+        thread = threading.Thread(target=work, name="grok-engine-loop", daemon=True)
+        thread.start()
+        try:
+            while True:
+                kind, item = to_consumer.get()
+                if kind == "done":
+                    return
+                if kind == "error":
+                    raise item
+                yield item
+                to_loop.put("next")
+        finally:
+            if thread.is_alive():
+                self._stop = self._stop or "interrupted"
+                try:
+                    to_loop.put_nowait("close")
+                except queue.Full:
+                    pass
+                thread.join(timeout=10)
+
+    def _loop(self) -> Iterator[Event]:
         cfg = self.cfg
         t = cfg.train
         yield self.started_event()

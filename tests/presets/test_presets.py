@@ -32,7 +32,7 @@ def test_preset_loads_and_cites_its_source(name: str) -> None:
     assert isinstance(p.config, RunConfig) and p.description
     assert p.config.preset == name
     first = (presets_dir() / f"{name}.toml").read_text().splitlines()[0]
-    assert first.startswith("#") and re.search(r"(Fig\.|§|App\.|Prop\.|eq\.|paper|Sec\.|\.md)", first), first
+    assert first.startswith("#") and re.search(r"(Figs?\.|§|App\.|Prop\.|eq\.|paper|Sec\.|\.md)", first), first
     # the resolved config survives its own validation after a round trip of overrides
     apply_overrides(p.config, {"train.max_steps": p.config.train.max_steps})
 
