@@ -1,7 +1,9 @@
 """Wall-time cost of all probes at their default cadences on `embed_mul`, against probes off, in one process.
 
 The two arms are interleaved (off, on, off, on, ...) so that a change in machine load hits both, and the
-median of the per-pair ratios is reported. Usage:
+median of the per-pair ratios is reported. The process CPU time is reported beside the wall time: on a
+machine shared with other jobs it is the steadier of the two (with --threads 1 it equals the wall time
+of an idle machine). Usage:
 
     python bench/bench_probes.py [--steps 1500] [--pairs 3] [--threads 1] [--preset embed_mul]
 """
@@ -20,18 +22,18 @@ from engine.probes import DEFAULT_CADENCES
 from engine.trainer import Trainer
 
 
-def timed_run(cfg: RunConfig) -> tuple[float, dict[str, list[float]]]:
-    """Seconds to train `cfg` to the end (evaluations and probes included), and the probe columns logged."""
+def timed_run(cfg: RunConfig) -> tuple[float, float, dict[str, list[float]]]:
+    """Wall and CPU seconds to train `cfg` to the end (evaluations and probes included), and the Hessian columns."""
     trainer = Trainer(cfg)
     logged: dict[str, list[float]] = defaultdict(list)
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), time.process_time()
     for ev in trainer:
         if isinstance(ev, EvalLogged):
             for k in ("hess_iters", "hess_E", "hess_W"):
                 v = ev.row.get(k, float("nan"))
                 if v == v:  # not NaN
                     logged[k].append(v)
-    return time.perf_counter() - t0, logged
+    return time.perf_counter() - t0, time.process_time() - c0, logged
 
 
 def main() -> None:
@@ -53,14 +55,19 @@ def main() -> None:
     pc = on.probe
     print(f"hessian batch {pc.hessian_batch or 'all'}, iteration cap {pc.hessian_iters}, tol {pc.hessian_tol}")
 
-    ratios = []
+    wall, cpu = [], []
     for i in range(args.pairs):
-        t_off, _ = timed_run(off)
-        t_on, logged = timed_run(on)
-        ratios.append(t_on / t_off)
+        t_off, c_off, _ = timed_run(off)
+        t_on, c_on, logged = timed_run(on)
+        wall.append(t_on / t_off)
+        cpu.append(c_on / c_off)
         iters = [int(v) for v in logged["hess_iters"]]
-        print(f"pair {i + 1}: off {t_off:.2f} s, on {t_on:.2f} s, ratio {t_on / t_off:.3f}; hess_iters {iters}")
-    print(f"median ratio (on / off): {statistics.median(ratios):.3f} over {args.pairs} pairs")
+        print(
+            f"pair {i + 1}: wall off {t_off:.1f} s, on {t_on:.1f} s, ratio {wall[-1]:.3f}; "
+            f"cpu off {c_off:.1f} s, on {c_on:.1f} s, ratio {cpu[-1]:.3f}; hess_iters {iters}"
+        )
+    print(f"median wall-time ratio (on / off): {statistics.median(wall):.3f} over {args.pairs} pairs")
+    print(f"median CPU-time ratio (on / off): {statistics.median(cpu):.3f} over {args.pairs} pairs")
 
 
 if __name__ == "__main__":

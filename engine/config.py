@@ -192,7 +192,7 @@ class ProbeConfig:
 
     hessian_every: int = 0  # λmax of the loss Hessian on E and W blocks (Figs. 7, 9)
     hessian_all: bool = False  # also λmax over all parameters
-    hessian_batch: int = 512  # fixed probe batch, drawn once per run; 0 = whole training set (docs/PROBES.md)
+    hessian_batch: int = 256  # fixed probe batch, drawn once per run; 0 = whole training set (docs/PROBES.md)
     hessian_iters: int = 20  # power-iteration cap
     hessian_tol: float = 1e-3  # relative tolerance on λ between iterations
     rank_every: int = 0  # σmax, numerical and effective rank of E, W, EW (Fig. 10)

@@ -14,7 +14,7 @@ def embedding_spectrum(e: torch.Tensor) -> torch.Tensor:
 
     The DFT runs over the token axis, unnormalised; the other frequencies mirror these (k and p−k are conjugate).
     """
-    return torch.fft.rfft(e.detach().double(), dim=0).abs().pow(2).sum(1).sqrt()  # (p, d) -> (⌊p/2⌋+1,)
+    return torch.fft.rfft(e.detach().to("cpu", torch.float64), dim=0).abs().pow(2).sum(1).sqrt()  # (p, d) -> (⌊p/2⌋+1,)
 
 
 def top_k_share(spectrum: torch.Tensor, k: int) -> float:

@@ -31,4 +31,4 @@ class GradProbe(Probe):
     def measure(self, step: int) -> dict[str, Any]:
         if self.last is None:  # no training step yet (the evaluation at step 0)
             return {}
-        return {"grad_norm": tuple(self.last.double().norm(dim=1).tolist())}
+        return {"grad_norm": tuple(self.last.to("cpu", torch.float64).norm(dim=1).tolist())}

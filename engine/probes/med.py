@@ -11,7 +11,7 @@ from engine.probes.base import Blocks, Probe
 
 def main_embedding_difference(e: torch.Tensor) -> float:
     """(1/(p−1)) Σ_{i=0}^{p−2} ‖e_{i+1} − e_i‖₂ over the operand rows e (p, d)."""
-    e = e.detach().double()
+    e = e.detach().to("cpu", torch.float64)
     return float((e[1:] - e[:-1]).norm(dim=1).mean())
 
 

@@ -14,7 +14,7 @@ def frobenius(ts: list[torch.Tensor]) -> float:
     """‖(T_1, T_2, ...)‖_F = sqrt(Σ_j ‖T_j‖_F²), in float64."""
     if not ts:
         return NAN
-    return math.sqrt(sum(float(t.detach().double().pow(2).sum()) for t in ts))
+    return math.sqrt(sum(float(t.detach().to("cpu", torch.float64).pow(2).sum()) for t in ts))
 
 
 class NormProbe(Probe):
