@@ -27,8 +27,8 @@ def register(app: typer.Typer) -> None:
 
         try:
             run_bench(device, quick, threads)
-        except ValueError as e:  # an unavailable device
-            raise ConfigError(str(e)) from None
+        except (ValueError, RuntimeError) as e:  # an unavailable or unknown device
+            raise ConfigError(f"--device {device}: {str(e).splitlines()[0]}") from None
 
 
 def run_bench(device: str, quick: bool, threads: int) -> None:
