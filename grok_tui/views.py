@@ -43,37 +43,43 @@ def _plot(
         return Plot(title, [ln for ln in lines if ln.points], data.max_steps, log_x, note=note, **kw)
 
 
-def accuracy(data: RunData, log_x: bool) -> Plot:
-    markers = []
+def phase_markers(data: RunData) -> list[tuple[float, str]]:
+    """M at the memorized step, G at the generalized step, on every step-axis chart."""
+    out = []
     if data.memorized_step is not None:
-        markers.append((float(max(data.memorized_step, 1)), "M"))
+        out.append((float(max(data.memorized_step, 1)), "M"))
     if data.generalized_step is not None:
-        markers.append((float(max(data.generalized_step, 1)), "G"))
-    return _plot(
-        data, "accuracy", [("train_acc", "train"), ("val_acc", "val")], log_x, y_range=(0.0, 1.0), markers=markers
-    )
+        out.append((float(max(data.generalized_step, 1)), "G"))
+    return out
+
+
+def accuracy(data: RunData, log_x: bool) -> Plot:
+    cols = [("train_acc", "train"), ("val_acc", "val")]
+    return _plot(data, "accuracy", cols, log_x, y_range=(0.0, 1.0), markers=phase_markers(data))
 
 
 def loss(data: RunData, log_x: bool) -> Plot:
-    return _plot(data, "loss (log y)", [("train_loss", "train"), ("val_loss", "val")], log_x, y_log=True)
+    cols = [("train_loss", "train"), ("val_loss", "val")]
+    return _plot(data, "loss (log y)", cols, log_x, y_log=True, markers=phase_markers(data))
 
 
 def curvature(data: RunData, log_x: bool) -> Plot:
-    # λmax of the Hessian restricted to E and to W (Figs. 7, 9).
+    # λmax of the Hessian restricted to E and to W (Figs. 7, 9): train accuracy reaches 100% as
+    # λmax(W) starts to fall, validation accuracy rises as λmax(E) falls; M and G mark those steps.
     cols = [("hess_E", "λmax(E)"), ("hess_W", "λmax(W)"), ("hess_all", "λmax(θ)")]
-    return _plot(data, "curvature λmax (log y)", cols, log_x, probe="hessian", y_log=True)
+    return _plot(data, "curvature λmax (log y)", cols, log_x, probe="hessian", y_log=True, markers=phase_markers(data))
 
 
 def ranks(data: RunData, log_x: bool) -> Plot:
     # Numerical rank of E, W and EW (Fig. 10).
     cols = [("rank_E", "rank E"), ("rank_W", "rank W"), ("rank_EW", "rank EW")]
-    return _plot(data, "rank", cols, log_x, probe="rank")
+    return _plot(data, "rank", cols, log_x, probe="rank", markers=phase_markers(data))
 
 
 def ratios(data: RunData, log_x: bool) -> Plot:
     # σmax(E)/σmax(W) against the c in force (Adam-LR, §4.3, eq. 24).
     cols = [("sigma_ratio", "σmax(E)/σmax(W)"), ("lr_ratio", "c = lr_E/lr")]
-    plot = _plot(data, "σ ratio and c (log y)", cols, log_x, y_log=True)
+    plot = _plot(data, "σ ratio and c (log y)", cols, log_x, y_log=True, markers=phase_markers(data))
     if data.columns and not data.has("sigma_E"):
         plot.title = "c (log y) · σmax(E)/σmax(W) " + PROBE_HINT["rank"]
     return plot
