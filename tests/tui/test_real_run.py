@@ -31,3 +31,19 @@ async def test_real_tiny_run_to_completion(tmp_path: Path) -> None:
     summary = json.loads((run_dir / "summary.json").read_text())
     assert summary["status"] == "finished" and summary["steps"] == 300
     assert app.last_export is not None and len(app.last_export.read_text().splitlines()) == 1 + 300 // 20 + 1
+
+
+@aio
+async def test_quit_during_a_real_run_logs_interrupted(tmp_path: Path) -> None:
+    import time
+
+    sets = ["data.p=7", "model.d_embed=8", "train.batch_size=16", "train.eval_every=50", "train.device=cpu"]
+    app = create_app("skewed_mul", sets=sets, steps=1_000_000, out=tmp_path / "runs")
+    async with app.run_test() as pilot:
+        await wait_for(pilot, lambda: app.data.step >= 100, timeout=120)
+        t0 = time.monotonic()
+        await pilot.press("q")
+    assert time.monotonic() - t0 < 2.0
+    assert app.worker is not None and app.worker.is_finished
+    summary = json.loads((Path(app.data.run_dir) / "summary.json").read_text())
+    assert summary["status"] == "interrupted" and 100 <= summary["steps"] < 1_000_000
