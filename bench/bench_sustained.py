@@ -14,7 +14,7 @@ import argparse
 
 import torch
 
-from engine.bench import bench_config, engine_loop, peer_loop, sustained, window_rate
+from engine.bench import bench_config, engine_loop, peer_loop, subnormal_count, sustained, window_rate
 
 CHUNK = 100
 
@@ -42,6 +42,11 @@ def main() -> None:
         early, late = window_rate(s, CHUNK, 0, 1000), window_rate(s, CHUNK, 2000, hi)
         trace = " ".join(f"{window_rate(s, CHUNK, i, i + 500):.0f}" for i in range(0, args.steps, 500))
         print(f"{name:<12} {early:>10.1f} {late:>11.1f} {late / early:>6.2f}   {trace}")
+    for name, run in arms.items():
+        if hasattr(run, "tensors"):  # the plain loops: weights and Adam moments that ended up subnormal
+            ts = run.tensors()
+            total = sum(t.numel() for t in ts if t.is_floating_point())
+            print(f"{name}: {subnormal_count(ts)} of {total} weights and Adam moments are subnormal at the end")
 
 
 if __name__ == "__main__":

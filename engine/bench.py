@@ -142,6 +142,7 @@ def peer_loop(cfg: RunConfig, flush_denormal: bool = False) -> Stepper:
             losses.append(loss.item())
         sync(device)
 
+    run.tensors = lambda: [*model.parameters(), *(t for s in opt.state.values() for t in s.values())]  # type: ignore[attr-defined]
     return run
 
 
