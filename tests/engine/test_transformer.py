@@ -161,7 +161,7 @@ def test_adaptive_ratio_takes_the_largest_sigma_over_q_k_v() -> None:
     model = build_model(cfg)
     c, s_e, s_w = adaptive_ratio(model, cfg, f_e=0.5)
     params = dict(model.named_parameters())
-    sig = [float(torch.linalg.svdvals(params[n].double())[0]) for n in w_names(model, cfg)]
+    sig = [float(torch.linalg.svdvals(params[n].detach().double())[0]) for n in w_names(model, cfg)]
     assert s_w == pytest.approx(max(sig))
     assert c == pytest.approx(cfg.optim.kappa * s_e / s_w / 0.5)
 
