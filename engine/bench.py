@@ -210,7 +210,11 @@ def window_rate(seconds: list[float], chunk: int, lo: int, hi: int) -> float:
 
 
 def subnormal_count(tensors: list[torch.Tensor]) -> int:
-    """Nonzero floats below the smallest normal number: the slow path of CPU arithmetic."""
+    """Nonzero floats below the smallest normal number: the slow path of CPU arithmetic.
+
+    Turns flushing off first: with it on, the CPU reads subnormal inputs as zero and none would be seen.
+    """
+    torch.set_flush_denormal(False)
     n = 0
     for t in tensors:
         if t.is_floating_point():
