@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import dataclasses
 import difflib
+import functools
 import types
 import typing
 from dataclasses import dataclass, field
@@ -238,6 +239,7 @@ GROUPS: dict[str, type] = {
 }
 
 
+@functools.cache
 def _field_types(cls: type) -> dict[str, Any]:
     return typing.get_type_hints(cls)
 

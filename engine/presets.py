@@ -8,6 +8,7 @@ runner). Loading never imports torch.
 from __future__ import annotations
 
 import difflib
+import functools
 import tomllib
 from dataclasses import dataclass, field
 from importlib import resources
@@ -33,6 +34,7 @@ class Preset:
         return bool(self.sweep)
 
 
+@functools.cache
 def presets_dir() -> Path:
     """The directory holding the preset TOML files (installed package, or the source tree)."""
     try:
