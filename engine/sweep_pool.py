@@ -5,15 +5,21 @@ from __future__ import annotations
 import math
 import os
 import signal
+import threading
 import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ProcessPoolExecutor
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
 from engine.sweep import Group, Member
 
 NOTIFY_EVERY_S = 0.5  # a member reports its step and polls the stop flag at most this often
+PARENT_POLL_S = 0.5  # a pool worker checks this often that the sweep process still exists
+ORPHAN_GRACE_S = 60.0  # an orphaned worker exits at the latest this long after its parent died
+# Ctrl-C, `kill`, and a terminal hang-up; a hang-up or `kill -- -PGID` reaches the workers too.
+STOP_SIGNALS = tuple(getattr(signal, n) for n in ("SIGINT", "SIGTERM", "SIGHUP") if hasattr(signal, n))
 # engine.trainer.BASE_COLUMNS (not imported: this module stays torch-free until a member runs)
 BASE_COLUMNS = {"step", "epoch", "wall_s", "train_loss", "train_acc", "val_loss", "val_acc"}
 BASE_COLUMNS |= {"lr", "lr_embed", "lr_ratio", "f_E"}
@@ -108,8 +114,17 @@ def run_members(specs: list[dict[str, Any]], group_dir: str, notify: Notify | No
     A future `engine.train_many(configs)` (many seeds as one batched model) plugs in here: give it
     the batch when the members differ only in `train.seed`, and return one row per member.
     """
+    global _BUSY
     notify = notify if notify is not None else _worker_notify
     stop = stop if stop is not None else _worker_stopped
+    _BUSY = True
+    try:
+        return _run_members(specs, group_dir, notify, stop)
+    finally:
+        _BUSY = False
+
+
+def _run_members(specs: list[dict[str, Any]], group_dir: str, notify: Notify, stop: Callable[[], bool]) -> list[dict]:
     if len(specs) > 1:  # members that share shapes on a GPU: one batched model (engine.batched_sweep)
         from engine.batched_sweep import batchable, run_batch
 
@@ -134,6 +149,8 @@ def batches(specs: list[dict[str, Any]]) -> list[list[dict[str, Any]]]:
 
 _QUEUE: Any = None
 _STOP: Any = None
+_ORPHANED = threading.Event()  # the sweep process is gone: stop the member, then exit
+_BUSY = False  # a batch of members is running in this process
 
 
 def _worker_notify(msg: tuple[Any, ...]) -> None:
@@ -142,13 +159,44 @@ def _worker_notify(msg: tuple[Any, ...]) -> None:
 
 
 def _worker_stopped() -> bool:
-    return _STOP is not None and _STOP.is_set()
+    return _ORPHANED.is_set() or (_STOP is not None and _STOP.is_set())
+
+
+def _watch_parent(ppid: int) -> None:
+    """Workers ignore the stop signals, so they must not outlive the sweep process (e.g. SIGKILLed)."""
+    while os.getppid() == ppid:
+        time.sleep(PARENT_POLL_S)
+    _ORPHANED.set()  # the running member stops as interrupted and writes its checkpoint
+    deadline = time.monotonic() + ORPHAN_GRACE_S
+    while _BUSY and time.monotonic() < deadline:
+        time.sleep(0.1)
+    os._exit(1)  # an idle worker would wait for work from the dead parent forever
+
+
+@contextmanager
+def _stop_signals_blocked() -> Iterator[None]:
+    """Block the stop signals while workers are spawned: they are born with them blocked (the mask
+    survives exec) and unblock them once ignored, so a signal at start-up cannot kill one half-made.
+    The parent's handlers get a signal that arrived meanwhile as soon as the block is lifted."""
+    if not hasattr(signal, "pthread_sigmask"):
+        yield
+        return
+    old = signal.pthread_sigmask(signal.SIG_BLOCK, STOP_SIGNALS)
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, old)
 
 
 def init_worker(threads: int, queue: Any = None, stop: Any = None) -> None:
-    """Worker setup: ignore SIGINT (the parent stops us), and workers × threads = cores."""
+    """Worker setup: ignore the stop signals (the parent stops us through `stop`, also when a signal
+    reached the whole process group), exit if the parent dies, and workers × threads = cores."""
     global _QUEUE, _STOP
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    for sig in STOP_SIGNALS:
+        signal.signal(sig, signal.SIG_IGN)
+    if hasattr(signal, "pthread_sigmask"):
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, STOP_SIGNALS)
+    threading.Thread(target=_watch_parent, args=(os.getppid(),), name="parent-watch", daemon=True).start()
     _QUEUE, _STOP = queue, stop
     for var in ("OMP_NUM_THREADS", "MKL_NUM_THREADS"):
         os.environ[var] = str(threads)
@@ -195,13 +243,14 @@ class Sweep:
         import queue as queue_mod
 
         ctx = mp.get_context("spawn")  # torch and fork do not mix
-        q, stop = ctx.Queue(), ctx.Event()
         cores = default_workers()
         workers = min(self.workers, len(specs))
         threads = max(cores // workers, 1)
-        ex = ProcessPoolExecutor(workers, mp_context=ctx, initializer=init_worker, initargs=(threads, q, stop))
         gdir = str(self.group.dir)
-        futs: dict[Future, list[dict[str, Any]]] = {ex.submit(run_members, b, gdir): b for b in batches(specs)}
+        with _stop_signals_blocked():  # every process spawned here: the workers and the resource tracker
+            q, stop = ctx.Queue(), ctx.Event()
+            ex = ProcessPoolExecutor(workers, mp_context=ctx, initializer=init_worker, initargs=(threads, q, stop))
+            futs: dict[Future, list[dict[str, Any]]] = {ex.submit(run_members, b, gdir): b for b in batches(specs)}
         pending = set(futs)
         try:
             while pending:

@@ -122,7 +122,10 @@ def execute(group: Any, workers: int, backend: str, address: str | None, quiet: 
     failed = 0
     try:
         for ev in sw.events():
-            progress.handle(ev)
+            try:
+                progress.handle(ev)
+            except OSError:  # the terminal is gone (SIGHUP): the rows still go to results.csv
+                pass
             row = getattr(ev, "row", None)
             if row is not None and row.get("status") == "failed":
                 failed += 1
@@ -137,7 +140,7 @@ def execute(group: Any, workers: int, backend: str, address: str | None, quiet: 
     _say(f"group directory: {group.dir}")
     if caught:
         _say(f"interrupted: `grok sweep --resume {group.dir}` runs what is missing")
-        return 130
+        return 128 + int(caught[0])  # 130 SIGINT, 143 SIGTERM, 129 SIGHUP, as a shell reports them
     if failed:
         print(f"error: {failed} member(s) failed; see error.txt in their run directories", file=sys.stderr)
         return 1

@@ -1,0 +1,178 @@
+"""`grok sweep` under SIGINT, SIGTERM and SIGHUP, sent to the parent or to the whole process group."""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.cli.conftest import DATA
+
+SWEEP = str(DATA / "tiny_sweep.toml")
+pytestmark = pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads process groups from /proc")
+
+
+class Sweep:
+    """`grok sweep` in a session of its own (its pid is the process group id), stdout read by a thread."""
+
+    def __init__(self, out: Path, *args: str) -> None:
+        env = {**os.environ, "COLUMNS": "200", "NO_COLOR": "1"}
+        cmd = [sys.executable, "-m", "grok_tui", "sweep", *args, "--workers", "2"]
+        self.err = out / "stderr.txt"
+        with open(self.err, "w") as fh:
+            self.proc = subprocess.Popen(
+                cmd, stdout=subprocess.PIPE, stderr=fh, text=True, env=env, start_new_session=True
+            )
+        self.lines: list[str] = []
+        self._reader = threading.Thread(target=self._read, daemon=True)
+        self._reader.start()
+
+    def _read(self) -> None:
+        assert self.proc.stdout is not None
+        for line in self.proc.stdout:
+            self.lines.append(line)
+
+    def started(self) -> list[str]:
+        """Run directories of the members that started, from the `start ... -> DIR` lines."""
+        return [ln.rsplit("-> ", 1)[1].strip() for ln in list(self.lines) if ln.startswith("start ")]
+
+    def wait_started(self, n: int, timeout: float = 180) -> list[str]:
+        deadline = time.monotonic() + timeout
+        while len(self.started()) < n:
+            assert self.proc.poll() is None, self.stderr()
+            assert time.monotonic() < deadline, f"{n} members did not start: {self.lines}"
+            time.sleep(0.1)
+        return self.started()
+
+    def finish(self, timeout: float = 120) -> int:
+        rc = self.proc.wait(timeout=timeout)
+        self._reader.join(timeout=10)
+        return rc
+
+    def stdout(self) -> str:
+        return "".join(self.lines)
+
+    def stderr(self) -> str:
+        return self.err.read_text()
+
+    def kill(self) -> None:
+        for pid in alive_in_group(self.proc.pid):
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        if self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait()
+
+
+def alive_in_group(pgid: int) -> list[int]:
+    """Processes of process group `pgid` that still run (zombies waiting for a reaper do not count)."""
+    pids = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            text = stat.read_text()
+        except OSError:
+            continue
+        state, _ppid, pgrp = text[text.rindex(")") + 2 :].split()[:3]
+        if int(pgrp) == pgid and state not in ("Z", "X"):
+            pids.append(int(stat.parent.name))
+    return pids
+
+
+def wait_group_gone(pgid: int, timeout: float = 30) -> None:
+    deadline = time.monotonic() + timeout
+    while alive_in_group(pgid):
+        assert time.monotonic() < deadline, f"processes left in the group: {alive_in_group(pgid)}"
+        time.sleep(0.2)
+
+
+def group_dir(out: Path) -> Path:
+    (g,) = [p for p in out.iterdir() if p.name.endswith("-sweep")]
+    return g
+
+
+def results(g: Path) -> dict[str, dict[str, str]]:
+    with open(g / "results.csv", newline="") as fh:
+        return {r["run_dir"]: r for r in csv.DictReader(fh)}
+
+
+@pytest.mark.parametrize(
+    ("sig", "to_group"),
+    [(signal.SIGTERM, True), (signal.SIGHUP, True), (signal.SIGINT, True), (signal.SIGTERM, False)],
+    ids=["TERM-group", "HUP-group", "INT-group", "TERM-parent"],
+)
+def test_signal_stops_the_sweep_cleanly(tmp_path: Path, sig: int, to_group: bool) -> None:
+    sw = Sweep(tmp_path, "--config", SWEEP, "--seeds", "1", "--steps", "20000", "--out", str(tmp_path))
+    try:
+        started = sw.wait_started(2)
+        time.sleep(0.5)
+        if to_group:
+            os.killpg(sw.proc.pid, sig)  # a terminal hang-up or `kill -- -PGID`: the workers get it too
+        else:
+            sw.proc.send_signal(sig)
+        assert sw.finish() == 128 + sig, sw.stderr()
+        assert "Traceback" not in sw.stderr()
+        assert "grok sweep --resume" in sw.stdout()
+        rows = results(group_dir(tmp_path))
+        assert set(rows) == set(started)  # members never started stay missing
+        for run_dir, row in rows.items():
+            assert row["status"] == "interrupted" and 0 < int(row["steps"]) < 20000
+            d = group_dir(tmp_path) / run_dir
+            assert (d / "checkpoint.pt").exists()
+            assert json.loads((d / "summary.json").read_text())["status"] == "interrupted"
+        wait_group_gone(sw.proc.pid)
+    finally:
+        sw.kill()
+
+
+def test_resume_after_a_group_signal_runs_what_is_missing(tmp_path: Path) -> None:
+    sw = Sweep(tmp_path, "--config", SWEEP, "--seeds", "1", "--steps", "600", "--out", str(tmp_path))
+    try:
+        sw.wait_started(1)
+        os.killpg(sw.proc.pid, signal.SIGTERM)
+        assert sw.finish() == 143, sw.stderr()
+    finally:
+        sw.kill()
+    g = group_dir(tmp_path)
+    before = results(g)
+    assert before and all(r["status"] == "interrupted" for r in before.values())
+    again = Sweep(tmp_path, "--resume", str(g))
+    try:
+        assert again.finish(timeout=300) == 0, again.stderr()
+    finally:
+        again.kill()
+    assert "4 of 4 members to run" in again.stdout()
+    after = results(g)
+    assert len(after) == 4 and {r["status"] for r in after.values()} == {"finished"}
+    assert set(before) <= set(after)  # interrupted members continued in their own run directories
+    for run_dir in before:
+        with open(g / run_dir / "metrics.csv", newline="") as fh:
+            steps = [int(r["step"]) for r in csv.DictReader(fh)]
+        assert steps == sorted(set(steps)) and steps[-1] == 600
+
+
+def test_workers_exit_when_the_parent_is_killed(tmp_path: Path) -> None:
+    sw = Sweep(tmp_path, "--config", SWEEP, "--seeds", "1", "--steps", "20000", "--out", str(tmp_path))
+    try:
+        started = sw.wait_started(2)
+        time.sleep(0.5)
+        assert len(alive_in_group(sw.proc.pid)) >= 3  # the parent and two workers
+        sw.proc.kill()  # SIGKILL: no handler runs, nobody sets the stop flag
+        sw.finish()
+        wait_group_gone(sw.proc.pid, timeout=60)
+        g = group_dir(tmp_path)
+        for run_dir in started:  # orphaned workers stopped their members cleanly before exiting
+            d = g / run_dir
+            assert json.loads((d / "summary.json").read_text())["status"] == "interrupted"
+            assert (d / "checkpoint.pt").exists()
+    finally:
+        sw.kill()
