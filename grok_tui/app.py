@@ -293,6 +293,10 @@ def create_app(
     elif preset or config:
         cfg, _ = resolve_config(preset, config, overrides)
     for d in compare or []:
-        if not (Path(d) / "config.json").is_file():
-            raise ConfigError(f"{d}: not a run directory (no config.json)")
+        if (Path(d) / "group.json").is_file():  # a sweep: one mean curve and band per arm × grid cell
+            from engine.sweep import Group
+
+            Group.open(d)  # an unreadable group.json is a one-line error now, not in the screen
+        elif not (Path(d) / "config.json").is_file():
+            raise ConfigError(f"{d}: not a run directory (no config.json) or sweep group directory (no group.json)")
     return GrokApp(cfg, out, opened, compare, overrides, run_factory, redraw_hz)

@@ -81,7 +81,7 @@ def render_plot(plot: Plot, width: int, height: int, mono: bool) -> Text:
     out = Text(no_wrap=True, overflow="crop")
     head = Text(plot.title, style="bold")
     for line in plot.lines:
-        if line.points:
+        if line.points and line.label:  # an unlabelled line (a band) stays out of the legend
             head.append("  ")
             head.append(f"{line.glyph} " if mono else "━ ", style="" if mono else line.color)
             head.append(line.label)

@@ -12,7 +12,7 @@ from grok_tui.errors import user_errors
 OpenDir = Annotated[str | None, typer.Option("--open", help="Browse a finished RUN_DIR with the same charts.")]
 Compare = Annotated[
     list[str] | None,
-    typer.Option("--compare", help="Overlay validation accuracy of RUN_DIRs (repeat, or list after it)."),
+    typer.Option("--compare", help="Overlay val accuracy of RUN_DIRs or sweep GROUP_DIRs (repeat, or list after it)."),
 ]
 Extra = Annotated[list[str] | None, typer.Argument(help="More RUN_DIRs for --compare.", show_default=False)]
 

@@ -1,4 +1,8 @@
-"""The compare view: validation accuracy of several runs overlaid (Adam vs Adam-LR, random vs skewed)."""
+"""The compare view: validation accuracy of several runs overlaid (Adam vs Adam-LR, random vs skewed).
+
+A sweep group directory draws one curve per arm × grid cell: the mean val_acc over its seeds, with
+the min–max band across seeds behind it (`grok_tui.groupdata`).
+"""
 
 from __future__ import annotations
 
@@ -13,17 +17,65 @@ from textual.screen import Screen
 from textual.widgets import Footer, Label, SelectionList
 
 from grok_tui import views
+from grok_tui.canvas import Line, Plot
+from grok_tui.groupdata import Cell, GroupData, is_group, load_group, stamp
 from grok_tui.rundata import RunData, load_run
+from grok_tui.series import BUCKETS, Point, axis_frac
 from grok_tui.widgets.line_chart import LineChart
 
 LIVE = "(live run)"
+BAND_GLYPH = "·"  # the min–max band under NO_COLOR; the mean draws over it with the cell's glyph
 
 
 def run_dirs(root: Path) -> list[Path]:
-    """Run directories under `root`, newest first."""
+    """Run directories and sweep group directories under `root`, newest first."""
     if not root.is_dir():
         return []
-    return sorted((d for d in root.iterdir() if (d / "config.json").is_file()), key=lambda d: d.name, reverse=True)
+    found = (d for d in root.iterdir() if (d / "config.json").is_file() or is_group(d))
+    return sorted(found, key=lambda d: d.name, reverse=True)
+
+
+def _cell_points(cell: Cell, x_max: float, log_x: bool) -> tuple[list[Point], list[Point]]:
+    """Mean and band bucketed on the plot's axis: each bucket keeps the min and max it saw, as a Trace does."""
+    mean: dict[int, Point] = {}
+    band: dict[int, Point] = {}
+    for step, m, lo, hi in zip(cell.steps, cell.mean, cell.lo, cell.hi, strict=True):
+        fx = axis_frac(step, x_max, log_x)
+        i = min(int(fx * BUCKETS), BUCKETS - 1)
+        for buckets, a, b in ((mean, m, m), (band, lo, hi)):
+            p = buckets.get(i)
+            if p is None:
+                buckets[i] = Point(fx, a, b, m)
+            else:
+                p.fx, p.last, p.lo, p.hi = fx, m, min(p.lo, a), max(p.hi, b)
+    return [mean[i] for i in sorted(mean)], [band[i] for i in sorted(band)]
+
+
+def compare_plot(runs: list[RunData], groups: list[GroupData], log_x: bool) -> Plot:
+    """views.compare for runs, plus one mean curve and min–max band per sweep cell on the same step axis."""
+    if not groups:
+        return views.compare(runs, log_x)
+    x_max = max([1.0, *(c.max_steps for g in groups for c in g.cells)])
+    for d in runs:
+        with d.lock:
+            x_max = max(x_max, d.max_steps)
+    colors, glyphs = views.COLORS, views.GLYPHS
+    bands: list[Line] = []
+    lines: list[Line] = []
+    for i, d in enumerate(runs):
+        with d.lock:
+            t = d.traces.get("val_acc")
+            pts = views._rebucket(t, x_max, log_x) if t is not None else []
+        lines.append(Line(d.label or d.preset, pts, colors[i % len(colors)], glyphs[i % len(glyphs)]))
+    cells = [(g, c) for g in groups for c in g.cells]
+    for i, (g, cell) in enumerate(cells, start=len(runs)):
+        color = colors[i % len(colors)]
+        mean, band = _cell_points(cell, x_max, log_x)
+        label = f"{g.path.name}: {cell.label}" if len(groups) > 1 else cell.label
+        bands.append(Line("", band, f"dim {color}", BAND_GLYPH))  # drawn first, under every curve
+        lines.append(Line(f"{label} ({cell.seeds} seeds)", mean, color, glyphs[i % len(glyphs)]))
+    title = "val accuracy (sweeps: mean over seeds, band min–max)"
+    return Plot(title, [*bands, *lines], x_max, log_x, y_range=(0.0, 1.0), note="no val_acc yet")
 
 
 class CompareScreen(Screen[None]):
@@ -39,13 +91,17 @@ class CompareScreen(Screen[None]):
         self.root = root
         self.chosen = [str(Path(c)) for c in chosen]
         self.loaded: dict[str, tuple[float, RunData]] = {}  # dir -> (metrics.csv mtime, data)
+        self.groups: dict[str, tuple[tuple[float, ...], GroupData]] = {}  # group dir -> (mtimes, data)
         self.version = 0
 
     def compose(self) -> ComposeResult:
-        yield Label("compare: space toggles a run, l log x, esc back", id="compare-title")
+        yield Label("compare: space toggles a run or sweep, l log x, esc back", id="compare-title")
         with Horizontal(id="compare-body"):
             yield SelectionList[str](id="runs")
-            yield LineChart(lambda: views.compare(self.selected_runs(), self.app.log_x), id="compare-chart")  # type: ignore[attr-defined]
+            yield LineChart(
+                lambda: compare_plot(self.selected_runs(), self.selected_groups(), self.app.log_x),  # type: ignore[attr-defined]
+                id="compare-chart",
+            )
         yield Footer(compact=True)
 
     def on_mount(self) -> None:
@@ -57,7 +113,8 @@ class CompareScreen(Screen[None]):
         live_dir = str(Path(live.run_dir)) if live.run_dir else ""
         for d in sorted(names, reverse=True):
             if d != live_dir:
-                runs.add_option((Path(d).name, d, d in self.chosen))
+                name = Path(d).name + (" (sweep)" if is_group(d) else "")
+                runs.add_option((name, d, d in self.chosen))
         self.set_interval(1.0, self._reload)
         self._reload()
         runs.focus()
@@ -71,10 +128,23 @@ class CompareScreen(Screen[None]):
                 out.append(self.loaded[value][1])
         return out
 
+    def selected_groups(self) -> list[GroupData]:
+        return [self.groups[v][1] for v in self.query_one("#runs", SelectionList).selected if v in self.groups]
+
     def _reload(self) -> None:
-        """Re-read selected runs whose metrics.csv changed (runs still going in another process)."""
+        """Re-read selected runs and sweeps whose metrics changed (still going in another process)."""
         for value in self.query_one("#runs", SelectionList).selected:
             if value == LIVE:
+                continue
+            if is_group(value):
+                mtimes = stamp(value)
+                if value not in self.groups or self.groups[value][0] != mtimes:
+                    try:
+                        self.groups[value] = (mtimes, load_group(value))
+                    except ValueError as e:  # ConfigError: an unreadable group.json
+                        self.notify(str(e), severity="error")
+                        continue
+                    self.version += 1
                 continue
             path = Path(value) / "metrics.csv"
             mtime = path.stat().st_mtime if path.exists() else 0.0
@@ -87,8 +157,8 @@ class CompareScreen(Screen[None]):
                 self.version += 1
         app: Any = self.app
         chosen = tuple(self.query_one("#runs", SelectionList).selected)
-        stamp = (self.version, app.data.plot_version, app.log_x, chosen)
-        self.query_one(LineChart).poll(stamp)
+        stamp_ = (self.version, app.data.plot_version, app.log_x, chosen)
+        self.query_one(LineChart).poll(stamp_)
 
     @on(SelectionList.SelectedChanged)
     def _changed(self) -> None:
