@@ -2,7 +2,7 @@
 
 Both arms train `random_mul` (p=97, d=128, batch 512) in one process, alternating (peer, engine, peer,
 ...); the engine includes its evaluations every 100 steps, the peer loop evaluates nothing. The ceiling
-is one 2048³ fp32 matmul at the same thread count, measured before and after. Usage:
+is a 2048³ fp32 matmul at the same thread count, re-measured before every repetition (median). Usage:
 
     python bench/bench_throughput.py [--threads 1] [--reps 7] [--steps 50] [--device cpu]
 """
@@ -14,7 +14,16 @@ import statistics
 
 import torch
 
-from engine.bench import bench_config, engine_flops, engine_loop, interleave, matmul_ceiling, nominal_flops, peer_loop
+from engine.bench import (
+    ArmResult,
+    bench_config,
+    engine_flops,
+    engine_loop,
+    interleave,
+    matmul_ceiling,
+    nominal_flops,
+    peer_loop,
+)
 from engine.trainer import resolve_device
 
 
@@ -29,12 +38,18 @@ def main() -> None:
         torch.set_num_threads(args.threads)
     dev = resolve_device(args.device)
     cfg = bench_config("random_mul", str(dev), args.threads)
-    c0 = matmul_ceiling(dev)
-    res = interleave({"peer": peer_loop(cfg), "engine": engine_loop(cfg)}, args.steps, args.reps)
-    ceiling = statistics.median([c0, matmul_ceiling(dev)])
+    arms = {"peer": peer_loop(cfg), "engine": engine_loop(cfg)}
+    # The ceiling is re-measured before every repetition, so it sees the same machine state as the arms.
+    ceilings, res = [], {}
+    for rep in range(args.reps):
+        ceilings.append(matmul_ceiling(dev, reps=3))
+        for name, r in interleave(arms, args.steps, 1, warmup=20 if rep == 0 else 0).items():
+            res.setdefault(name, ArmResult(name, r.steps, []))
+            res[name].seconds.extend(r.seconds)
+    ceiling = statistics.median(ceilings)
     nominal, actual = nominal_flops(cfg), engine_flops(cfg)
     print(f"random_mul on {dev}, threads {torch.get_num_threads()}, {args.reps} × {args.steps} steps per arm, medians")
-    print(f"ceiling (2048³ fp32 matmul): {ceiling:.1f} GFLOP/s")
+    print(f"ceiling (2048³ fp32 matmul): {ceiling:.1f} GFLOP/s  per rep: {' '.join(f'{c:.0f}' for c in ceilings)}")
     print(f"nominal {nominal / 1e6:.0f} MFLOP/step (6·B·matmul params); engine actual {actual / 1e6:.0f} MFLOP/step")
     for name, r in res.items():
         sps = r.steps_per_s
