@@ -37,19 +37,23 @@ def versions() -> dict[str, str]:
     return out
 
 
+def unique_dir(root: Path, base: str) -> Path:
+    """Create root/base, or root/base-2, -3, ... if taken; OSError if none can be made."""
+    root.mkdir(parents=True, exist_ok=True)
+    for i in range(1, 1000):
+        path = root / (base if i == 1 else f"{base}-{i}")
+        try:
+            path.mkdir()
+            return path
+        except FileExistsError:
+            continue
+    raise OSError(f"too many directories named {base}")
+
+
 def new_run_dir(root: Path, preset: str, seed: int) -> Path:
     """runs/<YYYYmmdd-HHMMSS>-<preset>-s<seed>/, with a -N suffix if that name is taken."""
-    stamp = time.strftime("%Y%m%d-%H%M%S")
-    base = f"{stamp}-{preset or 'custom'}-s{seed}"
     try:
-        root.mkdir(parents=True, exist_ok=True)
-        for i in range(1, 1000):
-            path = root / (base if i == 1 else f"{base}-{i}")
-            try:
-                path.mkdir()
-                break
-            except FileExistsError:
-                continue
+        path = unique_dir(root, f"{time.strftime('%Y%m%d-%H%M%S')}-{preset or 'custom'}-s{seed}")
         probe = path / ".write-test"
         probe.write_text("")
         probe.unlink()

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from engine.config import ConfigError, RunConfig, apply_overrides, from_dict
-from engine.runlog import write_json_atomic
+from engine.runlog import unique_dir, write_json_atomic
 
 SWEEP_KEYS = ("seeds", "compare", "tune", "grid", "arms")
 GROUP_FILE = "group.json"
@@ -150,19 +150,10 @@ def check_sets(spec: SweepSpec, sets: dict[str, Any]) -> None:
 
 def new_group_dir(root: Path, preset: str) -> Path:
     """<out>/<YYYYmmdd-HHMMSS>-<preset>-sweep/, with a -N suffix if taken."""
-    base = f"{time.strftime('%Y%m%d-%H%M%S')}-{preset or 'custom'}-sweep"
     try:
-        root.mkdir(parents=True, exist_ok=True)
-        for i in range(1, 1000):
-            path = root / (base if i == 1 else f"{base}-{i}")
-            try:
-                path.mkdir()
-                return path
-            except FileExistsError:
-                continue
+        return unique_dir(root, f"{time.strftime('%Y%m%d-%H%M%S')}-{preset or 'custom'}-sweep")
     except OSError as e:
         raise ConfigError(f"cannot create sweep directory under {root}: {e.strerror or e}") from None
-    raise ConfigError(f"cannot create sweep directory under {root}: too many with the same name")
 
 
 class Group:
