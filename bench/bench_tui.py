@@ -57,7 +57,7 @@ async def _tui(cfg, out: Path) -> float:
             await asyncio.sleep(0.2)
         draws = sum(c.draws for c in app.query("Chart"))
         await pilot.press("q")
-    print(f"    (tui: {draws} chart draws, {app.data.version} events buffered)")
+    print(f"    (tui: {draws} chart draws, {app.deferred} put off by the CPU budget, {app.data.version} events)")
     return float(app.data.summary["steps_per_s"])
 
 

@@ -27,6 +27,12 @@ from grok_tui.widgets.status_bar import StatusBar
 WIDE = 120  # columns from which paired charts sit side by side
 BIG = (150, 44)  # from this size the overview of every chart is the first view
 QUIT_WAIT_S = 1.5  # the engine gets this long to close its log before the app exits anyway
+# While a run trains, the UI thread may use at most this share of one core (measured with
+# time.thread_time(), so compositing and input count too); charts that would exceed it wait.
+# Training and UI share the machine's cores: the naive TUI ran at 0.78x headless (docs/TUI.md).
+UI_SHARE = 0.04
+UI_BURST_S = 0.15  # CPU seconds the budget may save up while idle: one full redraw at 160x48
+MAX_STALE_S = 5.0  # charts redraw at least this often, whatever the budget says
 
 
 class GrokApp(App[None]):
@@ -56,6 +62,7 @@ class GrokApp(App[None]):
         overrides: dict[str, Any] | None = None,
         run_factory: runner.RunFactory = runner.make_run,
         redraw_hz: float = 5.0,
+        ui_share: float = UI_SHARE,
     ) -> None:
         super().__init__()
         self.cfg = cfg
@@ -68,6 +75,11 @@ class GrokApp(App[None]):
         self.overrides = dict(overrides or {})
         self.run_factory = run_factory
         self.redraw_hz = redraw_hz
+        self.ui_share = ui_share
+        self._cpu_mark, self._wall_mark = time.thread_time(), time.perf_counter()
+        self._allowance = UI_BURST_S
+        self._charts_at = 0.0  # wall time of the last chart redraw
+        self.deferred = 0  # chart redraws put off by the CPU budget (tests, bench)
         self.engine: Any = None
         self.worker: Worker[None] | None = None
         self.log_x = True  # the literature's log step axis (REFERENCES.md)
@@ -121,7 +133,7 @@ class GrokApp(App[None]):
             self.action_compare()
         elif not self.opened:
             self.action_new()
-        self.redraw()
+        self.redraw(force=True)
 
     def on_resize(self) -> None:
         self._layout()
@@ -133,20 +145,40 @@ class GrokApp(App[None]):
 
     # --- drawing: on a timer, from buffered data, only what is visible and changed -------------
 
-    def redraw(self) -> None:
+    def _within_budget(self) -> bool:
+        """Token bucket over the UI thread's CPU time: earns ui_share × wall time, spends CPU time."""
+        cpu, wall = time.thread_time(), time.perf_counter()
+        earned = self.ui_share * (wall - self._wall_mark)
+        allowance = self._allowance + earned - (cpu - self._cpu_mark)
+        if not self.data.live:
+            allowance = UI_BURST_S  # nothing trains: nothing to protect
+        # debt is capped too, so a one-off cost (mounting, a resize) delays charts by ~4 s at most
+        self._allowance = min(max(allowance, -UI_BURST_S), UI_BURST_S)
+        self._cpu_mark, self._wall_mark = cpu, wall
+        return self._allowance >= 0 or wall - self._charts_at >= MAX_STALE_S
+
+    def redraw(self, force: bool = False) -> None:
+        """The timer's tick; `force` for a key the user pressed (a view or axis change)."""
         if not self.is_running or not self.screen_stack or self.screen is not self.main_screen:
             return
+        within = self._within_budget()
         self.status_bar.show(self.data)
         pane = self.tabs.active_pane
         if pane is None:
             return
         stamp = (id(self.data), self.data.plot_version, self.log_x)
-        for chart in pane.query(Chart):
-            if chart.display:
-                chart.poll(stamp)
+        charts = [c for c in pane.query(Chart) if c.display and c.stale(stamp)]
+        if not charts:
+            return
+        if not (force or within or not self.data.live):
+            self.deferred += 1
+            return
+        self._charts_at = time.perf_counter()
+        for chart in charts:
+            chart.poll(stamp)
 
     def on_tabbed_content_tab_activated(self) -> None:
-        self.redraw()
+        self.redraw(force=True)
 
     # --- the engine thread ---------------------------------------------------------------------
 
@@ -156,7 +188,7 @@ class GrokApp(App[None]):
         self.cfg, self.opened, self.engine = cfg, False, None
         self.data = RunData(label=cfg.preset)
         self.worker = self._train(cfg, self.data)
-        self.redraw()
+        self.redraw(force=True)
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="engine")
     def _train(self, cfg: RunConfig, data: RunData) -> None:
@@ -227,7 +259,7 @@ class GrokApp(App[None]):
 
     def action_toggle_log(self) -> None:
         self.log_x = not self.log_x
-        self.redraw()
+        self.redraw(force=True)
 
     def action_toggle_loss(self) -> None:
         self.main_screen.toggle_class("-show-loss")
@@ -271,6 +303,7 @@ def create_app(
     compare: list[str] | None = None,
     run_factory: runner.RunFactory = runner.make_run,
     redraw_hz: float = 5.0,
+    ui_share: float = UI_SHARE,
 ) -> GrokApp:
     """The app for a command line; raises ConfigError for bad options before any screen opens."""
     from engine.config import ConfigError, parse_set
@@ -299,4 +332,4 @@ def create_app(
             Group.open(d)  # an unreadable group.json is a one-line error now, not in the screen
         elif not (Path(d) / "config.json").is_file():
             raise ConfigError(f"{d}: not a run directory (no config.json) or sweep group directory (no group.json)")
-    return GrokApp(cfg, out, opened, compare, overrides, run_factory, redraw_hz)
+    return GrokApp(cfg, out, opened, compare, overrides, run_factory, redraw_hz, ui_share)

@@ -67,4 +67,4 @@ class StatusBar(Static):
         text = status_text(data)
         if text.plain != self._last:
             self._last = text.plain
-            self.update(text)
+            self.update(text, layout=False)  # fixed height: no reflow of the screen at 5 Hz

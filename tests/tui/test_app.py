@@ -290,3 +290,29 @@ async def test_a_run_that_cannot_start_is_shown_failed(tmp_path: Path) -> None:
         assert "failed: train.device: cuda requested" in app.status_bar._last
         await pilot.press("space")  # no run: a notice, no crash
         assert app.is_running
+
+
+@aio
+async def test_cpu_budget_defers_chart_redraws_while_training(tmp_path: Path, scripted, monkeypatch) -> None:
+    """Over its share of a core, the UI stops redrawing charts until the budget recovers; keys
+    the user presses still draw at once, and a run that ends draws its final state."""
+    import grok_tui.app as app_mod
+
+    monkeypatch.setattr(app_mod, "UI_BURST_S", 1e-9)  # no savings: any CPU spent is over budget
+    monkeypatch.setattr(app_mod, "MAX_STALE_S", 1e9)
+    app = _app(tmp_path, scripted(hold=True), redraw_hz=20, ui_share=0.0)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await wait_for(pilot, lambda: app.data.generalized_step is not None)
+        acc = app.query_one("#acc", Chart)
+        await pilot.pause(0.5)
+        stamp = lambda: (id(app.data), app.data.plot_version, app.log_x)  # noqa: E731
+        assert app.data.live and app.deferred > 0
+        assert acc.stale(stamp())  # the latest rows are not on screen yet
+        drawn = acc.draws
+        await pilot.press("l")  # a key is drawn at once, budget or not
+        await pilot.pause(0.2)
+        assert acc.draws > drawn and not acc.stale(stamp())
+        await pilot.press("s")
+        await wait_for(pilot, lambda: app.data.status == "finished")
+        await pilot.pause(0.3)
+        assert not acc.stale(stamp())  # the finished run's last state is drawn
