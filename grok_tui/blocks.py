@@ -1,4 +1,4 @@
-"""Bar charts and heat maps drawn as rich Text with block characters (readable under NO_COLOR)."""
+"""Bar charts and heat maps drawn with block characters (readable under NO_COLOR)."""
 
 from __future__ import annotations
 
@@ -7,13 +7,14 @@ import math
 from rich.text import Text
 
 from grok_tui.canvas import LABEL_W, fmt_num
+from grok_tui.lines import Lines
 
 EIGHTHS = " ▁▂▃▄▅▆▇█"
 SHADES = " ░▒▓█"
 HEAT = ("#20124d", "#3b4cc0", "#2c7fb8", "#41b6c4", "#a1dab4", "#ffffb2", "#fecc5c", "#f03b20")
 
 
-def _title(out: Text, title: str, legend: str, width: int) -> None:
+def _title(out: Lines, title: str, legend: str, width: int) -> None:
     head = Text(title, style="bold")
     if legend:
         head.append("  " + legend, style="dim")
@@ -22,7 +23,7 @@ def _title(out: Text, title: str, legend: str, width: int) -> None:
     out.append("\n")
 
 
-def _empty(out: Text, note: str, ph: int, pw: int) -> Text:
+def _empty(out: Lines, note: str, ph: int, pw: int) -> Lines:
     for r in range(ph):
         out.append(" " * (LABEL_W + 1))
         out.append(note.center(pw) if r == ph // 2 else "", style="italic")
@@ -47,9 +48,9 @@ def render_bars(
     legend: str = "",
     ticks: dict[int, str] | None = None,
     color: str = "cyan",
-) -> Text:
+) -> Lines:
     """Vertical bars; `rare` bars are drawn in a warning colour, or hatched under NO_COLOR."""
-    out = Text(no_wrap=True, overflow="crop")
+    out = Lines()
     _title(out, title, legend, width)
     ph, pw = height - 2, width - LABEL_W - 1
     if ph < 2 or pw < 8:
@@ -102,9 +103,9 @@ def render_heat(
     mono: bool,
     note: str = "",
     legend: str = "",
-) -> Text:
+) -> Lines:
     """Rows are tokens (grouped to fit), columns are snapshots in time; shade is log10 of the value."""
-    out = Text(no_wrap=True, overflow="crop")
+    out = Lines()
     _title(out, title, legend, width)
     ph, pw = height - 2, width - LABEL_W - 1
     if ph < 2 or pw < 8:

@@ -1,4 +1,4 @@
-"""Line plots drawn as rich Text: braille pixels in colour, one glyph per series under NO_COLOR.
+"""Line plots: braille pixels in colour, one glyph per series under NO_COLOR.
 
 Drawing cost depends only on the chart's size and the capped number of points per series
 (`grok_tui.series.BUCKETS`), never on the length of the run.
@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 
 from rich.text import Text
 
+from grok_tui.lines import Lines
 from grok_tui.series import Point, axis_frac
 
 BRAILLE = ((0x01, 0x08), (0x02, 0x10), (0x04, 0x20), (0x40, 0x80))  # [row][col] dot bits of U+2800
@@ -77,8 +78,8 @@ def _y_bounds(plot: Plot) -> tuple[float, float] | None:
     return lo, hi
 
 
-def render_plot(plot: Plot, width: int, height: int, mono: bool) -> Text:
-    out = Text(no_wrap=True, overflow="crop")
+def render_plot(plot: Plot, width: int, height: int, mono: bool) -> Lines:
+    out = Lines()
     head = Text(plot.title, style="bold")
     for line in plot.lines:
         if line.points and line.label:  # an unlabelled line (a band) stays out of the legend

@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-from rich.text import Text
-
 from grok_tui.canvas import Plot, render_plot
+from grok_tui.lines import Lines
 from grok_tui.widgets.chart import Chart
 
 
 class LineChart(Chart):
-    def draw(self, spec: Plot, width: int, height: int, mono: bool) -> Text:
+    def draw(self, spec: Plot, width: int, height: int, mono: bool) -> Lines:
         self.last_plot = spec
         return render_plot(spec, width, height, mono)

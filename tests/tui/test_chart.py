@@ -1,26 +1,34 @@
-"""The chart base class: Text drawn once per change, handed to Textual as fixed-size Strips."""
+"""What charts draw (grok_tui.lines): runs of styled text, handed to Textual as fixed-size Strips."""
 
 from __future__ import annotations
 
+from rich.style import Style
 from rich.text import Text
 
 from grok_tui.canvas import Line, Plot, render_plot
+from grok_tui.lines import Lines
 from grok_tui.series import trace_of
-from grok_tui.widgets.chart import text_to_strips
 
 
-def test_text_to_strips_keeps_text_and_styles_at_the_widget_size() -> None:
+def test_plot_strips_keep_text_and_styles_at_the_widget_size() -> None:
     xs = list(range(0, 1000, 10))
-    plot = Plot("accuracy", [Line("val", trace_of(xs, [x / 1000 for x in xs]).points(True), "magenta", "v")], 1000, True)
-    text = render_plot(plot, 50, 14, mono=False)
-    strips = text_to_strips(text, 50, 14)
+    val = Line("val", trace_of(xs, [x / 1000 for x in xs]).points(True), "magenta", "v")
+    plot = Plot("accuracy", [val], 1000, True)
+    drawn = render_plot(plot, 50, 14, mono=False)
+    base = Style(bgcolor="black")
+    strips = drawn.to_strips(50, 14, base)
     assert len(strips) == 14 and all(s.cell_length == 50 for s in strips)
-    lines = text.plain.split("\n")
-    assert [s.text.rstrip() for s in strips] == [line.rstrip() for line in lines]
-    styled = {str(seg.style) for s in strips for seg in s if seg.style and seg.text.strip()}
-    assert "magenta" in styled and "bold" in styled  # series colour and title survive
+    assert [s.text.rstrip() for s in strips] == [line.rstrip() for line in drawn.plain.split("\n")]
+    styles = [seg.style for s in strips for seg in s if seg.text.strip()]
+    assert all(st.bgcolor == base.bgcolor for st in styles)  # every run sits on the widget's style
+    assert any(st.color and st.color.name == "magenta" for st in styles)  # the series colour
+    assert any(st.bold for st in styles)  # the title
+    assert drawn.to_text().plain == drawn.plain
 
 
-def test_text_to_strips_crops_and_pads() -> None:
-    strips = text_to_strips(Text("abcdef\nxy"), 4, 3)
-    assert [s.text for s in strips] == ["abcd", "xy  ", "    "]
+def test_lines_split_newlines_crop_and_pad() -> None:
+    drawn = Lines().append("abcdef\nxy", style="red").append_text(Text("z", style="bold"))
+    assert drawn.plain == "abcdef\nxyz"
+    strips = drawn.to_strips(4, 3, Style())
+    assert [s.text for s in strips] == ["abcd", "xyz ", "    "]
+    assert [str(seg.style) for seg in strips[1] if seg.text.strip()] == ["red", "bold"]
