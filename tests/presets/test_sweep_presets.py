@@ -17,7 +17,7 @@ PAPER_SWEEPS = {
     "fig11_fourier": ("Fig. 11", 12),
     "fig12_lr_batch": ("Figs. 12", 18),
     "sec43_init": ("§4.3", 9),
-    "sampler_compare": ("eq. 10", 9),
+    "sampler_compare": ("eq. 10", 15),
 }
 
 
