@@ -51,13 +51,18 @@ async def _tui(cfg, out: Path) -> float:
 
     app = GrokApp(cfg, out)
     async with app.run_test(size=(160, 48)) as pilot:
+        cpu0, wall0 = time.thread_time(), time.perf_counter()  # this thread is the app's (asyncio)
         while app.data.live:
             # plain sleep: pilot.pause() waits for the app to go idle, which itself costs the run
             # about 10% (measured), so it would charge the harness's polling to the UI
             await asyncio.sleep(0.2)
+        ui_share = (time.thread_time() - cpu0) / (time.perf_counter() - wall0)
         draws = sum(c.draws for c in app.query("Chart"))
         await pilot.press("q")
-    print(f"    (tui: {draws} chart draws, {app.deferred} put off by the CPU budget, {app.data.version} events)")
+    print(
+        f"    (tui: UI thread CPU {ui_share:.1%} of one core; {draws} chart draws, "
+        f"{app.deferred} put off by the CPU budget, {app.data.version} events)"
+    )
     return float(app.data.summary["steps_per_s"])
 
 

@@ -33,6 +33,10 @@ QUIT_WAIT_S = 1.5  # the engine gets this long to close its log before the app e
 UI_SHARE = 0.04
 UI_BURST_S = 0.15  # CPU seconds the budget may save up while idle: one full redraw at 160x48
 MAX_STALE_S = 5.0  # charts redraw at least this often, whatever the budget says
+# While training, the step counter and steps/s change at every progress event; each repaint of
+# the status bar is a compositor frame (~4 ms), so it repaints at most this often (a change of
+# status or phase shows at once).
+STATUS_EVERY_S = 0.5
 
 
 class GrokApp(App[None]):
@@ -79,6 +83,8 @@ class GrokApp(App[None]):
         self._cpu_mark, self._wall_mark = time.thread_time(), time.perf_counter()
         self._allowance = UI_BURST_S
         self._charts_at = 0.0  # wall time of the last chart redraw
+        self._status_at = 0.0
+        self._status_key: tuple[Any, ...] = ()
         self.deferred = 0  # chart redraws put off by the CPU budget (tests, bench)
         self.engine: Any = None
         self.worker: Worker[None] | None = None
@@ -157,12 +163,19 @@ class GrokApp(App[None]):
         self._cpu_mark, self._wall_mark = cpu, wall
         return self._allowance >= 0 or wall - self._charts_at >= MAX_STALE_S
 
+    def _show_status(self, force: bool) -> None:
+        d, now = self.data, time.perf_counter()
+        key = (id(d), d.status, d.memorized_step, d.generalized_step, d.error, d.run_dir)
+        if force or key != self._status_key or now - self._status_at >= STATUS_EVERY_S:
+            self.status_bar.show(d)
+            self._status_key, self._status_at = key, now
+
     def redraw(self, force: bool = False) -> None:
         """The timer's tick; `force` for a key the user pressed (a view or axis change)."""
         if not self.is_running or not self.screen_stack or self.screen is not self.main_screen:
             return
         within = self._within_budget()
-        self.status_bar.show(self.data)
+        self._show_status(force)
         pane = self.tabs.active_pane
         if pane is None:
             return

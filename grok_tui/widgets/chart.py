@@ -29,6 +29,7 @@ class Chart(Widget):
         super().__init__(**kw)
         self.source = source
         self._stamp: Hashable = None
+        self._spec: Any = None  # what the chart last drew, from source()
         self._strips: list[Strip] = []
         self._strips_key: tuple[Size, bool, Any] | None = None
         self.draws = 0  # how many times this chart drew (tests, bench)
@@ -37,10 +38,19 @@ class Chart(Widget):
         return stamp != self._stamp
 
     def poll(self, stamp: Hashable) -> bool:
-        """Called by the app's redraw timer; repaints only when something changed."""
+        """Called by the app's redraw timer; repaints only when what this chart shows changed.
+
+        `stamp` moves with any new data; the chart then compares its own spec (a Plot or a dict
+        of plain values, compared by value), so an evaluation that brings no Hessian value does
+        not redraw the curvature chart.
+        """
         if stamp == self._stamp:
             return False
         self._stamp = stamp
+        spec = self.source()
+        if spec == self._spec:
+            return False
+        self._spec = spec
         self._strips_key = None
         self.refresh()
         return True
@@ -55,7 +65,9 @@ class Chart(Widget):
         key = (size, mono, base)  # a resize, NO_COLOR or a theme change also redraws
         if self._strips_key != key:
             self.draws += 1
-            drawn = self.draw(self.source(), size.width, size.height, mono)
+            if self._spec is None:
+                self._spec = self.source()
+            drawn = self.draw(self._spec, size.width, size.height, mono)
             self._strips = drawn.to_strips(size.width, size.height, base)
             self._strips_key = key
         return self._strips[y] if 0 <= y < len(self._strips) else Strip.blank(size.width)
