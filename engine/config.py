@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 OPS = ("add", "sub", "mul", "div", "poly")
-SPLITS = ("random", "uniform", "skewed", "block", "strip")
+SPLITS = ("random", "uniform", "skewed", "skewed_test", "block", "strip")
 MODEL_KINDS = ("mlp_raw", "mlp_embed", "transformer")
 ACTIVATIONS = ("relu", "gelu")
 LAYERNORMS = ("none", "pre_attn", "pre_mlp", "pre", "post", "qk", "v")
@@ -49,7 +49,7 @@ class DataConfig:
     p: int = 97  # modulus; the paper's P (§3.3)
     frac_test: float = 0.2  # held out at random first (§5.1)
     frac_train: float = 0.3  # of all p^2 pairs, drawn from the rest by `split` (§5.1)
-    split: str = "random"  # random | uniform | skewed (§4.2, Fig. 8) | block | strip (held-out shapes)
+    split: str = "random"  # random | uniform | skewed (§4.2, Fig. 8) | skewed_test | block | strip
     skew: float = 3.0  # skewed split: pair (a, b) drawn with weight exp(-skew * a / (p-1))
     split_k: int = 0  # block/strip size k; 0 = the k that holds out about frac_test of the pairs
     op_token: bool = True  # sequence [a, op, b, =]; False gives [a, b, =]

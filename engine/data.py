@@ -66,7 +66,8 @@ def default_k(cfg: DataConfig) -> int:
 
 
 def held_out_mask(cfg: DataConfig, pairs: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-    """The test set: random (default), a k×k block {a < k, b < k}, or a strip {a < k}."""
+    """The test set: random (default), a k×k block {a < k, b < k}, a strip {a < k}, or for
+    `skewed_test` drawn with weight exp(+skew·a/(p-1)), the mirror of the skewed training set."""
     n = len(pairs)
     if cfg.split == "block":
         k = default_k(cfg)
@@ -74,6 +75,12 @@ def held_out_mask(cfg: DataConfig, pairs: np.ndarray, rng: np.random.Generator) 
     if cfg.split == "strip":
         return pairs[:, 0] < default_k(cfg)
     mask = np.zeros(n, dtype=bool)
+    if cfg.split == "skewed_test":
+        # The other reading of §4.2's skewed sampling: the bias splits each a's pairs between the
+        # sets, so the tokens the training set sees least are the ones the test set holds most.
+        w = np.exp(cfg.skew * pairs[:, 0] / (cfg.p - 1))
+        mask[rng.choice(n, size=round(cfg.frac_test * n), replace=False, p=w / w.sum())] = True
+        return mask
     mask[rng.permutation(n)[: round(cfg.frac_test * n)]] = True
     return mask
 
@@ -111,7 +118,7 @@ def make_split(cfg: DataConfig, seed: int) -> Split:
     n_train = min(len(pool), round(cfg.frac_train * len(pairs)))
     if cfg.split == "uniform":
         train = _uniform_pick(pairs, pool, n_train, cfg.p, rng)
-    elif cfg.split == "skewed":
+    elif cfg.split in ("skewed", "skewed_test"):
         # P(pair) ∝ exp(-skew · a/(p-1)): token a = 0 is the most frequent, a = p-1 is e^skew times
         # rarer in expectation (before the per-value supply of the pool caps it).
         w = np.exp(-cfg.skew * pairs[pool, 0] / (cfg.p - 1))

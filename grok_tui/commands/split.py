@@ -62,6 +62,6 @@ def register(app: typer.Typer) -> None:
             f"min {tr.min()}  max {tr.max()}  mean {tr.mean():.1f}  cv {tr.std() / max(tr.mean(), 1e-9):.2f}  "
             f"tokens absent from train: {int((tr == 0).sum())}"
         )
-        typer.echo(f"{'token':>5} {'as a':>5} {'as b':>5} {'total':>5}")
+        typer.echo(f"{'token':>5} {'as a':>5} {'as b':>5} {'total':>5} {'test':>5}  (bar: train total)")
         for t in range(p):
-            typer.echo(f"{t:>5} {ta[t]:>5} {tb[t]:>5} {tr[t]:>5} {_bar(tr[t], tr.max(), width)}")
+            typer.echo(f"{t:>5} {ta[t]:>5} {tb[t]:>5} {tr[t]:>5} {te[t]:>5}  {_bar(tr[t], tr.max(), width)}")

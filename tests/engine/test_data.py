@@ -69,6 +69,22 @@ def test_skewed_split_matches_fig8_shape() -> None:
     assert np.corrcoef(np.arange(97), ca)[0, 1] < -0.8
 
 
+def test_skewed_test_split_mirrors_the_skew_into_the_test_set() -> None:
+    """skewed_test: the tokens rarest in training are the commonest in the held-out set."""
+    cfg = DataConfig(p=97, split="skewed_test", skew=3.0)
+    pairs = D.operand_pairs(cfg)
+    s = D.make_split(cfg, 0)
+    assert len(s.train) == round(0.3 * len(pairs)) and len(s.test) == round(0.2 * len(pairs))
+    assert not set(s.train) & set(s.test)
+    train_a = np.bincount(pairs[s.train, 0], minlength=97)
+    test_a = np.bincount(pairs[s.test, 0], minlength=97)
+    assert np.corrcoef(np.arange(97), train_a)[0, 1] < -0.8
+    assert np.corrcoef(np.arange(97), test_a)[0, 1] > 0.8
+    assert test_a[-10:].mean() > 5 * test_a[:10].mean()
+    skewed = D.make_split(DataConfig(p=97, split="skewed", skew=3.0), 0)
+    assert np.corrcoef(np.arange(97), np.bincount(pairs[skewed.test, 0], minlength=97))[0, 1] < 0.5  # random
+
+
 def test_skew_zero_is_random_like() -> None:
     ca, _ = _operand_counts("skewed", skew=0.0)
     assert abs(np.corrcoef(np.arange(97), ca)[0, 1]) < 0.4

@@ -10,6 +10,7 @@ from engine.sweep import expand, parse_sweep
 PAPER_SWEEPS = {
     "fig2_embeddings": ("Fig. 2", 12),
     "fig4_sampling": ("Fig. 4", 54),
+    "fig4_skew_heldout": ("Fig. 4", 12),
     "fig5_c_sensitivity": ("Fig. 5", 96),
     "fig6_optimizers": ("Fig. 6", 24),
     "fig7_hessian": ("Figs. 7", 6),
