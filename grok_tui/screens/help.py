@@ -34,6 +34,14 @@ def help_text(bindings: list[Binding]) -> Table:
         keys.add_row(name, what)
     keys.add_row("", "")
     keys.add_row("", Text("A chart whose probe is off says which --set turns it on.", style="italic"))
+    keys.add_row(
+        "",
+        Text(
+            "While a run trains, charts redraw when their data changes, within about 4% of one CPU "
+            "core, so a large screen full of charts may lag a few seconds; keys redraw at once.",
+            style="italic",
+        ),
+    )
     return keys
 
 
