@@ -50,7 +50,7 @@ class DataConfig:
     frac_test: float = 0.2  # held out at random first (§5.1)
     frac_train: float = 0.3  # of all p^2 pairs, drawn from the rest by `split` (§5.1)
     split: str = "random"  # random | uniform | skewed (§4.2, Fig. 8) | skewed_test | block | strip
-    skew: float = 3.0  # skewed split: pair (a, b) drawn with weight exp(-skew * a / (p-1))
+    skew: float = 3.0  # skewed splits: training pair (a, b) drawn with weight exp(-skew * a / (p-1))
     split_k: int = 0  # block/strip size k; 0 = the k that holds out about frac_test of the pairs
     op_token: bool = True  # sequence [a, op, b, =]; False gives [a, b, =]
 
@@ -157,8 +157,8 @@ class TrainConfig:
     max_steps: int = 20_000
     eval_every: int = 100  # full train and test sets are evaluated every eval_every steps
     sampler: str = "shuffle"  # shuffle | balanced (eq. 10) | gradient (eq. 19)
-    # The paper leaves gamma open. At 1 the skewed mul split never generalized in 2k steps
-    # (sampler_compare, 0/3 seeds): a few tokens took almost every draw; 4 and 16 did (1 seed each).
+    # The paper leaves gamma open. In sampler_compare (skewed mul split, 2k steps, 3 seeds) gamma 1
+    # never fit the training set (a few tokens took almost every draw); 4 and 16 generalized 3/3.
     gamma: float = 4.0  # gradient sampler temperature, p_i ∝ exp(L_i^2 / gamma) with L normalised to mean 1
     seed: int = 0
     device: str = "auto"  # auto = cuda, then mps, then cpu

@@ -65,6 +65,13 @@ def default_k(cfg: DataConfig) -> int:
     return max(1, round(cfg.p * cfg.frac_test))
 
 
+def skew_weights(cfg: DataConfig, a: np.ndarray, sign: float = -1.0) -> np.ndarray:
+    """exp(sign · skew · a/(p-1)), normalised to sum 1: sign -1 favours small a (the skewed training
+    set, Fig. 8), +1 large a (the skewed_test held-out set)."""
+    w = np.exp(sign * cfg.skew * a / (cfg.p - 1))
+    return w / w.sum()
+
+
 def held_out_mask(cfg: DataConfig, pairs: np.ndarray, rng: np.random.Generator) -> np.ndarray:
     """The test set: random (default), a k×k block {a < k, b < k}, a strip {a < k}, or for
     `skewed_test` drawn with weight exp(+skew·a/(p-1)), the mirror of the skewed training set."""
@@ -78,8 +85,7 @@ def held_out_mask(cfg: DataConfig, pairs: np.ndarray, rng: np.random.Generator) 
     if cfg.split == "skewed_test":
         # The other reading of §4.2's skewed sampling: the bias splits each a's pairs between the
         # sets, so the tokens the training set sees least are the ones the test set holds most.
-        w = np.exp(cfg.skew * pairs[:, 0] / (cfg.p - 1))
-        mask[rng.choice(n, size=round(cfg.frac_test * n), replace=False, p=w / w.sum())] = True
+        mask[rng.choice(n, size=round(cfg.frac_test * n), replace=False, p=skew_weights(cfg, pairs[:, 0], +1))] = True
         return mask
     mask[rng.permutation(n)[: round(cfg.frac_test * n)]] = True
     return mask
@@ -121,8 +127,7 @@ def make_split(cfg: DataConfig, seed: int) -> Split:
     elif cfg.split in ("skewed", "skewed_test"):
         # P(pair) ∝ exp(-skew · a/(p-1)): token a = 0 is the most frequent, a = p-1 is e^skew times
         # rarer in expectation (before the per-value supply of the pool caps it).
-        w = np.exp(-cfg.skew * pairs[pool, 0] / (cfg.p - 1))
-        train = np.sort(rng.choice(pool, size=n_train, replace=False, p=w / w.sum()))
+        train = np.sort(rng.choice(pool, size=n_train, replace=False, p=skew_weights(cfg, pairs[pool, 0])))
     else:  # random, and the random remainder of a block/strip split
         train = np.sort(rng.permutation(pool)[:n_train])
     return Split(train=train, test=np.flatnonzero(test_mask))

@@ -31,11 +31,11 @@ QUIT_WAIT_S = 1.5  # the engine gets this long to close its log before the app e
 # time.thread_time(), so compositing and input count too); charts that would exceed it wait.
 # Training and UI share the machine's cores: the naive TUI ran at 0.78x headless (docs/TUI.md).
 UI_SHARE = 0.04
-UI_BURST_S = 0.15  # CPU seconds the budget may save up while idle: one full redraw at 160x48
+UI_BURST_S = 0.15  # CPU seconds the budget may save up while idle: about two full redraws at 160x48
 MAX_STALE_S = 5.0  # charts redraw at least this often, whatever the budget says
 # While training, the step counter and steps/s change at every progress event; each repaint of
-# the status bar is a compositor frame (~4 ms), so it repaints at most this often (a change of
-# status or phase shows at once).
+# the status bar is a compositor frame (~8 ms under the profiler), so it repaints at most this
+# often (a change of status or phase shows at once).
 STATUS_EVERY_S = 0.5
 
 
@@ -170,6 +170,11 @@ class GrokApp(App[None]):
             self.status_bar.show(d)
             self._status_key, self._status_at = key, now
 
+    @property
+    def chart_stamp(self) -> tuple[int, int, bool]:
+        """Moves whenever a chart of the main screen may show something new: run, data, axis."""
+        return (id(self.data), self.data.plot_version, self.log_x)
+
     def redraw(self, force: bool = False) -> None:
         """The timer's tick; `force` for a key the user pressed (a view or axis change)."""
         if not self.is_running or not self.screen_stack or self.screen is not self.main_screen:
@@ -179,7 +184,7 @@ class GrokApp(App[None]):
         pane = self.tabs.active_pane
         if pane is None:
             return
-        stamp = (id(self.data), self.data.plot_version, self.log_x)
+        stamp = self.chart_stamp
         charts = [c for c in pane.query(Chart) if c.display and c.stale(stamp)]
         if not charts:
             return

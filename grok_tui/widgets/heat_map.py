@@ -11,5 +11,4 @@ from grok_tui.widgets.chart import Chart
 
 class HeatMap(Chart):
     def draw(self, spec: dict[str, Any], width: int, height: int, mono: bool) -> Lines:
-        self.last_spec = spec
         return render_heat(width=width, height=height, mono=mono, **spec)

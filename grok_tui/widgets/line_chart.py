@@ -9,5 +9,4 @@ from grok_tui.widgets.chart import Chart
 
 class LineChart(Chart):
     def draw(self, spec: Plot, width: int, height: int, mono: bool) -> Lines:
-        self.last_plot = spec
         return render_plot(spec, width, height, mono)

@@ -5,11 +5,10 @@ from __future__ import annotations
 import math
 
 from rich.text import Text
-from textual.strip import Strip
-from textual.widget import Widget
 
 from grok_tui.lines import Lines
 from grok_tui.rundata import RunData
+from grok_tui.widgets.drawn import Drawn
 
 STATUS_STYLE = {
     "starting": "dim",
@@ -56,37 +55,30 @@ def status_text(d: RunData) -> Text:
         return t
 
 
-class StatusBar(Widget):
-    """Two lines at the top of the main screen; redrawn by the app timer only when text changes.
-
-    Line API, like the charts: as a Static, each update went through Textual's Content path and
-    cost about 9 ms of UI-thread CPU, several times a second while a run trains.
-    """
+class StatusBar(Drawn):
+    """Two lines at the top of the main screen; redrawn by the app timer only when text changes."""
 
     DEFAULT_CSS = "StatusBar { height: 2; }"
 
     def __init__(self, **kw: object) -> None:
         super().__init__(**kw)  # type: ignore[arg-type]
-        self._last = ""
         self._text = Text()
-        self._strips: list[Strip] = []
-        self._key: object = None
+
+    @property
+    def plain(self) -> str:
+        return self._text.plain
 
     def show(self, data: RunData) -> None:
         text = status_text(data)
-        if text.plain != self._last:
-            self._last, self._text, self._key = text.plain, text, None
-            self.refresh()
+        if text.plain != self._text.plain:
+            self._text = text
+            self.repaint()
 
-    def render_line(self, y: int) -> Strip:
-        size, base = self.size, self.visual_style.rich_style
-        if self._key != (size, base):
-            drawn = Lines()
-            for i, line in enumerate(self._text.split("\n")):
-                line.truncate(size.width, overflow="ellipsis")
-                if i:
-                    drawn.append("\n")
-                drawn.append_text(line)
-            self._strips = drawn.to_strips(size.width, size.height, base)
-            self._key = (size, base)
-        return self._strips[y] if 0 <= y < len(self._strips) else Strip.blank(size.width, base)
+    def lines(self, width: int, height: int, mono: bool) -> Lines:
+        drawn = Lines()
+        for i, line in enumerate(self._text.split("\n")):
+            line.truncate(width, overflow="ellipsis")
+            if i:
+                drawn.append("\n")
+            drawn.append_text(line)
+        return drawn

@@ -50,7 +50,7 @@ async def test_charts_receive_data(tmp_path: Path, scripted) -> None:
                 assert chart.draws > 0, chart.id
         assert app.data.memorized_step is not None and app.data.generalized_step is not None
         assert app.data.delay == app.data.generalized_step - app.data.memorized_step
-        status = app.query_one(StatusBar)._last
+        status = app.query_one(StatusBar).plain
         assert "FINISHED" in status and "skewed_mul" in status and "memorized" in status
 
 
@@ -77,9 +77,8 @@ async def test_probe_off_charts_say_so(tmp_path: Path, scripted) -> None:
         assert "probe.fourier_every" in app.query_one("#fourier", Chart).source()["note"]
         assert "probe.grad_every" in app.query_one("#heat", Chart).source()["note"]
         app.query_one("#tabs", TabbedContent).active = "tab-curv"
-        await pilot.pause(0.3)
-        text = app.query_one("#curv", Chart).render().plain
-        assert "probe off: --set probe.hessian_every=500" in text
+        curv = app.query_one("#curv", Chart)
+        await wait_for(pilot, lambda: "probe off: --set probe.hessian_every=500" in curv.shown, timeout=2)
 
 
 @aio
@@ -179,9 +178,11 @@ async def test_l_toggles_log_axis_and_o_toggles_loss_and_t_cycles_views(tmp_path
     async with app.run_test() as pilot:
         await wait_for(pilot, lambda: app.data.status == "finished")
         acc = app.query_one("#acc", Chart)
-        assert acc.source().x_log and "log └" in acc.render().plain
+        assert acc.source().x_log
+        await wait_for(pilot, lambda: "log └" in acc.shown)  # what the screen shows
         await pilot.press("l")
-        assert not acc.source().x_log and "lin └" in acc.render().plain
+        assert not acc.source().x_log
+        await wait_for(pilot, lambda: "lin └" in acc.shown, timeout=2)
         assert not app.query_one("#loss").display
         await pilot.press("o")
         await pilot.pause()
@@ -251,7 +252,7 @@ async def test_engine_exception_marks_failed_and_app_stays_usable(tmp_path: Path
     async with app.run_test() as pilot:
         await wait_for(pilot, lambda: app.data.status == "failed")
         await pilot.pause(0.3)
-        status = app.query_one(StatusBar)._last
+        status = app.query_one(StatusBar).plain
         assert "FAILED" in status and "scripted engine fault" in status
         await pilot.press("l")
         await pilot.press("r")  # a fresh run starts, and it fails the same way: still no crash
@@ -287,7 +288,7 @@ async def test_a_run_that_cannot_start_is_shown_failed(tmp_path: Path) -> None:
     async with app.run_test() as pilot:
         await wait_for(pilot, lambda: app.data.status == "failed")
         await pilot.pause(0.3)
-        assert "failed: train.device: cuda requested" in app.status_bar._last
+        assert "failed: train.device: cuda requested" in app.status_bar.plain
         await pilot.press("space")  # no run: a notice, no crash
         assert app.is_running
 
@@ -305,14 +306,13 @@ async def test_cpu_budget_defers_chart_redraws_while_training(tmp_path: Path, sc
         await wait_for(pilot, lambda: app.data.generalized_step is not None)
         acc = app.query_one("#acc", Chart)
         await pilot.pause(0.5)
-        stamp = lambda: (id(app.data), app.data.plot_version, app.log_x)  # noqa: E731
         assert app.data.live and app.deferred > 0
-        assert acc.stale(stamp())  # the latest rows are not on screen yet
+        assert acc.stale(app.chart_stamp)  # the latest rows are not on screen yet
         drawn = acc.draws
         await pilot.press("l")  # a key is drawn at once, budget or not
         await pilot.pause(0.2)
-        assert acc.draws > drawn and not acc.stale(stamp())
+        assert acc.draws > drawn and not acc.stale(app.chart_stamp)
         await pilot.press("s")
         await wait_for(pilot, lambda: app.data.status == "finished")
         await pilot.pause(0.3)
-        assert not acc.stale(stamp())  # the finished run's last state is drawn
+        assert not acc.stale(app.chart_stamp)  # the finished run's last state is drawn

@@ -23,7 +23,6 @@ def test_plot_strips_keep_text_and_styles_at_the_widget_size() -> None:
     assert all(st.bgcolor == base.bgcolor for st in styles)  # every run sits on the widget's style
     assert any(st.color and st.color.name == "magenta" for st in styles)  # the series colour
     assert any(st.bold for st in styles)  # the title
-    assert drawn.to_text().plain == drawn.plain
 
 
 def test_lines_split_newlines_crop_and_pad() -> None:

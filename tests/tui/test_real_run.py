@@ -24,7 +24,7 @@ async def test_real_tiny_run_to_completion(tmp_path: Path) -> None:
         plot = app.query_one("#acc", Chart).source()
         assert [ln.label for ln in plot.lines] == ["train", "val"]
         assert len(app.data.updates) == 9  # p + 2 tokens
-        assert "FINISHED" in app.status_bar._last
+        assert "FINISHED" in app.status_bar.plain
         await pilot.press("e")
         await pilot.pause()
     run_dir = Path(app.data.run_dir)
