@@ -85,9 +85,9 @@ def ratios(data: RunData, log_x: bool) -> Plot:
     return plot
 
 
-def compare(runs: list[RunData], log_x: bool) -> Plot:
-    """Validation accuracy of several runs on one axis (the paper's comparisons, Figs. 4-6)."""
-    x_max = 1.0
+def compare(runs: list[RunData], log_x: bool, x_max: float = 1.0) -> Plot:
+    """Validation accuracy of several runs on one axis (the paper's comparisons, Figs. 4-6); the
+    axis ends at the longest run's max_steps, or at `x_max` if that is further."""
     for d in runs:
         with d.lock:
             x_max = max(x_max, d.max_steps)

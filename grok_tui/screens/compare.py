@@ -20,7 +20,7 @@ from grok_tui import views
 from grok_tui.canvas import Line, Plot
 from grok_tui.groupdata import Cell, GroupData, is_group, load_group, stamp
 from grok_tui.rundata import RunData, load_run
-from grok_tui.series import BUCKETS, Point, axis_frac
+from grok_tui.series import Point, Trace
 from grok_tui.widgets.line_chart import LineChart
 
 LIVE = "(live run)"
@@ -36,46 +36,35 @@ def run_dirs(root: Path) -> list[Path]:
 
 
 def _cell_points(cell: Cell, x_max: float, log_x: bool) -> tuple[list[Point], list[Point]]:
-    """Mean and band bucketed on the plot's axis: each bucket keeps the min and max it saw, as a Trace does."""
-    mean: dict[int, Point] = {}
-    band: dict[int, Point] = {}
+    """Mean and band bucketed on the plot's axis, as a run's Trace is: each band bucket keeps the
+    min of the lows and the max of the highs that fell in it, and the mean as its last value."""
+    mean, band = Trace(x_max), Trace(x_max)
     for step, m, lo, hi in zip(cell.steps, cell.mean, cell.lo, cell.hi, strict=True):
-        fx = axis_frac(step, x_max, log_x)
-        i = min(int(fx * BUCKETS), BUCKETS - 1)
-        for buckets, a, b in ((mean, m, m), (band, lo, hi)):
-            p = buckets.get(i)
-            if p is None:
-                buckets[i] = Point(fx, a, b, m)
-            else:
-                p.fx, p.last, p.lo, p.hi = fx, m, min(p.lo, a), max(p.hi, b)
-    return [mean[i] for i in sorted(mean)], [band[i] for i in sorted(band)]
+        mean.add(step, m)
+        for y in (lo, hi, m):
+            band.add(step, y)
+    return mean.points(log_x), band.points(log_x)
 
 
 def compare_plot(runs: list[RunData], groups: list[GroupData], log_x: bool) -> Plot:
     """views.compare for runs, plus one mean curve and min–max band per sweep cell on the same step axis."""
+    plot = views.compare(runs, log_x, max([1.0, *(c.max_steps for g in groups for c in g.cells)]))
     if not groups:
-        return views.compare(runs, log_x)
-    x_max = max([1.0, *(c.max_steps for g in groups for c in g.cells)])
-    for d in runs:
-        with d.lock:
-            x_max = max(x_max, d.max_steps)
+        return plot
     colors, glyphs = views.COLORS, views.GLYPHS
     bands: list[Line] = []
-    lines: list[Line] = []
-    for i, d in enumerate(runs):
-        with d.lock:
-            t = d.traces.get("val_acc")
-            pts = views._rebucket(t, x_max, log_x) if t is not None else []
-        lines.append(Line(d.label or d.preset, pts, colors[i % len(colors)], glyphs[i % len(glyphs)]))
+    means: list[Line] = []
     cells = [(g, c) for g in groups for c in g.cells]
     for i, (g, cell) in enumerate(cells, start=len(runs)):
         color = colors[i % len(colors)]
-        mean, band = _cell_points(cell, x_max, log_x)
+        mean, band = _cell_points(cell, plot.x_max, log_x)
         label = f"{g.path.name}: {cell.label}" if len(groups) > 1 else cell.label
         bands.append(Line("", band, f"dim {color}", BAND_GLYPH))  # drawn first, under every curve
-        lines.append(Line(f"{label} ({cell.seeds} seeds)", mean, color, glyphs[i % len(glyphs)]))
-    title = "val accuracy (sweeps: mean over seeds, band min–max)"
-    return Plot(title, [*bands, *lines], x_max, log_x, y_range=(0.0, 1.0), note="no val_acc yet")
+        means.append(Line(f"{label} ({cell.seeds} seeds)", mean, color, glyphs[i % len(glyphs)]))
+    plot.title = "val accuracy (sweeps: mean over seeds, band min–max)"
+    plot.lines = [*bands, *plot.lines, *means]
+    plot.note = "no val_acc yet"
+    return plot
 
 
 class CompareScreen(Screen[None]):
