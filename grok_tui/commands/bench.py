@@ -9,8 +9,8 @@ import typer
 from grok_tui.errors import user_errors
 
 OVERHEAD_NOTES = (
-    "probes: bench/bench_probes.py (all probes at default cadences vs off, docs/PERFORMANCE.md)",
-    "TUI:    bench/bench_tui.py (a live TUI vs a headless run, docs/PERFORMANCE.md)",
+    "probes: bench/bench_probes.py (all probes at default cadences vs off, docs/PROBES.md)",
+    "TUI:    bench/bench_tui.py (a live TUI vs a headless run, docs/TUI.md)",
 )
 
 
