@@ -29,7 +29,7 @@ class Run:
             ckpt = _resume / CHECKPOINT
             if not ckpt.exists():
                 raise ConfigError(f"{_resume}: no {CHECKPOINT} to resume from")
-            state = torch.load(ckpt, map_location="cpu", weights_only=False)
+            state = torch.load(ckpt, map_location="cpu", weights_only=True)
         try:
             self.trainer = Trainer(cfg, state=state)
         except ValueError as e:  # e.g. an unavailable device
