@@ -4,7 +4,7 @@
 
 Both draw train and val accuracy of a 100k-step run evaluated every 100 steps (1,000 points per
 series) on a log step axis, in a 78x20 box. plotext gets every point, as a naive chart would;
-the canvas gets the capped series (grok_tui.series.BUCKETS points at most).
+the canvas gets the capped series (grok_tui.charts.series.BUCKETS points at most).
 """
 
 from __future__ import annotations
@@ -14,8 +14,8 @@ import time
 
 import plotext as plt
 
-from grok_tui.canvas import Line, Plot, render_plot
-from grok_tui.series import Trace
+from grok_tui.charts.canvas import Line, Plot, render_plot
+from grok_tui.charts.series import Trace
 
 STEPS, EVERY, W, H, N = 100_000, 100, 78, 20, 50
 

@@ -14,7 +14,7 @@ import time
 import torch
 import torch.nn.functional as F
 
-from engine.first_layer import gathered_first_layer
+from engine.models.first_layer import gathered_first_layer
 
 V, L, d, H, B = 99, 4, 128, 512, 512
 

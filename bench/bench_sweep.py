@@ -19,8 +19,8 @@ import tempfile
 import time
 
 from engine.config import RunConfig, apply_overrides
-from engine.sweep import Group, expand, parse_sweep
-from engine.sweep_pool import MemberEnded, Sweep, default_workers, member_spec, run_members
+from engine.sweep.pool import MemberEnded, Sweep, default_workers, member_spec, run_members
+from engine.sweep.spec import Group, expand, parse_sweep
 
 
 def make_group(root: str, runs: int, steps: int) -> Group:

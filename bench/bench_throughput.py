@@ -54,8 +54,10 @@ def main() -> None:
     for name, r in res.items():
         sps = r.steps_per_s
         per_rep = " ".join(f"{r.steps / s:.1f}" for s in r.seconds)
-        print(f"{name:<7} {sps:7.1f} steps/s  {sps * nominal / 1e9:6.1f} GFLOP/s nominal = "
-              f"{sps * nominal / 1e9 / ceiling:4.0%} of ceiling   per rep: {per_rep}")
+        print(
+            f"{name:<7} {sps:7.1f} steps/s  {sps * nominal / 1e9:6.1f} GFLOP/s nominal = "
+            f"{sps * nominal / 1e9 / ceiling:4.0%} of ceiling   per rep: {per_rep}"
+        )
     eng = res["engine"].steps_per_s
     ratios = [p / e for p, e in zip(res["peer"].seconds, res["engine"].seconds, strict=True)]
     speedup = eng / res["peer"].steps_per_s

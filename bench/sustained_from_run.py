@@ -14,7 +14,7 @@ from pathlib import Path
 
 import torch
 
-from engine.runlog import CHECKPOINT, read_metrics
+from engine.rundir import CHECKPOINT, read_metrics
 
 TINY = torch.finfo(torch.float32).tiny  # smallest normal float32
 

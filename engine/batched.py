@@ -27,8 +27,15 @@ from engine.trainer import BASE_COLUMNS, PROGRESS_EVERY, resolve_device
 
 # Keys members may differ in; every other key must be equal across the batch.
 FREE_KEYS = {
-    ("train", "seed"), ("data", "op"), ("data", "skew"), ("optim", "lr"), ("optim", "lr_ratio"),
-    ("optim", "weight_decay"), ("model", "embed_init_scale"), ("train", "target_val_acc"), ("train", "patience"),
+    ("train", "seed"),
+    ("data", "op"),
+    ("data", "skew"),
+    ("optim", "lr"),
+    ("optim", "lr_ratio"),
+    ("optim", "weight_decay"),
+    ("model", "embed_init_scale"),
+    ("train", "target_val_acc"),
+    ("train", "patience"),
 }
 FREE_TOP = {"preset", "description", "wall_time"}
 EVAL_ROWS = 65536  # member × example rows per evaluation forward pass
@@ -52,8 +59,11 @@ def why_not_batched(cfgs: list[RunConfig]) -> str | None:
 
     def shape(c: RunConfig) -> dict[str, Any]:
         d = c.to_dict()
-        return {g: {k: v for k, v in t.items() if (g, k) not in FREE_KEYS} if isinstance(t, dict) else t
-                for g, t in d.items() if g not in FREE_TOP}
+        return {
+            g: {k: v for k, v in t.items() if (g, k) not in FREE_KEYS} if isinstance(t, dict) else t
+            for g, t in d.items()
+            if g not in FREE_TOP
+        }
 
     s0 = shape(c0)
     for c in cfgs[1:]:
@@ -100,8 +110,10 @@ class ManyTrainer:
             self.params[name] = stacked.requires_grad_(p.requires_grad)
         o = [c.optim for c in cfgs]
         lr = torch.tensor([x.lr for x in o], dtype=self.dtype, device=dev)
-        self.lr = {n: lr * torch.tensor([x.lr_ratio for x in o], dtype=self.dtype, device=dev) if n in e_names else lr
-                   for n in self.params}
+        self.lr = {
+            n: lr * torch.tensor([x.lr_ratio for x in o], dtype=self.dtype, device=dev) if n in e_names else lr
+            for n in self.params
+        }
         self.wd = torch.tensor([x.weight_decay for x in o], dtype=self.dtype, device=dev)
         self.state = {n: (torch.zeros_like(p), torch.zeros_like(p)) for n, p in self.params.items() if p.requires_grad}
         self.n = self.x_train.shape[1]
@@ -184,8 +196,16 @@ class ManyTrainer:
             o = c.optim
             row = dict(zip(("train_loss", "train_acc", "val_loss", "val_acc"), vals[i], strict=True))
             lr_e = o.lr * o.lr_ratio if c.model.kind == "mlp_embed" else float("nan")
-            row = {"step": self.step, "epoch": self.step // self.steps_per_epoch, "wall_s": wall, **row, "lr": o.lr,
-                   "lr_embed": lr_e, "lr_ratio": o.lr_ratio, "f_E": float("nan")}
+            row = {
+                "step": self.step,
+                "epoch": self.step // self.steps_per_epoch,
+                "wall_s": wall,
+                **row,
+                "lr": o.lr,
+                "lr_embed": lr_e,
+                "lr_ratio": o.lr_ratio,
+                "f_E": float("nan"),
+            }
             ph = self.phases[i]
             ph.observe(self.step, row["train_acc"], row["val_acc"], row["train_loss"])
             yield i, EvalLogged(self.step, row)
@@ -200,15 +220,35 @@ class ManyTrainer:
         status, steps = self.status[i] or "running", self.ended_step[i] or self.step
         wall = time.perf_counter() - self._t0 if self._t0 else 0.0
         c = self.cfgs[i]
-        return {"status": status, "steps": steps, "wall_s": round(wall, 3),
-                "steps_per_s": round(steps / wall, 2) if wall > 0 else 0.0, "device": str(self.device),
-                "preset": c.preset, "seed": c.train.seed, "batched": self.N, **self.phases[i].summary()}
+        return {
+            "status": status,
+            "steps": steps,
+            "wall_s": round(wall, 3),
+            "steps_per_s": round(steps / wall, 2) if wall > 0 else 0.0,
+            "device": str(self.device),
+            "preset": c.preset,
+            "seed": c.train.seed,
+            "batched": self.N,
+            **self.phases[i].summary(),
+        }
 
     def events(self) -> Iterator[tuple[int, Event]]:
         t = self.cfgs[0].train
         for i, c in enumerate(self.cfgs):
-            yield i, RunStarted(c.to_dict(), str(self.device), self.n, self.x_test.shape[1], c.data.vocab_size,
-                                self.token_freq[i], 0, t.max_steps, BASE_COLUMNS)
+            yield (
+                i,
+                RunStarted(
+                    c.to_dict(),
+                    str(self.device),
+                    self.n,
+                    self.x_test.shape[1],
+                    c.data.vocab_size,
+                    self.token_freq[i],
+                    0,
+                    t.max_steps,
+                    BASE_COLUMNS,
+                ),
+            )
         self._t0 = time.perf_counter()
         yield from self._evaluate()
         ar = torch.arange(self.N, device=self.device)[:, None]

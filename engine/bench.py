@@ -71,7 +71,7 @@ def nominal_flops(cfg: RunConfig, batch: int | None = None) -> float:
 def engine_flops(cfg: RunConfig) -> float:
     """The FLOP the engine actually spends per step: the first layer runs on the tables T_l = E W_lᵀ.
 
-    Building T, ∂E and ∂W costs 3 · 2·L·V·d·H instead of 6·B·L·d·H (engine/first_layer.py); the
+    Building T, ∂E and ∂W costs 3 · 2·L·V·d·H instead of 6·B·L·d·H (engine/models/first_layer.py); the
     gather and index_add of B·L rows of H are counted as B·L·H adds each way.
     """
     if cfg.model.kind != "mlp_embed":
@@ -120,8 +120,9 @@ def peer_loop(cfg: RunConfig, flush_denormal: bool = False) -> Stepper:
     model = PeerMLP(cfg).to(device)
     o = cfg.optim
     opt = torch.optim.Adam(model.parameters(), lr=o.lr, betas=o.betas, eps=o.eps, weight_decay=o.weight_decay)
-    loader = torch.utils.data.DataLoader(torch.utils.data.TensorDataset(x, y), batch_size=cfg.train.batch_size,
-                                         shuffle=True)
+    loader = torch.utils.data.DataLoader(
+        torch.utils.data.TensorDataset(x, y), batch_size=cfg.train.batch_size, shuffle=True
+    )
 
     def batches() -> Iterator[tuple[torch.Tensor, torch.Tensor]]:
         while True:

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import IO
 
 from engine.config import ConfigError
-from engine.runlog import read_config, read_csv
+from engine.rundir import read_config, read_csv
 
 RUN_COLUMNS = ("run", "preset", "seed")
 

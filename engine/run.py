@@ -11,7 +11,7 @@ from typing import Any
 
 from engine.config import ConfigError, RunConfig
 from engine.events import Event, RunFinished, RunStarted, StepsTaken
-from engine.runlog import CHECKPOINT, RunLog, new_run_dir, read_config, read_summary, truncate_csv
+from engine.rundir import CHECKPOINT, RunLog, new_run_dir, read_config, read_summary, truncate_csv
 
 
 class Run:

@@ -85,9 +85,7 @@ class TokenWeightedSampler(Sampler):
         self.gamma = cfg.train.gamma
         self.a = x_train[:, 0].cpu()
         self.b = x_train[:, -2].cpu()  # b sits just before '='
-        counts = torch.bincount(self.a, minlength=self.p) + torch.bincount(
-            self.b[self.b != self.a], minlength=self.p
-        )
+        counts = torch.bincount(self.a, minlength=self.p) + torch.bincount(self.b[self.b != self.a], minlength=self.p)
         self.n_t = counts.double()  # examples containing each operand token
         self.present = counts > 0
         self.L = torch.ones(self.p, dtype=torch.float64)  # running gradient norms (eq. 11)

@@ -16,7 +16,8 @@ from textual.widgets import Footer, TabbedContent, TabPane
 from textual.worker import Worker, get_current_worker
 
 from engine.config import RunConfig
-from grok_tui import runner, views
+from grok_tui import runner
+from grok_tui.charts import views
 from grok_tui.rundata import RunData
 from grok_tui.widgets.bar_chart import BarChart
 from grok_tui.widgets.chart import Chart
@@ -252,6 +253,7 @@ class GrokApp(App[None]):
 
         if isinstance(self.screen, PickerScreen):
             return
+
         def picked(cfg: RunConfig | None) -> None:
             if cfg is not None:
                 self.start_run(cfg)
@@ -337,7 +339,7 @@ def create_app(
         if preset or config:
             raise ConfigError("--open shows a finished run; drop --preset/--config")
         opened = load_run(open_dir)
-        from engine.runlog import read_config
+        from engine.rundir import read_config
 
         cfg = read_config(Path(open_dir))
         out = Path(open_dir).parent
@@ -345,7 +347,7 @@ def create_app(
         cfg, _ = resolve_config(preset, config, overrides)
     for d in compare or []:
         if (Path(d) / "group.json").is_file():  # a sweep: one mean curve and band per arm × grid cell
-            from engine.sweep import Group
+            from engine.sweep.spec import Group
 
             Group.open(d)  # an unreadable group.json is a one-line error now, not in the screen
         elif not (Path(d) / "config.json").is_file():

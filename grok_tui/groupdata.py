@@ -7,8 +7,8 @@ import math
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from engine.runlog import read_metrics
-from engine.sweep import GROUP_FILE, Group
+from engine.rundir import read_metrics
+from engine.sweep.spec import GROUP_FILE, Group
 
 
 def is_group(path: str | Path) -> bool:

@@ -22,7 +22,7 @@ from engine.events import (
     TokensLogged,
 )
 from engine.phases import GENERALIZED_ACC, MEMORIZED_ACC
-from grok_tui.series import Snapshots, Trace
+from grok_tui.charts.series import Snapshots, Trace
 
 
 class RunData:
@@ -147,7 +147,7 @@ def load_run(run_dir: str | Path) -> RunData:
     """A finished (or still running) run directory read back into a RunData, for --open and compare."""
     import json
 
-    from engine.runlog import read_csv, read_metrics, read_summary
+    from engine.rundir import read_csv, read_metrics, read_summary
 
     path = Path(run_dir)
     try:

@@ -6,8 +6,8 @@ import sys
 import time
 from typing import Any
 
-from engine.sweep import Group
-from engine.sweep_pool import MemberEnded, MemberProgressed, MemberStarted, SweepEvent
+from engine.sweep.pool import MemberEnded, MemberProgressed, MemberStarted, SweepEvent
+from engine.sweep.spec import Group
 
 
 class SweepState:

@@ -43,21 +43,29 @@ def run_bench(device: str, quick: bool, threads: int) -> None:
     cfg = B.bench_config("random_mul", str(dev), threads, **{"optim.lr": 1e-3})
     reps, steps = (3, 30) if quick else (7, 50)
     echo = typer.echo
-    echo(f"grok bench: random_mul (p=97, d=128, batch 512), device {dev}, threads {torch.get_num_threads()}, "
-         f"{reps} interleaved repetitions of {steps} steps, medians")
+    echo(
+        f"grok bench: random_mul (p=97, d=128, batch 512), device {dev}, threads {torch.get_num_threads()}, "
+        f"{reps} interleaved repetitions of {steps} steps, medians"
+    )
     ceiling = B.matmul_ceiling(dev)
     nominal, actual = B.nominal_flops(cfg), B.engine_flops(cfg)
     echo(f"\n{'':<34}{'steps/s':>9}{'GFLOP/s':>9}{'of ceiling':>12}")
     echo(f"{'1 fp32 matmul ceiling (2048³)':<34}{'':>9}{ceiling:>9.1f}{'100%':>12}")
     res = B.interleave({"peer": B.peer_loop(cfg), "engine": B.engine_loop(cfg)}, steps, reps)
     peer, eng = res["peer"].steps_per_s, res["engine"].steps_per_s
-    echo(f"{'2 peer loop (DataLoader, Adam)':<34}{peer:>9.1f}{peer * nominal / 1e9:>9.1f}"
-         f"{peer * nominal / 1e9 / ceiling:>12.0%}")
-    echo(f"{'3 engine (evals every 100 incl.)':<34}{eng:>9.1f}{eng * nominal / 1e9:>9.1f}"
-         f"{eng * nominal / 1e9 / ceiling:>12.0%}")
+    echo(
+        f"{'2 peer loop (DataLoader, Adam)':<34}{peer:>9.1f}{peer * nominal / 1e9:>9.1f}"
+        f"{peer * nominal / 1e9 / ceiling:>12.0%}"
+    )
+    echo(
+        f"{'3 engine (evals every 100 incl.)':<34}{eng:>9.1f}{eng * nominal / 1e9:>9.1f}"
+        f"{eng * nominal / 1e9 / ceiling:>12.0%}"
+    )
     echo(f"{'  engine, FLOP actually spent':<34}{'':>9}{eng * actual / 1e9:>9.1f}{eng * actual / 1e9 / ceiling:>12.0%}")
-    echo(f"  engine / peer = {eng / peer:.2f}x   (nominal = 6·B·matmul params = {nominal / 1e6:.0f} MFLOP/step; "
-         f"the engine's first layer runs on E·W_lᵀ tables: {actual / 1e6:.0f} MFLOP/step)")
+    echo(
+        f"  engine / peer = {eng / peer:.2f}x   (nominal = 6·B·matmul params = {nominal / 1e6:.0f} MFLOP/step; "
+        f"the engine's first layer runs on E·W_lᵀ tables: {actual / 1e6:.0f} MFLOP/step)"
+    )
     echo("\n4 sustained, random_mul at lr 1e-3")
     if quick:
         echo("  skipped with --quick (6,000 steps per arm); bench/bench_sustained.py runs it")

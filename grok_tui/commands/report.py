@@ -18,8 +18,8 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Print a sweep's report: per swept value, steps to 95% val acc, delay, fraction generalized."""
         from engine.config import ConfigError
-        from engine.report import render, write_csv
-        from engine.sweep import Group
+        from engine.sweep.report import render, write_csv
+        from engine.sweep.spec import Group
 
         group = Group.open(group_dir)
         typer.echo(render(group), nl=False)

@@ -18,7 +18,7 @@ def register(app: typer.Typer) -> None:
         last: Annotated[int, typer.Option("--last", "-n", help="How many metric rows to show.")] = 5,
     ) -> None:
         """Print a run's summary and its last metric rows."""
-        from engine.runlog import read_config, read_csv, read_summary
+        from engine.rundir import read_config, read_csv, read_summary
         from grok_tui.commands.run import format_summary
 
         d = Path(run_dir)

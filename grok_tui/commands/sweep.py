@@ -28,7 +28,7 @@ def new_group(preset: str | None, config: str | None, sets: list[str], seeds: in
 
     from engine.config import ConfigError, apply_overrides, parse_set
     from engine.presets import load_file, load_preset
-    from engine.sweep import Group, check_sets, expand, parse_sweep
+    from engine.sweep.spec import Group, check_sets, expand, parse_sweep
 
     if preset and config:
         raise ConfigError("give either --preset or --config, not both")
@@ -74,7 +74,7 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Run a sweep preset's grid over several seeds in parallel, then print its report."""
         from engine.config import ConfigError
-        from engine.sweep import Group
+        from engine.sweep.spec import Group
 
         if backend not in ("local", "ray"):
             raise ConfigError(f"--backend must be local or ray (got {backend!r})")
@@ -98,8 +98,8 @@ def register(app: typer.Typer) -> None:
 
 def execute(group: Any, workers: int, backend: str, address: str | None, quiet: bool) -> int:
     """Run the group's pending members with progress and Ctrl-C handling; print the report."""
-    from engine.report import render
-    from engine.sweep_pool import Sweep
+    from engine.sweep.pool import Sweep
+    from engine.sweep.report import render
     from grok_tui.sweep_progress import make_sweep_progress
 
     sw = Sweep(group, workers=workers, backend=backend, address=address)

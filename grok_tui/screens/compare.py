@@ -16,11 +16,11 @@ from textual.containers import Horizontal
 from textual.screen import Screen
 from textual.widgets import Footer, Label, SelectionList
 
-from grok_tui import views
-from grok_tui.canvas import Line, Plot
+from grok_tui.charts import views
+from grok_tui.charts.canvas import Line, Plot
+from grok_tui.charts.series import Point, Trace
 from grok_tui.groupdata import Cell, GroupData, is_group, load_group, stamp
 from grok_tui.rundata import RunData, load_run
-from grok_tui.series import Point, Trace
 from grok_tui.widgets.line_chart import LineChart
 
 LIVE = "(live run)"

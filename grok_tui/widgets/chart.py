@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Hashable
 from typing import Any
 
-from grok_tui.lines import Lines
+from grok_tui.charts.lines import Lines
 from grok_tui.widgets.drawn import Drawn
 
 

@@ -13,7 +13,7 @@ from typing import Any
 from textual.strip import Strip
 from textual.widget import Widget
 
-from grok_tui.lines import Lines
+from grok_tui.charts.lines import Lines
 
 
 class Drawn(Widget):

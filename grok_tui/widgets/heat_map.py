@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from grok_tui.blocks import render_heat
-from grok_tui.lines import Lines
+from grok_tui.charts.blocks import render_heat
+from grok_tui.charts.lines import Lines
 from grok_tui.widgets.chart import Chart
 
 

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from grok_tui.canvas import Plot, render_plot
-from grok_tui.lines import Lines
+from grok_tui.charts.canvas import Plot, render_plot
+from grok_tui.charts.lines import Lines
 from grok_tui.widgets.chart import Chart
 
 

@@ -6,7 +6,7 @@ import math
 
 from rich.text import Text
 
-from grok_tui.lines import Lines
+from grok_tui.charts.lines import Lines
 from grok_tui.rundata import RunData
 from grok_tui.widgets.drawn import Drawn
 

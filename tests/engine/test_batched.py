@@ -100,8 +100,8 @@ def test_why_not_batched():
 
 
 def test_run_batch_writes_member_run_dirs(tmp_path):
-    from engine.batched_sweep import plan, run_batch
-    from engine.runlog import read_csv, read_summary
+    from engine.rundir import read_csv, read_summary
+    from engine.sweep.batched import plan, run_batch
 
     specs = [{"id": f"m{s:03d}", "config": tiny_config(train__seed=s).to_dict(), "resume_dir": ""} for s in (0, 1)]
     assert plan(specs) == [[specs[0]], [specs[1]]]  # the CPU trains members one by one

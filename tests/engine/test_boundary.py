@@ -22,8 +22,6 @@ def test_engine_imports_no_ui() -> None:
 def test_config_and_presets_import_no_torch() -> None:
     """`grok presets` and `grok --help` must not pay for importing torch."""
     code = (
-        "import sys, engine.config, engine.presets\n"
-        "engine.presets.all_presets()\n"
-        "assert 'torch' not in sys.modules\n"
+        "import sys, engine.config, engine.presets\nengine.presets.all_presets()\nassert 'torch' not in sys.modules\n"
     )
     subprocess.run([sys.executable, "-c", code], check=True)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import torch
 
-from engine.first_layer import gathered_first_layer
+from engine.models.first_layer import gathered_first_layer
 
 
 def test_gathered_matches_plain_forward_and_backward() -> None:

@@ -88,8 +88,12 @@ def test_orthogonal_grad_leaves_zero_weights_and_scalars_alone() -> None:
 def test_build_grad_hooks_from_config() -> None:
     model = build_model(tiny_config())
     assert build_grad_hooks(tiny_config(), model) == []
-    hooks = build_grad_hooks(tiny_config(optim__grokfast_alpha=0.98, optim__grokfast_lambda=2.0,
-                                         optim__orthogonal=True, optim__name="adamw"), model)
+    hooks = build_grad_hooks(
+        tiny_config(
+            optim__grokfast_alpha=0.98, optim__grokfast_lambda=2.0, optim__orthogonal=True, optim__name="adamw"
+        ),
+        model,
+    )
     assert [type(h) for h in hooks] == [GrokfastEMA, OrthogonalGrad]
 
 
@@ -101,8 +105,17 @@ def _metrics(d: Path) -> list[str]:
 
 @pytest.mark.parametrize("kind", ["mlp_embed", "transformer"])
 def test_resume_with_grokfast_and_orthogonal_is_bit_for_bit(tmp_path: Path, kind: str) -> None:
-    over = dict(train__max_steps=60, optim__grokfast_alpha=0.9, optim__grokfast_lambda=2.0, optim__orthogonal=True,
-                optim__name="adamw", train__loss="stablemax", model__kind=kind, model__n_heads=2, model__d_mlp=16)
+    over = dict(
+        train__max_steps=60,
+        optim__grokfast_alpha=0.9,
+        optim__grokfast_lambda=2.0,
+        optim__orthogonal=True,
+        optim__name="adamw",
+        train__loss="stablemax",
+        model__kind=kind,
+        model__n_heads=2,
+        model__d_mlp=16,
+    )
     full = Run(tiny_config(**over), tmp_path / "a")
     list(full.events())
     part = Run(tiny_config(**over), tmp_path / "b")

@@ -31,13 +31,36 @@ def test_run_directory_contents(tmp_path: Path) -> None:
     cfg = json.loads((d / "config.json").read_text())
     assert cfg["data"]["p"] == 11 and "torch" in cfg["_meta"]["versions"] and cfg["_meta"]["device"] == "cpu"
     s = json.loads((d / "summary.json").read_text())
-    for k in ("status", "steps", "wall_s", "steps_per_s", "device", "preset", "seed", "memorized_step",
-              "generalized_step", "grokking_delay", "final_train_acc", "final_val_acc", "best_val_acc"):
+    for k in (
+        "status",
+        "steps",
+        "wall_s",
+        "steps_per_s",
+        "device",
+        "preset",
+        "seed",
+        "memorized_step",
+        "generalized_step",
+        "grokking_delay",
+        "final_train_acc",
+        "final_val_acc",
+        "best_val_acc",
+    ):
         assert k in s, k
     assert s["status"] == "finished" and s["steps"] == 60
     header = (d / "metrics.csv").read_text().splitlines()[0].split(",")
-    assert header[:10] == ["step", "epoch", "wall_s", "train_loss", "train_acc", "val_loss", "val_acc", "lr",
-                           "lr_embed", "lr_ratio"]
+    assert header[:10] == [
+        "step",
+        "epoch",
+        "wall_s",
+        "train_loss",
+        "train_acc",
+        "val_loss",
+        "val_acc",
+        "lr",
+        "lr_embed",
+        "lr_ratio",
+    ]
     toks = tokens(d)
     assert toks[0][:3] == ["step", "token", "updates"] and len(toks) == 1 + 4 * 13
 

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from engine.config import ConfigError
-from engine.sweep import Group, check_sets, expand, parse_sweep
-from engine.sweep_pool import member_spec, run_members
+from engine.sweep.pool import member_spec, run_members
+from engine.sweep.spec import Group, check_sets, expand, parse_sweep
 from tests.conftest import tiny_config
 
 TABLE = {

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 import torch
 
-from engine.sweep import Group, expand, parse_sweep
-from engine.sweep_pool import MemberEnded, MemberStarted, Sweep
+from engine.sweep.pool import MemberEnded, MemberStarted, Sweep
+from engine.sweep.spec import Group, expand, parse_sweep
 from tests.conftest import tiny_config
 
 

@@ -6,8 +6,8 @@ import csv
 import math
 from pathlib import Path
 
-from engine.report import build_tables, quantile, render, summarize, write_csv
-from engine.sweep import Group, expand, parse_sweep
+from engine.sweep.report import build_tables, quantile, render, summarize, write_csv
+from engine.sweep.spec import Group, expand, parse_sweep
 from tests.conftest import tiny_config
 
 

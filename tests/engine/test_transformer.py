@@ -10,9 +10,9 @@ import torch.nn.functional as F
 
 from engine.config import LAYERNORMS
 from engine.models import build_model, embedding_names, w_names
+from engine.models.transformer import Transformer
 from engine.optim import adaptive_ratio, build_optimizer
 from engine.trainer import Trainer
-from engine.transformer import Transformer
 from tests.conftest import tiny_config
 
 
@@ -85,8 +85,15 @@ def test_layernorm_sits_where_the_doc_says(layernorm: str) -> None:
     torch.manual_seed(0)
     model = build_model(cfg)
     blk = model.block
-    mods = {"W_Q": blk.attn.W_Q, "W_K": blk.attn.W_K, "W_V": blk.attn.W_V, "W_O": blk.attn.W_O,
-            "fc_in": blk.mlp.fc_in, "fc_out": blk.mlp.fc_out, "readout": model.readout}
+    mods = {
+        "W_Q": blk.attn.W_Q,
+        "W_K": blk.attn.W_K,
+        "W_V": blk.attn.W_V,
+        "W_O": blk.attn.W_O,
+        "fc_in": blk.mlp.fc_in,
+        "fc_out": blk.mlp.fc_out,
+        "readout": model.readout,
+    }
     lns = {n: m for n, m in (("ln_attn", blk.ln_attn), ("ln_mlp", blk.ln_mlp)) if m is not None}
     assert set(lns) == EXPECTED_LNS[layernorm]
     seen: dict[str, tuple[torch.Tensor, torch.Tensor]] = {}
@@ -178,8 +185,14 @@ def test_trains_in_the_trainer_with_adaptive_adam_lr(layernorm: str) -> None:
 
 @pytest.mark.parametrize(
     ("name", "layernorm"),
-    [("ln_none", "none"), ("ln_pre", "pre"), ("ln_post", "post"), ("ln_qk", "qk"), ("ln_v", "v"),
-     ("ln_mlp", "pre_mlp")],
+    [
+        ("ln_none", "none"),
+        ("ln_pre", "pre"),
+        ("ln_post", "post"),
+        ("ln_qk", "qk"),
+        ("ln_v", "v"),
+        ("ln_mlp", "pre_mlp"),
+    ],
 )
 def test_ln_presets(name: str, layernorm: str) -> None:
     from engine.presets import load_preset
@@ -190,7 +203,7 @@ def test_ln_presets(name: str, layernorm: str) -> None:
 
 def test_sweep_presets_expand() -> None:
     from engine.presets import load_preset
-    from engine.sweep import expand, parse_sweep
+    from engine.sweep.spec import expand, parse_sweep
 
     ln = load_preset("ln_placement")
     members = expand(ln.config, parse_sweep(ln.sweep))

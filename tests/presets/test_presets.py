@@ -50,8 +50,18 @@ def test_paper_settings() -> None:
 def test_presets_ship_in_the_wheel(tmp_path: Path) -> None:
     root = Path(__file__).resolve().parents[2]
     subprocess.run(
-        [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q", "-w", str(tmp_path),
-         str(root)],
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "wheel",
+            "--no-deps",
+            "--no-build-isolation",
+            "-q",
+            "-w",
+            str(tmp_path),
+            str(root),
+        ],
         check=True,
         capture_output=True,
     )

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from engine.presets import load_preset
-from engine.sweep import expand, parse_sweep
+from engine.sweep.spec import expand, parse_sweep
 
 PAPER_SWEEPS = {
     "fig2_embeddings": ("Fig. 2", 12),

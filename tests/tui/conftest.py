@@ -25,7 +25,7 @@ from engine.events import (
     StepsTaken,
     TokensLogged,
 )
-from engine.runlog import RunLog, new_run_dir
+from engine.rundir import RunLog, new_run_dir
 from engine.trainer import BASE_COLUMNS
 
 PROBE_COLUMNS = ("hess_E", "hess_W", "sigma_E", "sigma_W", "rank_E", "rank_W", "rank_EW")
@@ -60,8 +60,13 @@ def script(cfg: RunConfig, probes: bool = True, evals: int = 40, fail_at: int | 
         )
         if probes:
             row.update(
-                hess_E=0.5 + 10 * u, hess_W=50 * (1.2 - u), sigma_E=3 + u, sigma_W=2.0,
-                rank_E=8.0, rank_W=30 - 10 * u, rank_EW=8 - 4 * u,
+                hess_E=0.5 + 10 * u,
+                hess_W=50 * (1.2 - u),
+                sigma_E=3 + u,
+                sigma_W=2.0,
+                rank_E=8.0,
+                rank_W=30 - 10 * u,
+                rank_EW=8 - 4 * u,
             )
         yield EvalLogged(step, row)
         updates = tuple(int(f * step / 50) for f in freq)

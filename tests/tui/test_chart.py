@@ -1,13 +1,13 @@
-"""What charts draw (grok_tui.lines): runs of styled text, handed to Textual as fixed-size Strips."""
+"""What charts draw (grok_tui.charts.lines): runs of styled text, handed to Textual as fixed-size Strips."""
 
 from __future__ import annotations
 
 from rich.style import Style
 from rich.text import Text
 
-from grok_tui.canvas import Line, Plot, render_plot
-from grok_tui.lines import Lines
-from grok_tui.series import trace_of
+from grok_tui.charts.canvas import Line, Plot, render_plot
+from grok_tui.charts.lines import Lines
+from grok_tui.charts.series import trace_of
 
 
 def test_plot_strips_keep_text_and_styles_at_the_widget_size() -> None:

@@ -10,8 +10,8 @@ import pytest
 from textual.widgets import SelectionList
 
 from engine.config import ConfigError
-from engine.sweep import Group, SweepSpec, expand
-from engine.sweep_pool import member_spec, run_member
+from engine.sweep.pool import member_spec, run_member
+from engine.sweep.spec import Group, SweepSpec, expand
 from grok_tui.app import create_app
 from grok_tui.groupdata import load_group
 from grok_tui.screens.compare import CompareScreen

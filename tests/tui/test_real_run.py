@@ -13,8 +13,12 @@ from tests.tui.conftest import aio, wait_for
 @aio
 async def test_real_tiny_run_to_completion(tmp_path: Path) -> None:
     sets = [
-        "data.p=7", "model.d_embed=8", "train.batch_size=16", "train.eval_every=20",
-        "train.device=cpu", "train.checkpoint_every=100",
+        "data.p=7",
+        "model.d_embed=8",
+        "train.batch_size=16",
+        "train.eval_every=20",
+        "train.device=cpu",
+        "train.checkpoint_every=100",
     ]
     app = create_app("skewed_mul", sets=sets, steps=300, out=tmp_path / "runs")
     async with app.run_test() as pilot:

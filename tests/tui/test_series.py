@@ -5,11 +5,11 @@ from __future__ import annotations
 import math
 
 from engine.events import RunStarted, TokensLogged
-from grok_tui import views
-from grok_tui.blocks import render_bars
-from grok_tui.canvas import Line, Plot, render_plot
+from grok_tui.charts import views
+from grok_tui.charts.blocks import render_bars
+from grok_tui.charts.canvas import Line, Plot, render_plot
+from grok_tui.charts.series import BUCKETS, Snapshots, Trace
 from grok_tui.rundata import RunData
-from grok_tui.series import BUCKETS, Snapshots, Trace
 
 
 def test_trace_caps_points_and_keeps_spikes() -> None:

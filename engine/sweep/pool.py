@@ -13,7 +13,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
-from engine.sweep import Group, Member
+from engine.sweep.spec import Group, Member
 
 NOTIFY_EVERY_S = 0.5  # a member reports its step and polls the stop flag at most this often
 PARENT_POLL_S = 0.5  # a pool worker checks this often that the sweep process still exists
@@ -125,8 +125,8 @@ def run_members(specs: list[dict[str, Any]], group_dir: str, notify: Notify | No
 
 
 def _run_members(specs: list[dict[str, Any]], group_dir: str, notify: Notify, stop: Callable[[], bool]) -> list[dict]:
-    if len(specs) > 1:  # members that share shapes on a GPU: one batched model (engine.batched_sweep)
-        from engine.batched_sweep import batchable, run_batch
+    if len(specs) > 1:  # members that share shapes on a GPU: one batched model (engine.sweep.batched)
+        from engine.sweep.batched import batchable, run_batch
 
         if batchable(specs):
             return run_batch(specs, group_dir, notify, stop)
@@ -139,8 +139,8 @@ def _run_members(specs: list[dict[str, Any]], group_dir: str, notify: Notify, st
 
 
 def batches(specs: list[dict[str, Any]]) -> list[list[dict[str, Any]]]:
-    """Members that share shapes train as one batched model on a GPU (engine.batched_sweep); else one per task."""
-    from engine.batched_sweep import plan
+    """Members that share shapes train as one batched model on a GPU (engine.sweep.batched); else one per task."""
+    from engine.sweep.batched import plan
 
     return plan(specs)
 
@@ -228,7 +228,7 @@ class Sweep:
         if not specs:
             return
         if self.backend == "ray":
-            from engine.sweep_ray import ray_events
+            from engine.sweep.ray import ray_events
 
             source = ray_events(self, specs)
         else:
@@ -287,4 +287,3 @@ def _message(msg: tuple[Any, ...]) -> SweepEvent:
     if msg[0] == "started":
         return MemberStarted(msg[1], str(msg[2]), int(msg[3]))
     return MemberProgressed(msg[1], int(msg[2]))
-

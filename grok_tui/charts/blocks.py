@@ -6,8 +6,8 @@ import math
 
 from rich.text import Text
 
-from grok_tui.canvas import LABEL_W, fmt_num
-from grok_tui.lines import Lines
+from grok_tui.charts.canvas import LABEL_W, fmt_num
+from grok_tui.charts.lines import Lines
 
 EIGHTHS = " ▁▂▃▄▅▆▇█"
 SHADES = " ░▒▓█"

@@ -63,7 +63,7 @@ def run_batch(specs: list[dict[str, Any]], group_dir: str, notify: Any, stop: An
     from engine.batched import ManyTrainer
     from engine.config import from_dict
     from engine.events import EvalLogged, RunFinished, RunStarted, StepsTaken
-    from engine.runlog import RunLog, new_run_dir
+    from engine.rundir import RunLog, new_run_dir
 
     cfgs = [from_dict(s["config"]) for s in specs]
     ids = [s["id"] for s in specs]
@@ -94,13 +94,35 @@ def run_batch(specs: list[dict[str, Any]], group_dir: str, notify: Any, stop: An
     finally:
         for log in logs:
             log.close()
-    base = {"step", "epoch", "wall_s", "train_loss", "train_acc", "val_loss", "val_acc", "lr", "lr_embed",
-            "lr_ratio", "f_E"}
+    base = {
+        "step",
+        "epoch",
+        "wall_s",
+        "train_loss",
+        "train_acc",
+        "val_loss",
+        "val_acc",
+        "lr",
+        "lr_embed",
+        "lr_ratio",
+        "f_E",
+    }
     rows = []
     for i, s in enumerate(summaries):
-        row: dict[str, Any] = {k: s.get(k) for k in ("status", "steps", "memorized_step", "generalized_step",
-                                                    "grokking_delay", "final_train_acc", "final_val_acc",
-                                                    "best_val_acc", "wall_s")}
+        row: dict[str, Any] = {
+            k: s.get(k)
+            for k in (
+                "status",
+                "steps",
+                "memorized_step",
+                "generalized_step",
+                "grokking_delay",
+                "final_train_acc",
+                "final_val_acc",
+                "best_val_acc",
+                "wall_s",
+            )
+        }
         row.update(member=ids[i], max_steps=cfgs[i].train.max_steps, run_dir=dirs[i].name)
         row.update({f"final_{k}": v for k, v in last[i].items() if k not in base})
         rows.append(row)

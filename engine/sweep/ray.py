@@ -7,10 +7,10 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 from engine.config import ConfigError
-from engine.sweep_pool import MemberEnded, SweepEvent, _message, run_members
+from engine.sweep.pool import MemberEnded, SweepEvent, _message, run_members
 
 if TYPE_CHECKING:
-    from engine.sweep_pool import Sweep
+    from engine.sweep.pool import Sweep
 
 
 def _import_ray() -> Any:
@@ -47,7 +47,7 @@ def ray_events(sweep: Sweep, specs: list[dict[str, Any]]) -> Iterator[SweepEvent
     ray = _import_ray()
     from ray.util.queue import Empty, Queue
 
-    from engine.sweep_pool import batches
+    from engine.sweep.pool import batches
 
     if not ray.is_initialized():
         try:

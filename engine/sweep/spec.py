@@ -2,7 +2,7 @@
 
 The group directory holds `group.json` (the base config, the grid and the members), `results.csv`
 (one row per member that ended) and one normal run directory per member. Running the members is
-`engine.sweep_pool.Sweep`'s job; this module is torch-free so `grok report` stays fast.
+`engine.sweep.pool.Sweep`'s job; this module is torch-free so `grok report` stays fast.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from engine.config import ConfigError, RunConfig, apply_overrides, from_dict
-from engine.runlog import unique_dir, write_json_atomic
+from engine.rundir import unique_dir, write_json_atomic
 
 SWEEP_KEYS = ("seeds", "compare", "tune", "grid", "arms")
 GROUP_FILE = "group.json"

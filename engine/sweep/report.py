@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from engine.sweep import Group
+from engine.sweep.spec import Group
 
 INF = math.inf
 
@@ -123,7 +123,7 @@ def build_tables(group: Group) -> tuple[list[Table], list[str]]:
     probe = _probe_table(group, rows, dims)
     if probe:
         tables.append(probe)
-    from engine.report_compare import compare_lines
+    from engine.sweep.compare import compare_lines
 
     return tables, compare_lines(group, rows)
 

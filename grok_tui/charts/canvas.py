@@ -1,7 +1,7 @@
 """Line plots: braille pixels in colour, one glyph per series under NO_COLOR.
 
 Drawing cost depends only on the chart's size and the capped number of points per series
-(`grok_tui.series.BUCKETS`), never on the length of the run.
+(`grok_tui.charts.series.BUCKETS`), never on the length of the run.
 """
 
 from __future__ import annotations
@@ -11,8 +11,8 @@ from dataclasses import dataclass, field
 
 from rich.text import Text
 
-from grok_tui.lines import Lines
-from grok_tui.series import Point, axis_frac
+from grok_tui.charts.lines import Lines
+from grok_tui.charts.series import Point, axis_frac
 
 BRAILLE = ((0x01, 0x08), (0x02, 0x10), (0x04, 0x20), (0x40, 0x80))  # [row][col] dot bits of U+2800
 LABEL_W = 7  # y tick labels

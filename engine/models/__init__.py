@@ -7,7 +7,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from engine.config import RunConfig
-from engine.first_layer import gather_sum, gathered_first_layer, tables
+from engine.models.first_layer import gather_sum, gathered_first_layer, tables
 
 _ACT = {"relu": F.relu, "gelu": F.gelu}
 
@@ -32,7 +32,7 @@ class MLPEmbed(nn.Module):
         if torch.is_grad_enabled():
             e = self.embedding(x).flatten(1)  # (B, L) -> (B, L, d) -> (B, L·d)
             h = self.first_layer(e)  # (B, hidden)
-        else:  # evaluation: the same W ê from the tables T_l = E W_lᵀ (engine/first_layer.py)
+        else:  # evaluation: the same W ê from the tables T_l = E W_lᵀ (engine/models/first_layer.py)
             h = gather_sum(tables(self.embedding.weight, self.first_layer.weight), x, self.first_layer.bias)
         return self._head(h)
 
@@ -72,7 +72,7 @@ def build_model(cfg: RunConfig) -> nn.Module:
         return MLPEmbed(cfg)
     if cfg.model.kind == "mlp_raw":
         return MLPRaw(cfg)
-    from engine.transformer import Transformer
+    from engine.models.transformer import Transformer
 
     return Transformer(cfg)
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from grok_tui.canvas import Line, Plot, fmt_num
+from grok_tui.charts.canvas import Line, Plot, fmt_num
+from grok_tui.charts.series import Point, Trace, axis_frac
 from grok_tui.rundata import RunData
-from grok_tui.series import Point, Trace, axis_frac
 
 COLORS = ("cyan", "magenta", "yellow", "green", "red", "blue", "white", "bright_cyan")
 GLYPHS = ("+", "*", "o", "x", "#", "%", "@", "=")
@@ -26,9 +26,7 @@ def _points(data: RunData, column: str, log: bool) -> list[Point]:
     return [Point(p.fx, p.lo, p.hi, p.last) for p in t.points(log)] if t else []
 
 
-def _plot(
-    data: RunData, title: str, columns: list[tuple[str, str]], log_x: bool, probe: str = "", **kw: Any
-) -> Plot:
+def _plot(data: RunData, title: str, columns: list[tuple[str, str]], log_x: bool, probe: str = "", **kw: Any) -> Plot:
     """A line plot of `columns` [(column, label)]; says so if the probe behind them is off."""
     with data.lock:
         lines = [
