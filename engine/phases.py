@@ -21,6 +21,7 @@ class PhaseTracker:
         self.streak = 0
         self.diverged = False
         self.diverged_step: int | None = None
+        self.stop_step: int | None = None  # the evaluation at which the early-stop rule first held
 
     def observe(self, step: int, train_acc: float, val_acc: float, train_loss: float) -> None:
         if not math.isfinite(train_loss):
@@ -34,6 +35,8 @@ class PhaseTracker:
         if self.generalized_step is None and val_acc >= GENERALIZED_ACC:
             self.generalized_step = step
         self.streak = self.streak + 1 if val_acc >= self.target else 0
+        if self.stop_step is None and self.should_stop:
+            self.stop_step = step
 
     @property
     def should_stop(self) -> bool:
@@ -48,6 +51,7 @@ class PhaseTracker:
             "final_train_acc": self.final_train_acc,
             "final_val_acc": self.final_val_acc,
             "best_val_acc": self.best_val_acc,
+            "early_stop_step": self.stop_step,
         }
 
     def state_dict(self) -> dict[str, Any]:
@@ -55,3 +59,13 @@ class PhaseTracker:
 
     def load_state_dict(self, s: dict[str, Any]) -> None:
         vars(self).update(s)
+
+
+def early_stop_note(stop_step: int | None, target: float, patience: int, max_steps: int) -> str | None:
+    """`stopped early at step N: val_acc ≥ T for P evaluations (train.patience)`, or None.
+
+    A run whose rule first held at its last step ran its full budget: that is not an early stop.
+    """
+    if stop_step is None or stop_step >= max_steps:
+        return None
+    return f"stopped early at step {stop_step}: val_acc ≥ {target:g} for {patience} evaluations (train.patience)"
