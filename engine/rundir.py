@@ -1,30 +1,171 @@
 """The run directory: config.json, metrics.csv, tokens.csv, fourier.csv, summary.json, checkpoint.pt.
 
-Rows are appended and flushed as they happen, so a crash, a signal or a killed process leaves every
-row written so far readable. summary.json is replaced atomically.
+The one module that reads and writes run directories. Rows are appended and flushed as they happen,
+so a crash, a signal or a killed process leaves every row written so far readable; summary.json is
+replaced atomically. A writer (`grok run`, `grok-tui`, a sweep member) holds `RunLock`, an `flock`
+on a file inside the directory that the kernel releases when the process dies; readers never take it.
 """
 
 from __future__ import annotations
 
 import csv
+import fcntl
+import io
 import json
 import math
 import os
 import platform
 import sys
 import time
+import unicodedata
+from dataclasses import dataclass, field
 from importlib import metadata
 from pathlib import Path
+from types import TracebackType
 from typing import Any
 
 from engine.config import ConfigError, RunConfig
 from engine.events import EvalLogged, Event, FourierLogged, RunFinished, RunStarted, TokensLogged
 
 CHECKPOINT = "checkpoint.pt"
+CONFIG = "config.json"
+SUMMARY = "summary.json"
+METRICS = "metrics.csv"
+GROUP_FILE = "group.json"  # a sweep group directory (engine/sweep/spec.py)
+LOCK_FILE = ".lock"  # flock'ed by the run's writer; holds its pid as text
 
 
 class RunDirError(ConfigError):
     """The output directory cannot be created or written."""
+
+
+class RunInUse(ConfigError):
+    """Another live process writes this run directory."""
+
+
+def is_run_dir(path: str | Path) -> bool:
+    """A run directory is one with a config.json."""
+    return (Path(path) / CONFIG).is_file()
+
+
+def is_group(path: str | Path) -> bool:
+    """A sweep group directory is one with a group.json."""
+    return (Path(path) / GROUP_FILE).is_file()
+
+
+def clean_text(s: object) -> str:
+    """`s` as text without control or format characters (terminal escapes, bidi overrides).
+
+    Every string read from a run directory passes through here before a face prints it: a preset
+    name in a shared config.json must not be able to retitle or repaint the user's terminal.
+    """
+    return "".join(ch for ch in str(s) if unicodedata.category(ch) not in ("Cc", "Cf", "Cs"))
+
+
+# --- the lock ------------------------------------------------------------------------------------
+
+
+def _read_pid(fh: Any) -> int | None:
+    fh.seek(0)
+    text = fh.read(32).strip()
+    return int(text) if text.isdigit() else None
+
+
+def lock_holder(path: str | Path) -> int | None:
+    """The pid of a live process that holds the run's lock, else None. Never blocks, never waits.
+
+    The probe takes a shared lock for an instant and drops it; a writer that meets it retries (see
+    `RunLock`), so readers never make a writer fail.
+    """
+    try:
+        fh = open(Path(path) / LOCK_FILE)  # noqa: SIM115 - closed below on every path
+    except OSError:
+        return None
+    with fh:
+        try:
+            fcntl.flock(fh.fileno(), fcntl.LOCK_SH | fcntl.LOCK_NB)
+        except BlockingIOError:
+            pid = None
+            for _ in range(100):  # the holder writes its pid just after it takes the lock
+                pid = _read_pid(fh)
+                if pid:
+                    break
+                time.sleep(0.001)
+            return pid or 0
+        except OSError:
+            return None
+        fcntl.flock(fh.fileno(), fcntl.LOCK_UN)
+        return None
+
+
+class RunLock:
+    """Held by the one process that writes a run directory; a second writer gets `RunInUse`.
+
+    `with RunLock(run_dir): ...`, or `acquire()` / `release()`. The lock is an `flock` on
+    `run_dir/.lock`, so the kernel drops it when the holder dies in any way (SIGKILL included); the
+    file stays and is reused. Readers (show, export, the TUI's open and compare) never take it.
+    """
+
+    RETRY_S = 1.0  # a reader's probe holds a shared lock for microseconds; a writer holds it for the run
+
+    def __init__(self, path: str | Path) -> None:
+        self.path = Path(path)
+        self._fh: Any = None
+
+    @property
+    def held(self) -> bool:
+        return self._fh is not None
+
+    def acquire(self) -> RunLock:
+        if self._fh is not None:
+            return self
+        try:
+            fh = open(self.path / LOCK_FILE, "a+")  # noqa: SIM115 - kept open while the lock is held
+        except OSError as e:
+            raise RunDirError(f"{self.path}: cannot write run directory: {e.strerror or e}") from None
+        deadline = time.monotonic() + self.RETRY_S
+        while True:
+            try:
+                fcntl.flock(fh.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                pid = _read_pid(fh)
+                if time.monotonic() > deadline or (pid and _alive(pid)):  # a writer, not a reader's probe
+                    fh.close()
+                    raise RunInUse(f"{self.path} is in use by pid {pid or '?'}") from None
+                time.sleep(0.005)
+        fh.seek(0)
+        fh.truncate()
+        fh.write(f"{os.getpid()}\n")
+        fh.flush()
+        self._fh = fh
+        return self
+
+    def release(self) -> None:
+        fh, self._fh = self._fh, None
+        if fh is not None:
+            try:
+                fh.seek(0)
+                fh.truncate()
+            except OSError:
+                pass
+            fh.close()  # closing the file drops the flock
+
+    def __enter__(self) -> RunLock:
+        return self.acquire()
+
+    def __exit__(self, t: type[BaseException] | None, e: BaseException | None, tb: TracebackType | None) -> None:
+        self.release()
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
 
 
 def versions() -> dict[str, str]:
@@ -70,23 +211,64 @@ def _fmt(v: Any) -> Any:
     return v
 
 
+def fsync_dir(path: Path) -> None:
+    """Make a rename inside `path` durable (POSIX: the directory entry lives in the directory)."""
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def replace_atomic(path: Path, write: Any) -> None:
+    """Write `path` through `write(tmp_path)`, fsync it, rename it over `path`, fsync the directory.
+
+    A reader sees the old file or the new one, never a part; a crash leaves at most a `.tmp` file,
+    and a failure (a full disk) removes it before the error goes on.
+    """
+    tmp = path.with_name(path.name + ".tmp")
+    try:
+        write(tmp)
+        fd = os.open(tmp, os.O_RDONLY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+    fsync_dir(path.parent)
+
+
 def write_json_atomic(path: Path, obj: Any) -> None:
-    tmp = path.with_suffix(path.suffix + ".tmp")
-    tmp.write_text(json.dumps(obj, indent=2, default=str) + "\n")
-    os.replace(tmp, path)
+    text = json.dumps(obj, indent=2, default=str) + "\n"
+    replace_atomic(path, lambda tmp: tmp.write_text(text))
 
 
-def truncate_csv(path: Path, max_step: int) -> None:
-    """Drop rows past a checkpoint's step, so a resumed run appends where the checkpoint stands."""
-    if not path.exists():
-        return
-    with open(path, newline="") as fh:
-        rows = list(csv.reader(fh))
+def truncate_csv(path: Path, max_step: int, keep_last: Any = None) -> None:
+    """Drop rows past a checkpoint's step and any torn last line, so a resumed run appends where
+    the checkpoint stands. `keep_last(step)` decides on a row at exactly `max_step` (an off-cadence
+    row written where a run stopped is not one an uninterrupted run has)."""
+    rows = _csv_lines(path)
     if not rows:
         return
-    keep = [rows[0]] + [r for r in rows[1:] if r and r[0] != "" and int(float(r[0])) <= max_step]
-    with open(path, "w", newline="") as fh:
-        csv.writer(fh).writerows(keep)
+    keep = [rows[0]]
+    for i, r in enumerate(rows[1:], start=2):
+        try:
+            step = int(float(r[0]))
+        except ValueError:
+            raise ConfigError(f"{path}: row {i}: step {clean_text(r[0])!r} is not a number") from None
+        if step < max_step or (step == max_step and (keep_last is None or keep_last(step))):
+            keep.append(r)
+    if len(keep) == len(rows) and path.read_bytes().endswith(b"\n"):
+        return
+
+    def write(tmp: Path) -> None:
+        with open(tmp, "w", newline="") as fh:
+            csv.writer(fh).writerows(keep)
+
+    replace_atomic(path, write)
 
 
 class RunLog:
@@ -122,9 +304,9 @@ class RunLog:
             self.summary.update(steps=ev.step, wall_s=ev.row.get("wall_s"))
         elif isinstance(ev, TokensLogged):
             fh, w = self._tokens
-            g = ev.grad_norm
+            g, va = ev.grad_norm, ev.val_acc
             for tok, n in enumerate(ev.updates):
-                w.writerow([ev.step, tok, n, _fmt(g[tok]) if g is not None else ""])
+                w.writerow([ev.step, tok, n, _fmt(g[tok]) if g is not None else "", _fmt(va[tok]) if va else ""])
             fh.flush()
         elif isinstance(ev, FourierLogged):
             if self._fourier is None:
@@ -153,7 +335,7 @@ class RunLog:
             write_json_atomic(self.dir / "config.json", {**self.cfg.to_dict(), "_meta": meta})
         self._columns = ev.columns
         self._metrics = self._open("metrics.csv", list(ev.columns))
-        self._tokens = self._open("tokens.csv", ["step", "token", "updates", "grad_norm"])
+        self._tokens = self._open("tokens.csv", ["step", "token", "updates", "grad_norm", "val_acc"])
         if self.resume and (self.dir / "fourier.csv").exists():
             self._fourier = self._open("fourier.csv", ["step", "freq", "norm"])
         old = read_summary(self.dir) if self.resume else {}
@@ -177,39 +359,146 @@ class RunLog:
         self._metrics = self._tokens = self._fourier = None
 
 
-def read_summary(run_dir: Path) -> dict[str, Any]:
+def _json_object(path: Path) -> dict[str, Any]:
+    """A JSON file that must hold an object; ConfigError naming the file otherwise."""
     try:
-        return json.loads((run_dir / "summary.json").read_text())
-    except (OSError, ValueError):
+        doc = json.loads(path.read_bytes())
+    except (UnicodeDecodeError, ValueError) as e:
+        raise ConfigError(f"{path}: malformed JSON ({clean_text(e)})") from None
+    if not isinstance(doc, dict):
+        raise ConfigError(f"{path}: expected a JSON object, found {type(doc).__name__}")
+    return doc
+
+
+def read_summary(run_dir: Path) -> dict[str, Any]:
+    """summary.json, or {} when it is missing; ConfigError when it is not a JSON object."""
+    path = Path(run_dir) / SUMMARY
+    try:
+        return _json_object(path)
+    except FileNotFoundError:
         return {}
+    except OSError as e:
+        raise ConfigError(f"{path}: cannot read: {e.strerror or e}") from None
+
+
+def read_config_doc(run_dir: str | Path) -> dict[str, Any]:
+    """config.json as written (with its `_meta`); ConfigError naming the file when it is unusable."""
+    path = Path(run_dir) / CONFIG
+    try:
+        return _json_object(path)
+    except OSError:
+        raise ConfigError(f"{run_dir}: not a run directory (no {CONFIG})") from None
 
 
 def read_config(run_dir: Path) -> RunConfig:
     from engine.config import from_dict
 
-    path = run_dir / "config.json"
+    return from_dict(read_config_doc(run_dir), str(Path(run_dir) / CONFIG))
+
+
+def _csv_lines(path: Path) -> list[list[str]]:
+    """The complete rows of a run-log CSV, header first; [] when the file is missing or empty.
+
+    A row is complete when its line ends in a newline: a last line without one was torn by a kill
+    or a full disk and is dropped, whatever its fields look like (a torn `5` of a `5000` row must
+    not come back as step 5). A row whose field count differs from the header's is an error.
+    """
     try:
-        doc = json.loads(path.read_text())
-    except OSError:
-        raise ConfigError(f"{run_dir}: not a run directory (no config.json)") from None
-    except ValueError as e:
-        raise ConfigError(f"{path}: malformed JSON: {e}") from None
-    return from_dict(doc, str(path))
-
-
-def read_csv(path: Path) -> list[dict[str, str]]:
-    """Rows of a run-log CSV; a torn last line (killed mid-write) is dropped."""
-    if not path.exists():
+        data = path.read_bytes()
+    except FileNotFoundError:
         return []
-    with open(path, newline="") as fh:
-        rows = list(csv.DictReader(fh))
-    if rows and None in rows[-1].values():
-        rows.pop()
+    except OSError as e:
+        raise ConfigError(f"{path}: cannot read: {e.strerror or e}") from None
+    data = data[: data.rfind(b"\n") + 1]
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise ConfigError(f"{path}: not a grok-tui CSV file (not UTF-8 text)") from None
+    if "\0" in text:
+        raise ConfigError(f"{path}: not a grok-tui CSV file (binary data)")
+    try:
+        rows = [r for r in csv.reader(io.StringIO(text, newline="")) if r]
+    except csv.Error as e:
+        raise ConfigError(f"{path}: malformed CSV ({e})") from None
+    if rows:
+        n = len(rows[0])
+        for i, r in enumerate(rows[1:], start=2):
+            if len(r) != n:
+                raise ConfigError(f"{path}: row {i} has {len(r)} fields where the header has {n}")
     return rows
 
 
+def read_csv(path: Path) -> list[dict[str, str]]:
+    """Rows of a run-log CSV as dicts; a torn last line (killed mid-write) is dropped."""
+    rows = _csv_lines(path)
+    if not rows:
+        return []
+    header = rows[0]
+    return [dict(zip(header, r, strict=True)) for r in rows[1:]]
+
+
 def read_metrics(run_dir: Path) -> list[dict[str, float]]:
+    """metrics.csv as numbers (an empty cell is NaN); ConfigError naming the file for anything else."""
+    path = Path(run_dir) / METRICS
+    rows = read_csv(path)
+    if rows and "step" not in rows[0]:
+        raise ConfigError(f"{path}: no step column")
     out = []
-    for r in read_csv(run_dir / "metrics.csv"):
-        out.append({k: (float(v) if v not in ("", None) else float("nan")) for k, v in r.items()})
+    for i, r in enumerate(rows, start=2):
+        try:
+            out.append({k: (float(v) if v != "" else math.nan) for k, v in r.items()})
+        except ValueError:
+            bad = next(k for k, v in r.items() if not _is_float(v))
+            raise ConfigError(f"{path}: row {i}: {clean_text(bad)} is not a number") from None
+        if not math.isfinite(out[-1]["step"]):
+            raise ConfigError(f"{path}: row {i}: step is not a number")
     return out
+
+
+def _is_float(v: str) -> bool:
+    try:
+        float(v)
+    except ValueError:
+        return v == ""
+    return True
+
+
+@dataclass(frozen=True)
+class RunRecord:
+    """A run directory as read back: what show, export, ls and the TUI's open and compare display."""
+
+    path: Path
+    config: dict[str, Any]  # config.json without `_meta`
+    summary: dict[str, Any]
+    rows: list[dict[str, float]]  # metrics.csv
+    step: int  # progress: the summary's step count, or the last row's when the summary lags
+    status: str  # the summary's status; "running" only while a process holds the lock, else "dead"
+    pid: int | None  # the live writer, if any
+    meta: dict[str, Any] = field(default_factory=dict)  # config.json's `_meta`
+
+    @property
+    def preset(self) -> str:
+        return clean_text(self.config.get("preset") or "")
+
+
+def read_run(path: str | Path) -> RunRecord:
+    """Read a run directory without taking its lock; ConfigError naming the file for a bad one."""
+    d = Path(path)
+    if not is_run_dir(d):
+        raise ConfigError(f"{d}: not a run directory (no {CONFIG})")
+    doc = read_config_doc(d)
+    summary = read_summary(d)
+    rows = read_metrics(d)
+    pid = lock_holder(d)
+    steps = summary.get("steps")
+    step = int(steps) if isinstance(steps, int | float) and math.isfinite(steps) else 0
+    if rows:
+        step = max(step, int(rows[-1]["step"]))
+    status = clean_text(summary.get("status") or "")
+    if pid is not None:
+        status = "paused" if status == "paused" else "running"
+    elif status in ("", "running", "paused"):
+        status = "dead"  # its writer died without closing the run (SIGKILL, power loss)
+    meta = doc.get("_meta")
+    config = {k: v for k, v in doc.items() if k != "_meta"}
+    return RunRecord(d, config, summary, rows, step, status, pid, meta if isinstance(meta, dict) else {})
