@@ -15,6 +15,8 @@ from typing import Any
 
 OPS = ("add", "sub", "mul", "div", "poly")
 SPLITS = ("random", "uniform", "skewed", "skewed_test", "block", "strip")
+SKEW_ON = ("a", "both")
+SKEW_ORDERS = ("value", "random")
 MODEL_KINDS = ("mlp_raw", "mlp_embed", "transformer")
 ACTIVATIONS = ("relu", "gelu")
 LAYERNORMS = ("none", "pre_attn", "pre_mlp", "pre", "post", "qk", "v")
@@ -51,6 +53,10 @@ class DataConfig:
     frac_train: float = 0.3  # of all p^2 pairs, drawn from the rest by `split` (§5.1)
     split: str = "random"  # random | uniform | skewed (§4.2, Fig. 8) | skewed_test | block | strip
     skew: float = 3.0  # skewed splits: training pair (a, b) drawn with weight exp(-skew * a / (p-1))
+    skew_on: str = "a"  # a: weight exp(-skew·r(a)/(p-1)); both: exp(-skew·(r(a)+r(b))/(p-1)), token-level
+    skew_order: str = "value"  # rank r(t): value = t; random = a permutation of 0..p-1 seeded by train.seed
+    starve_k: int = 0  # random split: k operand tokens chosen by the seed ...
+    starve_m: int = 0  # ... keep at most m training pairs each; the rest of the training set is random
     split_k: int = 0  # block/strip size k; 0 = the k that holds out about frac_test of the pairs
     op_token: bool = True  # sequence [a, op, b, =]; False gives [a, b, =]
 
@@ -69,6 +75,15 @@ class DataConfig:
         )
         _check(self.skew >= 0, "data.skew", f"must be >= 0 (got {self.skew})")
         _check(0 <= self.split_k < self.p, "data.split_k", f"must be in [0, p) (got {self.split_k})")
+        _one_of(self.skew_on, "data.skew_on", SKEW_ON)
+        _one_of(self.skew_order, "data.skew_order", SKEW_ORDERS)
+        _check(0 <= self.starve_k <= self.p, "data.starve_k", f"must be in [0, p] (got {self.starve_k})")
+        _check(self.starve_m >= 0, "data.starve_m", f"must be >= 0 (got {self.starve_m})")
+        _check(
+            self.starve_k == 0 or self.split == "random",
+            "data.starve_k",
+            f"starving tokens needs split = random (got split = {self.split!r})",
+        )
 
     @property
     def vocab_size(self) -> int:
@@ -206,6 +221,7 @@ class ProbeConfig:
     med_every: int = 0  # main embedding difference (beyond-progress-measures.md)
     norm_every: int = 0  # ‖E‖, ‖W‖, ‖θ‖
     update_every: int = 0  # ‖ΔE‖/‖ΔW‖ between evaluations (App. B, eq. 23)
+    rare_k: int = 10  # val_acc_rare covers test pairs holding one of the k least-trained operand tokens (Fig. 4)
 
     def __post_init__(self) -> None:
         for f in dataclasses.fields(self):

@@ -65,14 +65,57 @@ def default_k(cfg: DataConfig) -> int:
     return max(1, round(cfg.p * cfg.frac_test))
 
 
-def skew_weights(cfg: DataConfig, a: np.ndarray, sign: float = -1.0) -> np.ndarray:
-    """exp(sign · skew · a/(p-1)), normalised to sum 1: sign -1 favours small a (the skewed training
-    set, Fig. 8), +1 large a (the skewed_test held-out set)."""
-    w = np.exp(sign * cfg.skew * a / (cfg.p - 1))
+def token_rank(cfg: DataConfig, seed: int) -> np.ndarray:
+    """r(t) for t in 0..p-1: the token's place in the skew order. `value` is r(t) = t; `random` is a
+    permutation seeded by the run's seed, so that with skew_on = both the rare tokens are spread over
+    the residues and every label keeps its share of training pairs (on add, the value order would
+    leave almost no training pair that wraps around mod p)."""
+    if cfg.skew_order == "random":
+        return np.random.default_rng([seed, 1]).permutation(cfg.p).astype(np.int64)
+    return np.arange(cfg.p, dtype=np.int64)
+
+
+def skew_weights(cfg: DataConfig, pairs: np.ndarray, rank: np.ndarray, sign: float = -1.0) -> np.ndarray:
+    """exp(sign · skew · x/(p-1)), normalised to sum 1, with x = r(a) (skew_on = a) or r(a) + r(b)
+    (skew_on = both). Sign -1 favours low ranks (the skewed training set, Fig. 8), +1 high ranks (the
+    skewed_test held-out set)."""
+    x = rank[pairs[:, 0]] + (rank[pairs[:, 1]] if cfg.skew_on == "both" else 0)
+    w = np.exp(sign * cfg.skew * x / (cfg.p - 1))
     return w / w.sum()
 
 
-def held_out_mask(cfg: DataConfig, pairs: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+def starved_tokens(cfg: DataConfig, seed: int) -> np.ndarray:
+    """The starve_k operand tokens that keep at most starve_m training pairs each, chosen by the seed."""
+    if cfg.starve_k == 0:
+        return np.zeros(0, dtype=np.int64)
+    return np.sort(np.random.default_rng([seed, 2]).choice(cfg.p, size=cfg.starve_k, replace=False))
+
+
+def _starved_pick(
+    cfg: DataConfig, pairs: np.ndarray, pool: np.ndarray, n: int, starved: np.ndarray, rng: np.random.Generator
+) -> np.ndarray:
+    """Random pick of n pairs from the pool in which each starved token is in at most starve_m pairs.
+
+    Pairs that hold a starved token are visited in random order and kept while every starved token
+    they hold is under its quota (a pair (t, t) counts once for t); the rest is drawn at random from
+    the pairs without a starved token.
+    """
+    is_starved = np.zeros(cfg.p, dtype=bool)
+    is_starved[starved] = True
+    touches = is_starved[pairs[pool, 0]] | is_starved[pairs[pool, 1]]
+    used = np.zeros(cfg.p, dtype=np.int64)
+    kept = []
+    for i in rng.permutation(pool[touches]):
+        toks = {int(t) for t in pairs[i] if is_starved[t]}
+        if all(used[t] < cfg.starve_m for t in toks) and len(kept) < n:
+            kept.append(i)
+            for t in toks:
+                used[t] += 1
+    rest = rng.permutation(pool[~touches])[: n - len(kept)]
+    return np.sort(np.concatenate([np.array(kept, dtype=np.int64), rest]))
+
+
+def held_out_mask(cfg: DataConfig, pairs: np.ndarray, rng: np.random.Generator, rank: np.ndarray) -> np.ndarray:
     """The test set: random (default), a k×k block {a < k, b < k}, a strip {a < k}, or for
     `skewed_test` drawn with weight exp(+skew·a/(p-1)), the mirror of the skewed training set."""
     n = len(pairs)
@@ -85,7 +128,7 @@ def held_out_mask(cfg: DataConfig, pairs: np.ndarray, rng: np.random.Generator) 
     if cfg.split == "skewed_test":
         # The other reading of §4.2's skewed sampling: the bias splits each a's pairs between the
         # sets, so the tokens the training set sees least are the ones the test set holds most.
-        mask[rng.choice(n, size=round(cfg.frac_test * n), replace=False, p=skew_weights(cfg, pairs[:, 0], +1))] = True
+        mask[rng.choice(n, size=round(cfg.frac_test * n), replace=False, p=skew_weights(cfg, pairs, rank, +1))] = True
         return mask
     mask[rng.permutation(n)[: round(cfg.frac_test * n)]] = True
     return mask
@@ -119,15 +162,18 @@ def make_split(cfg: DataConfig, seed: int) -> Split:
     """Hold out the test set first, then draw frac_train of all pairs from the rest (§5.1)."""
     pairs = operand_pairs(cfg)
     rng = np.random.default_rng(seed)
-    test_mask = held_out_mask(cfg, pairs, rng)
+    rank = token_rank(cfg, seed)
+    test_mask = held_out_mask(cfg, pairs, rng, rank)
     pool = np.flatnonzero(~test_mask)
     n_train = min(len(pool), round(cfg.frac_train * len(pairs)))
     if cfg.split == "uniform":
         train = _uniform_pick(pairs, pool, n_train, cfg.p, rng)
     elif cfg.split in ("skewed", "skewed_test"):
-        # P(pair) ∝ exp(-skew · a/(p-1)): token a = 0 is the most frequent, a = p-1 is e^skew times
-        # rarer in expectation (before the per-value supply of the pool caps it).
-        train = np.sort(rng.choice(pool, size=n_train, replace=False, p=skew_weights(cfg, pairs[pool, 0])))
+        # P(pair) ∝ exp(-skew · r(a)/(p-1)) (or r(a) + r(b)): the token of rank 0 is the most frequent,
+        # rank p-1 is e^skew times rarer in expectation (before the per-value supply of the pool caps it).
+        train = np.sort(rng.choice(pool, size=n_train, replace=False, p=skew_weights(cfg, pairs[pool], rank)))
+    elif cfg.starve_k:
+        train = _starved_pick(cfg, pairs, pool, n_train, starved_tokens(cfg, seed), rng)
     else:  # random, and the random remainder of a block/strip split
         train = np.sort(rng.permutation(pool)[:n_train])
     return Split(train=train, test=np.flatnonzero(test_mask))

@@ -47,6 +47,7 @@ class TokensLogged:
     step: int
     updates: tuple[int, ...]
     grad_norm: tuple[float, ...] | None = None
+    val_acc: tuple[float, ...] | None = None  # accuracy on the test pairs holding each token; NaN for op, '='
 
 
 @dataclass(frozen=True)

@@ -24,6 +24,7 @@ from engine.events import (
 )
 from engine.gradfilters import build_grad_hooks
 from engine.losses import build_loss
+from engine.metrics import RARE_COLUMNS, RareTokenAccuracy
 from engine.models import build_model, embedding_names
 from engine.optim import adaptive_ratio, build_optimizer, set_lr_ratio
 from engine.phases import PhaseTracker
@@ -41,6 +42,7 @@ BASE_COLUMNS = (
     "lr_embed",
     "lr_ratio",
     "f_E",
+    *RARE_COLUMNS,  # val_acc_rare, val_acc_common (engine/metrics.py)
 )
 PROGRESS_EVERY = 10  # steps between StepsTaken events (and NaN checks)
 EVAL_CHUNK = 8192  # examples per forward pass during evaluation
@@ -88,6 +90,9 @@ class Trainer:
         self.y_train = torch.as_tensor(ys[split.train], device=dev)
         self.x_test = torch.as_tensor(seqs[split.test], device=dev)
         self.y_test = torch.as_tensor(ys[split.test], device=dev)
+        self.rare_acc = RareTokenAccuracy(
+            pairs[split.train], pairs[split.test], cfg.data.p, cfg.data.vocab_size, cfg.probe.rare_k, dev
+        )
 
         torch.manual_seed(cfg.train.seed)
         self.model = build_model(cfg).to(device=dev, dtype=self.dtype)
@@ -292,14 +297,20 @@ class Trainer:
         set_lr_ratio(self.opt, self.cfg.optim.lr, c)
 
     @torch.no_grad()
-    def _loss_acc(self, x: torch.Tensor, y: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    def _loss_acc(
+        self, x: torch.Tensor, y: torch.Tensor, hits: torch.Tensor | None = None
+    ) -> tuple[torch.Tensor, torch.Tensor]:
+        """Mean loss and accuracy; `hits`, if given, receives each example's correctness."""
         loss = torch.zeros((), dtype=torch.float64, device=self.device)
         correct = torch.zeros((), dtype=torch.int64, device=self.device)
         for i in range(0, len(x), EVAL_CHUNK):
             logits = self.model(x[i : i + EVAL_CHUNK])
             yy = y[i : i + EVAL_CHUNK]
             loss += self.loss_fn(logits, yy, reduction="sum").double()
-            correct += (logits.argmax(1) == yy).sum()
+            ok = logits.argmax(1) == yy
+            correct += ok.sum()
+            if hits is not None:
+                hits[i : i + EVAL_CHUNK] = ok
         n = max(len(x), 1)
         return loss / n, correct.double() / n
 
@@ -308,8 +319,10 @@ class Trainer:
         was_training = self.model.training
         self.model.eval()
         tr = self._loss_acc(self.x_train, self.y_train)
-        te = self._loss_acc(self.x_test, self.y_test)
-        vals = torch.stack([tr[0], tr[1], te[0], te[1]]).tolist()  # the one host sync of an eval
+        hits = torch.zeros(len(self.x_test), dtype=torch.bool, device=self.device)
+        te = self._loss_acc(self.x_test, self.y_test, hits)
+        rare, per_token = self.rare_acc.reduce(hits)  # engine/metrics.py
+        vals = torch.cat([torch.stack([tr[0], tr[1], te[0], te[1]]), rare, per_token]).tolist()  # one host sync
         self.model.train(was_training)
         lr = self.cfg.optim.lr
         row: dict[str, float] = {
@@ -324,13 +337,15 @@ class Trainer:
             "lr_embed": lr * self.lr_ratio if self.E is not None else float("nan"),
             "lr_ratio": self.lr_ratio,
             "f_E": self._f_e,
+            "val_acc_rare": vals[4],
+            "val_acc_common": vals[5],
         }
         result = self.probes.at_eval(self.step)
         row.update(result.metrics)
         self.phases.observe(self.step, vals[1], vals[3], vals[0])
         yield EvalLogged(self.step, row)
         updates = tuple(self.updates.tolist())
-        yield TokensLogged(self.step, updates, result.grad_norm)
+        yield TokensLogged(self.step, updates, result.grad_norm, tuple(vals[6:]))
         if result.fourier is not None:
             yield FourierLogged(self.step, result.fourier)
 
