@@ -3,24 +3,41 @@
 from __future__ import annotations
 
 import sys
-from typing import Any
+from typing import IO, Any, Protocol
 
-from engine.events import EvalLogged, Event, RunStarted, StepsTaken
+from engine.events import EvalLogged, Event, RunFinished, RunStarted, StepsTaken
+from engine.phases import early_stop_note
+from grok_tui.eta import eta_from_rate
 
 
-def _eta(remaining_steps: int, sps: float) -> str:
-    if sps <= 0:
-        return "?"
-    s = int(remaining_steps / sps)
-    return f"{s // 3600}h{s % 3600 // 60:02d}m" if s >= 3600 else f"{s // 60}m{s % 60:02d}s"
+class Progress(Protocol):
+    """What `grok run` feeds its events to."""
+
+    def handle(self, ev: Event) -> None: ...
+
+    def close(self) -> None: ...
+
+
+def stop_note(started: RunStarted | None, finished: RunFinished) -> str | None:
+    """The early-stop sentence for a run that `train.patience` ended before its budget."""
+    if started is None:
+        return None
+    train = started.config.get("train", {})
+    return early_stop_note(
+        finished.summary.get("early_stop_step"),
+        float(train.get("target_val_acc", 0.99)),
+        int(train.get("patience", 0)),
+        started.max_steps,
+    )
 
 
 class PlainProgress:
     """One line every `every` evaluations; for pipes, nohup and CI."""
 
-    def __init__(self, every: int = 10, stream: Any = None) -> None:
+    def __init__(self, every: int = 10, stream: IO[str] | None = None) -> None:
         self.every = max(every, 1)
         self.stream = stream or sys.stdout
+        self.started: RunStarted | None = None
         self.max_steps = 0
         self.sps = 0.0
         self.n_evals = 0
@@ -36,6 +53,7 @@ class PlainProgress:
 
     def handle(self, ev: Event) -> None:
         if isinstance(ev, RunStarted):
+            self.started = ev
             self.max_steps = ev.max_steps
             self._print(
                 f"run {ev.run_dir}  device {ev.device}  train {ev.n_train}  test {ev.n_test}  "
@@ -50,8 +68,12 @@ class PlainProgress:
                 self._print(
                     f"step {ev.step:>7}/{self.max_steps}  train_acc {r['train_acc']:.4f}  "
                     f"val_acc {r['val_acc']:.4f}  train_loss {r['train_loss']:.4g}  "
-                    f"{self.sps:6.1f} steps/s  eta {_eta(self.max_steps - ev.step, self.sps)}"
+                    f"{self.sps:6.1f} steps/s  eta {eta_from_rate(self.max_steps - ev.step, self.sps)}"
                 )
+        elif isinstance(ev, RunFinished):
+            note = stop_note(self.started, ev)
+            if note:
+                self._print(note)
 
     def close(self) -> None:
         pass
@@ -61,9 +83,10 @@ class RichProgress:
     """A live rich progress line: step, steps/s, train/val accuracy and ETA."""
 
     def __init__(self) -> None:
-        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+        from rich.progress import BarColumn, MofNCompleteColumn, TaskID, TextColumn, TimeRemainingColumn
+        from rich.progress import Progress as Bar
 
-        self.progress = Progress(
+        self.progress = Bar(
             TextColumn("[bold]{task.description}"),
             BarColumn(),
             MofNCompleteColumn(),
@@ -72,7 +95,8 @@ class RichProgress:
             TimeRemainingColumn(),
             refresh_per_second=4,
         )
-        self.task: Any = None
+        self.task: TaskID | None = None
+        self.started: RunStarted | None = None
         self.dead = False
 
     def handle(self, ev: Event) -> None:
@@ -80,6 +104,7 @@ class RichProgress:
             return
         try:
             if isinstance(ev, RunStarted):
+                self.started = ev
                 self.progress.start()
                 self.task = self.progress.add_task(
                     ev.config.get("preset") or "run", total=ev.max_steps, completed=ev.step, sps=0.0, tr=0.0, va=0.0
@@ -88,6 +113,10 @@ class RichProgress:
                 self.progress.update(self.task, completed=ev.step, sps=ev.steps_per_s)
             elif isinstance(ev, EvalLogged) and self.task is not None:
                 self.progress.update(self.task, completed=ev.step, tr=ev.row["train_acc"], va=ev.row["val_acc"])
+            elif isinstance(ev, RunFinished) and self.task is not None:
+                note = stop_note(self.started, ev)
+                if note:  # the bar would otherwise freeze short of its total with no word why
+                    self.progress.update(self.task, description=note)
         except OSError:
             self.dead = True
 
@@ -99,14 +128,16 @@ class RichProgress:
 
 
 class QuietProgress:
-    def handle(self, ev: Event) -> None:
+    """No output; for --quiet."""
+
+    def handle(self, ev: Any) -> None:
         pass
 
     def close(self) -> None:
         pass
 
 
-def make_progress(quiet: bool, every: int = 10) -> Any:
+def make_progress(quiet: bool, every: int = 10) -> Progress:
     if quiet:
         return QuietProgress()
     if sys.stdout.isatty():

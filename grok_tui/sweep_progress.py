@@ -4,10 +4,19 @@ from __future__ import annotations
 
 import sys
 import time
-from typing import Any
+from typing import IO, Any, Protocol
 
 from engine.sweep.pool import MemberEnded, MemberProgressed, MemberStarted, SweepEvent
 from engine.sweep.spec import Group
+from grok_tui.eta import format_eta
+
+
+class SweepProgress(Protocol):
+    """What `grok sweep` feeds its members' events to."""
+
+    def handle(self, ev: SweepEvent) -> None: ...
+
+    def close(self) -> None: ...
 
 
 class SweepState:
@@ -38,8 +47,7 @@ class SweepState:
         frac = self.done + self.failed + sum(s / m for s, m in self.running.values() if m)
         if frac <= 0:
             return "?"
-        s = int((time.perf_counter() - self.t0) * (self.total - frac) / frac)
-        return f"{s // 3600}h{s % 3600 // 60:02d}m" if s >= 3600 else f"{s // 60}m{s % 60:02d}s"
+        return format_eta((time.perf_counter() - self.t0) * (self.total - frac) / frac)
 
 
 def describe(row: dict[str, Any]) -> str:
@@ -61,7 +69,7 @@ def describe(row: dict[str, Any]) -> str:
 class PlainSweepProgress:
     """One line per member that starts or ends; for pipes, nohup and CI."""
 
-    def __init__(self, group: Group, total: int, stream: Any = None) -> None:
+    def __init__(self, group: Group, total: int, stream: IO[str] | None = None) -> None:
         self.state = SweepState(group, total)
         self.stream = stream or sys.stdout
 
@@ -122,7 +130,7 @@ class RichSweepProgress:
             pass
 
 
-def make_sweep_progress(group: Group, total: int, quiet: bool) -> Any:
+def make_sweep_progress(group: Group, total: int, quiet: bool) -> SweepProgress:
     if quiet:
         from grok_tui.progress import QuietProgress
 

@@ -2,16 +2,17 @@
 
 from __future__ import annotations
 
-import signal
 import sys
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
 from grok_tui import options as o
+from grok_tui.commands.signals import StopSignals, say
 from grok_tui.errors import EXIT_DIVERGED, fail, user_errors
 
-STOP_SIGNALS = ("SIGINT", "SIGTERM", "SIGHUP")
+if TYPE_CHECKING:
+    from engine.run import Run
 
 
 def format_summary(summary: dict[str, Any]) -> str:
@@ -36,41 +37,27 @@ def format_summary(summary: dict[str, Any]) -> str:
     return "\n".join(parts)
 
 
-def _say(line: str) -> None:
-    try:
-        print(line, flush=True)
-    except OSError:
-        pass
-
-
-def execute(run: Any, quiet: bool, log_every: int) -> int:
+def execute(run: Run, quiet: bool, log_every: int) -> int:
     """Iterate a Run to its end with progress and signal handling; return the exit code."""
+    from engine.phases import early_stop_note
     from grok_tui.progress import make_progress
 
-    caught: list[int] = []
-
-    def on_signal(signum: int, frame: Any) -> None:
-        caught.append(signum)
-        run.stop("interrupted")
-
-    old = {}
-    for name in STOP_SIGNALS:
-        sig = getattr(signal, name, None)
-        if sig is not None:
-            old[sig] = signal.signal(sig, on_signal)
     progress = make_progress(quiet, log_every)
-    try:
-        for ev in run.events():
-            progress.handle(ev)
-    finally:
-        progress.close()
-        for sig, h in old.items():
-            signal.signal(sig, h)
+    with StopSignals(lambda signum: run.stop("interrupted")) as stops:
+        try:
+            for ev in run.events():
+                progress.handle(ev)
+        finally:
+            progress.close()
     status = run.status
-    _say(f"run directory: {run.dir}")
-    _say(format_summary(run.summary))
+    say(f"run directory: {run.dir}")
+    say(format_summary(run.summary))
+    t = run.cfg.train
+    note = early_stop_note(run.summary.get("early_stop_step"), t.target_val_acc, t.patience, t.max_steps)
+    if note and status == "finished":
+        say(note)
     if status == "interrupted":
-        return 128 + (caught[0] if caught else signal.SIGINT)
+        return stops.exit_code()
     if status == "diverged":
         print(f"error: loss became NaN/inf at step {run.summary.get('steps')}; run diverged", file=sys.stderr)
         return EXIT_DIVERGED
@@ -91,6 +78,7 @@ def register(app: typer.Typer) -> None:
         steps: o.Steps = None,
         device: o.Device = None,
         out: o.Out = "runs",
+        out_short: o.OutShort = None,
         resume: Annotated[str | None, typer.Option("--resume", help="Continue RUN_DIR from its checkpoint.")] = None,
         quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress output.")] = False,
         log_every: Annotated[int, typer.Option("--log-every", help="Evaluations between plain log lines.")] = 10,
@@ -109,5 +97,5 @@ def register(app: typer.Typer) -> None:
             cfg, _ = resolve_config(preset, config, parse_set(set_ or []), seed=seed, steps=steps, device=device)
             from engine.run import Run
 
-            r = Run(cfg, out)
+            r = Run(cfg, o.out_dir(out, out_short))
         raise typer.Exit(execute(r, quiet, log_every))

@@ -4,24 +4,21 @@ from __future__ import annotations
 
 import signal
 import sys
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
 from grok_tui import options as o
+from grok_tui.commands.signals import StopSignals, say
 from grok_tui.errors import fail, user_errors
 
-STOP_SIGNALS = ("SIGINT", "SIGTERM", "SIGHUP")
+if TYPE_CHECKING:
+    from engine.sweep.spec import Group
 
 
-def _say(line: str) -> None:
-    try:
-        print(line, flush=True)
-    except OSError:
-        pass
-
-
-def new_group(preset: str | None, config: str | None, sets: list[str], seeds: int | None, steps: int | None, out: str):
+def new_group(
+    preset: str | None, config: str | None, sets: list[str], seeds: int | None, steps: int | None, out: str
+) -> Group:
     """Expand the preset's [sweep] table and create the group directory; every member is checked first."""
     import dataclasses
     from pathlib import Path
@@ -67,6 +64,7 @@ def register(app: typer.Typer) -> None:
             str | None, typer.Option("--address", help="Ray cluster address (ray backend), e.g. auto or HOST:6379.")
         ] = None,
         out: o.Out = "runs",
+        out_short: o.OutShort = None,
         resume: Annotated[
             str | None, typer.Option("--resume", help="Run what is missing or unfinished in GROUP_DIR.")
         ] = None,
@@ -92,11 +90,11 @@ def register(app: typer.Typer) -> None:
                 fail("--resume runs a group with its own grid; drop --preset/--config/--set/--seeds/--steps")
             group = Group.open(resume)
         else:
-            group = new_group(preset, config, set_ or [], seeds, steps, out)
+            group = new_group(preset, config, set_ or [], seeds, steps, o.out_dir(out, out_short))
         raise typer.Exit(execute(group, workers, backend, address, quiet))
 
 
-def execute(group: Any, workers: int, backend: str, address: str | None, quiet: bool) -> int:
+def execute(group: Group, workers: int, backend: str, address: str | None, quiet: bool) -> int:
     """Run the group's pending members with progress and Ctrl-C handling; print the report."""
     from engine.sweep.pool import Sweep
     from engine.sweep.report import render
@@ -104,43 +102,33 @@ def execute(group: Any, workers: int, backend: str, address: str | None, quiet: 
 
     sw = Sweep(group, workers=workers, backend=backend, address=address)
     total = len(sw.members)
-    _say(f"sweep {group.dir}: {total} of {len(group.members)} members to run, {backend} backend")
-    caught: list[int] = []
+    say(f"sweep {group.dir}: {total} of {len(group.members)} members to run, {backend} backend")
 
-    def on_signal(signum: int, frame: Any) -> None:
-        if caught:  # a second Ctrl-C: stop waiting for the members to write their last rows
-            raise KeyboardInterrupt
-        caught.append(signum)
-        sw.stop()
+    def stop_waiting(signum: int) -> None:  # a second Ctrl-C: stop waiting for the members' last rows
+        raise KeyboardInterrupt
 
-    old = {}
-    for name in STOP_SIGNALS:
-        sig = getattr(signal, name, None)
-        if sig is not None:
-            old[sig] = signal.signal(sig, on_signal)
     progress = make_sweep_progress(group, total, quiet)
     failed = 0
-    try:
-        for ev in sw.events():
-            try:
-                progress.handle(ev)
-            except OSError:  # the terminal is gone (SIGHUP): the rows still go to results.csv
-                pass
-            row = getattr(ev, "row", None)
-            if row is not None and row.get("status") == "failed":
-                failed += 1
-    except KeyboardInterrupt:
-        caught.append(signal.SIGINT)
-    finally:
-        progress.close()
-        for sig, h in old.items():
-            signal.signal(sig, h)
-    _say("")
-    _say(render(group))
-    _say(f"group directory: {group.dir}")
-    if caught:
-        _say(f"interrupted: `grok sweep --resume {group.dir}` runs what is missing")
-        return 128 + int(caught[0])  # 130 SIGINT, 143 SIGTERM, 129 SIGHUP, as a shell reports them
+    with StopSignals(lambda signum: sw.stop(), stop_waiting) as stops:
+        try:
+            for ev in sw.events():
+                try:
+                    progress.handle(ev)
+                except OSError:  # the terminal is gone (SIGHUP): the rows still go to results.csv
+                    pass
+                row = getattr(ev, "row", None)
+                if row is not None and row.get("status") == "failed":
+                    failed += 1
+        except KeyboardInterrupt:
+            stops.caught.append(signal.SIGINT)
+        finally:
+            progress.close()
+    say("")
+    say(render(group))
+    say(f"group directory: {group.dir}")
+    if stops.caught:
+        say(f"interrupted: `grok sweep --resume {group.dir}` runs what is missing")
+        return stops.exit_code()  # 130 SIGINT, 143 SIGTERM, 129 SIGHUP, as a shell reports them
     if failed:
         print(f"error: {failed} member(s) failed; see error.txt in their run directories", file=sys.stderr)
         return 1
