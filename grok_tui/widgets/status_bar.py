@@ -7,6 +7,7 @@ import math
 from rich.text import Text
 
 from grok_tui.charts.lines import Lines
+from grok_tui.eta import format_eta
 from grok_tui.rundata import RunData
 from grok_tui.widgets.drawn import Drawn
 
@@ -23,10 +24,7 @@ STATUS_STYLE = {
 
 
 def eta_text(seconds: float) -> str:
-    if not math.isfinite(seconds):
-        return "—"
-    s = int(seconds)
-    return f"{s // 3600}h{s % 3600 // 60:02d}m" if s >= 3600 else f"{s // 60}m{s % 60:02d}s"
+    return format_eta(seconds, unknown="—")
 
 
 def _step(v: int | None) -> str:
