@@ -69,3 +69,11 @@ def early_stop_note(stop_step: int | None, target: float, patience: int, max_ste
     if stop_step is None or stop_step >= max_steps:
         return None
     return f"stopped early at step {stop_step}: val_acc ≥ {target:g} for {patience} evaluations (train.patience)"
+
+
+def phases_from_rows(rows: list[dict[str, float]], target_val_acc: float, patience: int) -> dict[str, Any]:
+    """The phase fields of a summary, from metrics rows: for a run whose summary lags (live, killed)."""
+    ph = PhaseTracker(target_val_acc, patience)
+    for r in rows:
+        ph.observe(int(r["step"]), r["train_acc"], r["val_acc"], r["train_loss"])
+    return ph.summary()
