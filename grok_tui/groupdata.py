@@ -69,8 +69,8 @@ def stamp(path: str | Path) -> tuple[float, ...]:
     return tuple(out)
 
 
-def load_group(path: str | Path) -> GroupData:
-    """Group the members by arm and grid point; raises ConfigError for a bad group directory."""
+def load_group(path: str | Path, metric: str = "val_acc") -> GroupData:
+    """Group the members by arm and grid point, over `metric`; ConfigError for a bad group directory."""
     group = Group.open(path)
     multi_cell = len({(m.arm, tuple(m.values.items())) for m in group.members}) > 1
     dirs = member_dirs(group)
@@ -89,7 +89,7 @@ def load_group(path: str | Path) -> GroupData:
         d = dirs.get(m.id)
         if d is not None:
             for r in read_metrics(d):
-                v = r.get("val_acc", math.nan)
+                v = r.get(metric, math.nan)
                 if math.isfinite(v):
                     curve[int(r["step"])] = v
         by_cell.setdefault(key, [])
