@@ -31,7 +31,7 @@ def test_tokens_layout() -> None:
     cfg = DataConfig(op="add", p=5)
     seq = D.tokens(cfg, np.array([[3, 2]]))
     assert seq.tolist() == [[3, 5, 2, 6]]  # the paper's example (3+2) mod 5 -> [3, 5, 2, 6]
-    assert D.tokens(DataConfig(op="add", p=5, op_token=False), np.array([[3, 2]])).tolist() == [[3, 2, 6]]
+    assert D.tokens(DataConfig(op="add", p=5, op_token=False), np.array([[3, 2]])).tolist() == [[3, 2, 5]]
 
 
 @pytest.mark.parametrize("split", ["random", "uniform", "skewed"])
@@ -99,3 +99,102 @@ def test_block_and_strip_hold_out_exact_sets() -> None:
     s = D.make_split(cfg, 0)
     assert {tuple(x) for x in pairs[s.test]} == {(a, b) for a in range(2) for b in range(11)}
     assert not set(s.train) & set(s.test)
+
+
+def _old_skewed_split(cfg: DataConfig, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """The a-only skewed split as it was first written: random test set, then weights exp(-skew·a/(p-1))."""
+    pairs = D.operand_pairs(cfg)
+    rng = np.random.default_rng(seed)
+    n = len(pairs)
+    test = np.zeros(n, dtype=bool)
+    test[rng.permutation(n)[: round(cfg.frac_test * n)]] = True
+    pool = np.flatnonzero(~test)
+    w = np.exp(-cfg.skew * pairs[pool, 0] / (cfg.p - 1))
+    train = rng.choice(pool, size=round(cfg.frac_train * n), replace=False, p=w / w.sum())
+    return np.sort(train), np.flatnonzero(test)
+
+
+@pytest.mark.parametrize("seed", [0, 5])
+def test_default_skew_keys_keep_the_a_only_split_bit_identical(seed: int) -> None:
+    """skew_on = a, skew_order = value (the defaults) is the split earlier run directories were made with."""
+    cfg = DataConfig(p=31, split="skewed", skew=8.0)
+    train, test = _old_skewed_split(cfg, seed)
+    s = D.make_split(cfg, seed)
+    assert np.array_equal(s.train, train) and np.array_equal(s.test, test)
+
+
+def test_token_rank_orders() -> None:
+    cfg = DataConfig(p=11, skew_order="value")
+    assert D.token_rank(cfg, 3).tolist() == list(range(11))
+    cfg = DataConfig(p=11, skew_order="random")
+    r3, r4 = D.token_rank(cfg, 3), D.token_rank(cfg, 4)
+    assert sorted(r3.tolist()) == list(range(11)) and np.array_equal(r3, D.token_rank(cfg, 3))
+    assert not np.array_equal(r3, r4)
+
+
+def test_skew_weights_on_both_operands_are_exact() -> None:
+    """skew_on = both: w(a, b) ∝ exp(-skew·(r(a) + r(b))/(p-1)), with r the token's rank."""
+    cfg = DataConfig(p=5, op="add", split="skewed", skew=2.0, skew_on="both", skew_order="random")
+    pairs = D.operand_pairs(cfg)
+    r = D.token_rank(cfg, 0)
+    w = D.skew_weights(cfg, pairs, r)
+    want = np.exp(-2.0 * (r[pairs[:, 0]] + r[pairs[:, 1]]) / 4)
+    assert np.allclose(w, want / want.sum(), rtol=1e-12, atol=0)
+    # a pair and its mirror weigh the same, unlike the a-only reading
+    assert w[1 * 5 + 3] == pytest.approx(w[3 * 5 + 1], rel=1e-15)
+    a_only = D.skew_weights(DataConfig(p=5, split="skewed", skew=2.0, skew_order="random"), pairs, r)
+    assert np.allclose(a_only, np.exp(-2.0 * r[pairs[:, 0]] / 4) / np.exp(-2.0 * r[pairs[:, 0]] / 4).sum())
+
+
+def test_token_level_skew_starves_high_rank_tokens_in_both_positions() -> None:
+    cfg = DataConfig(p=97, split="skewed", skew=15.0, skew_on="both", skew_order="random")
+    pairs = D.operand_pairs(cfg)
+    s = D.make_split(cfg, 0)
+    counts = np.bincount(pairs[s.train].ravel(), minlength=97)
+    by_rank = counts[np.argsort(D.token_rank(cfg, 0))]  # counts in rank order
+    assert len(s.train) == round(0.3 * 97**2) and not set(s.train) & set(s.test)
+    assert by_rank[-10:].max() < by_rank[:10].min()
+    assert by_rank[-10:].mean() < 0.05 * by_rank[:10].mean()
+    a_only = D.make_split(DataConfig(p=97, split="skewed", skew=15.0), 0)
+    assert np.bincount(pairs[a_only.train].ravel(), minlength=97).min() > 20  # b keeps every token common
+
+
+@pytest.mark.parametrize(("k", "m"), [(3, 0), (3, 2), (11, 1)])
+def test_starved_tokens_keep_exactly_m_training_pairs(k: int, m: int) -> None:
+    cfg = DataConfig(p=11, op="add", frac_train=0.3, starve_k=k, starve_m=m)
+    pairs = D.operand_pairs(cfg)
+    s = D.make_split(cfg, 0)
+    starved = D.starved_tokens(cfg, 0)
+    assert len(starved) == k and len(set(starved.tolist())) == k
+    assert np.array_equal(s.test, D.make_split(DataConfig(p=11, op="add", frac_train=0.3), 0).test)
+    assert not set(s.train) & set(s.test)
+    tr = pairs[s.train]
+    for t in starved:
+        assert int(((tr[:, 0] == t) | (tr[:, 1] == t)).sum()) == m  # pairs holding t; (t, t) counts once
+    if k < 11:
+        assert len(s.train) == round(0.3 * 121)
+        free = np.setdiff1d(np.arange(11), starved)
+        assert np.bincount(tr.ravel(), minlength=11)[free].min() > 0
+    else:  # every token starved: only pairs within the quotas are left
+        assert len(s.train) <= 11 * m
+
+
+def test_starve_zero_keeps_the_random_split() -> None:
+    a, b = D.make_split(DataConfig(p=11, starve_m=3), 2), D.make_split(DataConfig(p=11), 2)
+    assert np.array_equal(a.train, b.train) and np.array_equal(a.test, b.test)
+
+
+@pytest.mark.parametrize(
+    ("kw", "key"),
+    [
+        ({"skew_on": "b"}, "data.skew_on"),
+        ({"skew_order": "sorted"}, "data.skew_order"),
+        ({"starve_k": -1}, "data.starve_k"),
+        ({"starve_k": 12}, "data.starve_k"),
+        ({"starve_m": -1}, "data.starve_m"),
+        ({"starve_k": 2, "split": "skewed"}, "data.starve_k"),
+    ],
+)
+def test_split_keys_are_validated_by_name(kw: dict, key: str) -> None:
+    with pytest.raises(ValueError, match=key):
+        DataConfig(p=11, **kw)
