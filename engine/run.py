@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
-import os
+import time
 import traceback
 from collections.abc import Iterator
 from pathlib import Path
@@ -11,37 +11,170 @@ from typing import Any
 
 from engine.config import ConfigError, RunConfig
 from engine.events import Event, RunFinished, RunStarted, StepsTaken
-from engine.rundir import CHECKPOINT, RunLog, new_run_dir, read_config, read_summary, truncate_csv
+from engine.rundir import (
+    CHECKPOINT,
+    CONFIG,
+    RunLock,
+    RunLog,
+    RunWriteError,
+    clean_text,
+    csv_header,
+    new_run_dir,
+    read_config,
+    read_config_doc,
+    read_summary,
+    replace_atomic,
+    truncate_csv,
+    write_json_atomic,
+)
+
+# Keys a resume may change: they neither add columns nor change a tensor's shape or the trajectory
+# up to the checkpoint. Every other difference between config.json and the checkpoint's config is
+# refused, so no row is ever written under a header it does not match (issue 13, D3).
+RESUMABLE_KEYS = frozenset(
+    {
+        "train.max_steps",
+        "train.device",
+        "train.checkpoint_every",
+        "train.threads",
+        "train.target_val_acc",
+        "train.patience",
+        "preset",
+        "description",
+    }
+)
+
+
+def flat(doc: dict[str, Any]) -> dict[str, Any]:
+    """{"data": {"p": 97}, "preset": ...} -> {"data.p": 97, "preset": ...}; lists for tuples."""
+    out: dict[str, Any] = {}
+    for k, v in doc.items():
+        if k.startswith("_"):
+            continue
+        if isinstance(v, dict):
+            out.update({f"{k}.{kk}": list(vv) if isinstance(vv, tuple) else vv for kk, vv in v.items()})
+        else:
+            out[k] = v
+    return out
+
+
+def load_checkpoint(run_dir: Path) -> dict[str, Any]:
+    """The checkpoint's state, loaded without running any code from the file (weights_only).
+
+    A checkpoint holds only dicts, lists, tensors, strings and numbers; anything else (a pickle that
+    calls a function, a truncated or foreign file) is refused with a one-line ConfigError.
+    """
+    import pickle
+    import zipfile
+
+    import torch
+
+    path = run_dir / CHECKPOINT
+    if not path.exists():
+        raise ConfigError(f"{run_dir}: no {CHECKPOINT} to resume from")
+    try:
+        state = torch.load(path, map_location="cpu", weights_only=True)
+    except (pickle.UnpicklingError, RuntimeError, EOFError, ValueError, zipfile.BadZipFile, AttributeError) as e:
+        reason = clean_text(str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__)
+        raise ConfigError(f"{path}: not a grok-tui checkpoint ({reason[:200]})") from None
+    except OSError as e:
+        raise ConfigError(f"{path}: cannot read: {e.strerror or e}") from None
+    if not isinstance(state, dict) or not {"step", "model", "opt", "rng"} <= state.keys():
+        raise ConfigError(f"{path}: not a grok-tui checkpoint (missing its step, model, optimizer or RNG state)")
+    return state
+
+
+def config_changes(saved: dict[str, Any], current: dict[str, Any]) -> dict[str, tuple[Any, Any]]:
+    """Dotted keys whose value differs between the checkpoint's config and config.json."""
+    a, b = flat(saved), flat(current)
+    return {k: (a.get(k), b.get(k)) for k in sorted(a.keys() | b.keys()) if a.get(k) != b.get(k)}
 
 
 class Run:
-    """Owns a Trainer and a RunLog; `events()` trains, logs and checkpoints as it yields."""
+    """Owns a Trainer, a RunLog and the run directory's lock; `events()` trains, logs and checkpoints."""
 
-    def __init__(self, cfg: RunConfig, out: str | Path = "runs", *, _resume: Path | None = None) -> None:
-        import torch
-
-        from engine.trainer import Trainer
-
+    def __init__(
+        self, cfg: RunConfig, out: str | Path = "runs", *, run_dir: Path | None = None, _resume: Path | None = None
+    ) -> None:
+        """A new run in a new directory under `out`, or in `run_dir` (an existing, empty directory:
+        a sweep member's planned one); `Run.resume` continues one from its checkpoint."""
         self.cfg = cfg
-        state: dict[str, Any] | None = None
-        if _resume is not None:
-            self.dir = _resume
-            ckpt = _resume / CHECKPOINT
-            if not ckpt.exists():
-                raise ConfigError(f"{_resume}: no {CHECKPOINT} to resume from")
-            state = torch.load(ckpt, map_location="cpu", weights_only=True)
-        try:
-            self.trainer = Trainer(cfg, state=state)
-        except ValueError as e:  # e.g. an unavailable device
-            raise ConfigError(str(e)) from None
-        if _resume is None:
-            self.dir = new_run_dir(Path(out), cfg.preset, cfg.train.seed)
-        else:
-            for name in ("metrics.csv", "tokens.csv", "fourier.csv"):
-                truncate_csv(self.dir / name, self.trainer.step)
-        self.log = RunLog(self.dir, cfg, resume=_resume is not None)
         self.status = "running"
         self.summary: dict[str, Any] = {}
+        self.fault = ""  # a one-line machine fault (a full disk) that ended the run, for the faces to print
+        self._lock: RunLock | None = None
+        if _resume is not None:
+            self.dir = _resume
+            self._lock = RunLock(_resume).acquire()  # before anything is read: no second writer
+            try:
+                self._open_resumed(_resume)
+            except BaseException:
+                self.close()
+                raise
+        else:
+            self.trainer = self._trainer(None)
+            self.dir = run_dir if run_dir is not None else new_run_dir(Path(out), cfg.preset, cfg.train.seed)
+            self._lock = RunLock(self.dir).acquire()
+        self.log = RunLog(self.dir, cfg, resume=_resume is not None)
+
+    def _trainer(self, state: dict[str, Any] | None) -> Any:
+        from engine.trainer import Trainer
+
+        try:
+            return Trainer(self.cfg, state=state)
+        except ConfigError:
+            raise
+        except ValueError as e:  # e.g. an unavailable device
+            raise ConfigError(str(e)) from None
+
+    def _open_resumed(self, d: Path) -> None:
+        state = load_checkpoint(d)
+        doc = read_config_doc(d)
+        saved = state.get("config")
+        changed: dict[str, tuple[Any, Any]] = {}
+        if isinstance(saved, dict):
+            changed = config_changes(saved, self.cfg.to_dict())
+            refused = sorted(k for k in changed if k not in RESUMABLE_KEYS)
+            if refused:
+                raise ConfigError(
+                    f"{d / CONFIG}: changed since the checkpoint: {', '.join(refused)} "
+                    "(a resume may change only " + ", ".join(sorted(RESUMABLE_KEYS)) + ")"
+                )
+        try:
+            self.trainer = self._trainer(state)
+        except ConfigError:
+            raise
+        except (KeyError, RuntimeError, ValueError, TypeError, IndexError, AttributeError) as e:
+            reason = clean_text(str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__)
+            raise ConfigError(f"{d / CHECKPOINT}: does not match {d / CONFIG} ({reason[:200]})") from None
+        header = csv_header(d / "metrics.csv")
+        if header and tuple(header) != tuple(self.trainer.columns):
+            extra = sorted(set(self.trainer.columns) ^ set(header))
+            raise ConfigError(
+                f"{d / 'metrics.csv'}: its columns differ from this run's ({', '.join(extra) or 'order'}); "
+                "start a new run"
+            )
+        t = self.cfg.train
+        step = self.trainer.step
+        for name in ("metrics.csv", "tokens.csv", "fourier.csv"):
+            # A row at the checkpoint's own step that is off the evaluation cadence was written where
+            # a run stopped; an uninterrupted run has none, so it goes (bit-for-bit resume, F13).
+            truncate_csv(d / name, step, keep_last=lambda s: s % t.eval_every == 0 or s == t.max_steps)
+        if not isinstance(saved, dict):  # a checkpoint from before configs were saved in it
+            changed = config_changes(doc, self.cfg.to_dict())
+        if changed:
+            meta: dict[str, Any] = doc.get("_meta") or {}
+            meta = meta if isinstance(meta, dict) else {}
+            old = meta.get("resumed")
+            history: list[Any] = [
+                *(old if isinstance(old, list) else []),
+                {
+                    "step": step,
+                    "at": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+                    "changed": {k: {"from": a, "to": b} for k, (a, b) in changed.items()},
+                },
+            ]
+            write_json_atomic(d / CONFIG, {**self.cfg.to_dict(), "_meta": {**meta, "resumed": history}})
 
     @classmethod
     def resume(cls, run_dir: str | Path, max_steps: int | None = None, device: str | None = None) -> Run:
@@ -49,10 +182,13 @@ class Run:
         path = Path(run_dir)
         cfg = read_config(path)
         train = cfg.train
-        if max_steps is not None:
-            train = dataclasses.replace(train, max_steps=max_steps)
-        if device is not None:
-            train = dataclasses.replace(train, device=device)
+        try:
+            if max_steps is not None:
+                train = dataclasses.replace(train, max_steps=max_steps)
+            if device is not None:
+                train = dataclasses.replace(train, device=device)
+        except ConfigError as e:
+            raise ConfigError(str(e)) from None
         cfg = dataclasses.replace(cfg, train=train)
         if read_summary(path).get("status") == "finished" and max_steps is None:
             raise ConfigError(f"{path}: run already finished; pass --steps N to extend it")
@@ -68,12 +204,31 @@ class Run:
     def resume_training(self) -> None:
         self.trainer.resume()
 
+    def close(self) -> None:
+        """Release the run directory's lock (done when `events()` ends; idempotent)."""
+        if self._lock is not None:
+            self._lock.release()
+            self._lock = None
+
     def checkpoint(self) -> None:
+        """Write checkpoint.pt atomically and durably: temp file, fsync, rename, fsync the directory."""
         import torch
 
-        tmp = self.dir / (CHECKPOINT + ".tmp")
-        torch.save(self.trainer.state_dict(), tmp)
-        os.replace(tmp, self.dir / CHECKPOINT)
+        state = {**self.trainer.state_dict(), "config": self.cfg.to_dict()}
+
+        def write(tmp: Path) -> None:
+            with open(tmp, "wb") as fh:
+                torch.save(state, fh)
+
+        try:
+            replace_atomic(self.dir / CHECKPOINT, write)
+        except OSError as e:
+            raise RunWriteError(self.dir / CHECKPOINT, e) from None
+        except RuntimeError as e:  # torch's zip writer reports a failed write as RuntimeError
+            cause = e.__cause__ or e.__context__
+            if isinstance(cause, OSError):
+                raise RunWriteError(self.dir / CHECKPOINT, cause) from None
+            raise
 
     def events(self) -> Iterator[Event]:
         every = self.cfg.train.checkpoint_every
@@ -94,23 +249,36 @@ class Run:
             # The consumer stopped iterating (e.g. the TUI quit): close the log as interrupted.
             self._abort("interrupted", "")
             raise
+        except RunWriteError as e:  # a full disk, a read-only remount: one line, no traceback
+            self.fault = str(e)
+            self._abort("failed", self.fault, checkpoint=False)
+            yield RunFinished("failed", self.summary, self.fault)
         except Exception as e:  # an engine fault: record it, keep what was written
             msg = f"{type(e).__name__}: {e}"
             self._abort("failed", msg, traceback.format_exc())
             yield RunFinished("failed", self.summary, msg)
         finally:
             self.log.close()
+            self.close()
 
-    def _abort(self, status: str, msg: str, tb: str = "") -> None:
+    def _abort(self, status: str, msg: str, tb: str = "", checkpoint: bool = True) -> None:
+        """Best effort on the way out: each write may itself fail (a full disk) and is then skipped."""
         self.status = status
         self.summary = self.trainer.summary(status)
         if msg:
             self.summary["error"] = msg
+        if checkpoint:
+            try:
+                self.checkpoint()
+            except Exception:  # noqa: BLE001 - the run log matters more than the checkpoint
+                pass
         try:
-            self.checkpoint()
-        except Exception:  # noqa: BLE001 - the run log matters more than the checkpoint
+            if tb:
+                (self.dir / "error.txt").write_text(tb)
+        except OSError:
             pass
-        if tb:
-            (self.dir / "error.txt").write_text(tb)
         self.log.summary = self.summary
-        self.log.write_summary()
+        try:
+            self.log.write_summary()
+        except (OSError, RunWriteError):
+            pass

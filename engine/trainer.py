@@ -271,8 +271,9 @@ class Trainer:
                     break
         if status != "diverged" and loss is not None and not torch.isfinite(loss.detach()).item():
             status = "diverged"
-        if status != "finished" and self.step % t.eval_every != 0 and status != "diverged":
-            yield from self._evaluate()  # a last row at the exact step where it stopped
+        # No extra evaluation where a run stops between evaluations: it would feed the phases and
+        # the probes' cadence, and the checkpoint taken there would then resume along a different
+        # path than an uninterrupted run (resume is bit-for-bit; summary.json has the exact step).
         if status == "diverged" and self.phases.diverged_step is None:
             self.phases.diverged_step = self.step
         yield RunFinished(status, self.summary(status))
