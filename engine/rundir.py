@@ -9,6 +9,7 @@ on a file inside the directory that the kernel releases when the process dies; r
 from __future__ import annotations
 
 import csv
+import errno
 import fcntl
 import io
 import json
@@ -41,6 +42,18 @@ class RunDirError(ConfigError):
 
 class RunInUse(ConfigError):
     """Another live process writes this run directory."""
+
+
+class RunWriteError(Exception):
+    """A write into the run directory failed (a full disk, a read-only file system): one line."""
+
+    def __init__(self, path: Path, err: OSError) -> None:
+        self.path, self.errno = path, err.errno
+        if err.errno == errno.ENOSPC:
+            msg = f"no space left on device writing {path}"
+        else:
+            msg = f"cannot write {path}: {err.strerror or err}"
+        super().__init__(msg)
 
 
 def is_run_dir(path: str | Path) -> bool:
@@ -295,6 +308,13 @@ class RunLog:
         return fh, w
 
     def handle(self, ev: Event) -> None:
+        """Write what `ev` adds to the run directory; a failed write raises RunWriteError naming the file."""
+        try:
+            self._handle(ev)
+        except OSError as e:
+            raise RunWriteError(self.dir / _written_file(ev, e), e) from None
+
+    def _handle(self, ev: Event) -> None:
         if isinstance(ev, RunStarted):
             self._start(ev)
         elif isinstance(ev, EvalLogged):
@@ -350,7 +370,10 @@ class RunLog:
         self.write_summary()
 
     def write_summary(self) -> None:
-        write_json_atomic(self.dir / "summary.json", self.summary)
+        try:
+            write_json_atomic(self.dir / SUMMARY, self.summary)
+        except OSError as e:
+            raise RunWriteError(self.dir / SUMMARY, e) from None
 
     def close(self) -> None:
         for h in (self._metrics, self._tokens, self._fourier):
@@ -368,6 +391,18 @@ def _json_object(path: Path) -> dict[str, Any]:
     if not isinstance(doc, dict):
         raise ConfigError(f"{path}: expected a JSON object, found {type(doc).__name__}")
     return doc
+
+
+def _written_file(ev: Event, e: OSError) -> str:
+    if e.filename:
+        return Path(str(e.filename)).name.removesuffix(".tmp")
+    if isinstance(ev, EvalLogged):
+        return METRICS
+    if isinstance(ev, TokensLogged):
+        return "tokens.csv"
+    if isinstance(ev, FourierLogged):
+        return "fourier.csv"
+    return SUMMARY if isinstance(ev, RunFinished) else METRICS
 
 
 def read_summary(run_dir: Path) -> dict[str, Any]:
@@ -426,6 +461,12 @@ def _csv_lines(path: Path) -> list[list[str]]:
             if len(r) != n:
                 raise ConfigError(f"{path}: row {i} has {len(r)} fields where the header has {n}")
     return rows
+
+
+def csv_header(path: Path) -> list[str]:
+    """The header of a run-log CSV, or [] when the file is missing or empty."""
+    rows = _csv_lines(path)
+    return rows[0] if rows else []
 
 
 def read_csv(path: Path) -> list[dict[str, str]]:
