@@ -61,6 +61,9 @@ def execute(run: Run, quiet: bool, log_every: int) -> int:
     if status == "diverged":
         print(f"error: loss became NaN/inf at step {run.summary.get('steps')}; run diverged", file=sys.stderr)
         return EXIT_DIVERGED
+    if status == "failed" and run.fault:  # a full disk: one line, no traceback in error.txt
+        print(f"error: {run.fault}", file=sys.stderr)
+        return 1
     if status == "failed":
         print(f"error: run failed: {run.summary.get('error', '')} (see {run.dir}/error.txt)", file=sys.stderr)
         return 1
