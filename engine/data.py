@@ -40,11 +40,16 @@ def labels(cfg: DataConfig, pairs: np.ndarray) -> np.ndarray:
 
 
 def tokens(cfg: DataConfig, pairs: np.ndarray) -> np.ndarray:
-    """Token sequences [a, op, b, =] with op = p and '=' = p+1 (§3.3), or [a, b, =]."""
+    """Token sequences by `data.format`: [a, op, b, =] with op = p and '=' = p+1 (§3.3); [a, b, =]
+    with '=' = p (no unused op row in the vocabulary); [a, b]."""
     n = len(pairs)
-    op = np.full(n, cfg.p, dtype=np.int64)
-    eq = np.full(n, cfg.p + 1, dtype=np.int64)
-    cols = [pairs[:, 0], op, pairs[:, 1], eq] if cfg.op_token else [pairs[:, 0], pairs[:, 1], eq]
+    a, b = pairs[:, 0], pairs[:, 1]
+    if cfg.format == "a_op_b_eq":
+        cols = [a, np.full(n, cfg.p, dtype=np.int64), b, np.full(n, cfg.p + 1, dtype=np.int64)]
+    elif cfg.format == "a_b_eq":
+        cols = [a, b, np.full(n, cfg.p, dtype=np.int64)]
+    else:
+        cols = [a, b]
     return np.stack(cols, axis=1)
 
 
@@ -182,3 +187,33 @@ def make_split(cfg: DataConfig, seed: int) -> Split:
 def token_counts(cfg: DataConfig, seqs: np.ndarray) -> np.ndarray:
     """Occurrences of every vocabulary token in a set of sequences, shape (p+2,)."""
     return np.bincount(seqs.ravel(), minlength=cfg.vocab_size)
+
+
+def pairs_holding(pairs: np.ndarray, p: int) -> np.ndarray:
+    """For each operand token 0..p-1, the number of (a, b) pairs that hold it; (t, t) counts once."""
+    a, b = pairs[:, 0], pairs[:, 1]
+    return np.bincount(a, minlength=p)[:p] + np.bincount(b[b != a], minlength=p)[:p]
+
+
+def batch_presence(n: int, holding: np.ndarray, batch: int) -> np.ndarray:
+    """P(a batch of `batch` pairs drawn without replacement from n holds the token), for a token held by
+    `holding` of the n pairs: 1 - C(n - n_t, B) / C(n, B). A shuffled epoch's batches are such draws."""
+    from math import lgamma
+
+    b = min(batch, n) if batch else n
+    out = np.empty(len(holding))
+    for i, n_t in enumerate(holding.tolist()):
+        if n - n_t < b:
+            out[i] = 1.0
+        else:  # log C(n - n_t, b) - log C(n, b)
+            lg = lgamma(n - n_t + 1) - lgamma(n - n_t - b + 1) - lgamma(n + 1) + lgamma(n - b + 1)
+            out[i] = 1.0 - float(np.exp(lg))
+    return out
+
+
+def coverage_ceiling(train_pairs: np.ndarray, test_pairs: np.ndarray, p: int) -> float:
+    """1 - the share of test pairs that hold an operand token absent from the training set: the best
+    val_acc a model can reach if it cannot place a token it never saw."""
+    absent = pairs_holding(train_pairs, p) == 0
+    blind = absent[test_pairs[:, 0]] | absent[test_pairs[:, 1]]
+    return 1.0 - float(blind.mean()) if len(test_pairs) else float("nan")

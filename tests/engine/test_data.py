@@ -198,3 +198,27 @@ def test_starve_zero_keeps_the_random_split() -> None:
 def test_split_keys_are_validated_by_name(kw: dict, key: str) -> None:
     with pytest.raises(ValueError, match=key):
         DataConfig(p=11, **kw)
+
+
+def test_pairs_holding_counts_a_pair_once_per_token() -> None:
+    pairs = np.array([[0, 1], [1, 1], [2, 0], [2, 2]])
+    assert D.pairs_holding(pairs, 4).tolist() == [2, 2, 2, 0]
+
+
+def test_batch_presence_is_the_hypergeometric_miss_probability() -> None:
+    # n = 5 pairs, batch 2: a token in 1 pair is missed by C(4,2)/C(5,2) = 6/10 of batches
+    got = D.batch_presence(5, np.array([0, 1, 2, 4, 5]), 2)
+    assert got == pytest.approx([0.0, 0.4, 1 - 3 / 10, 1.0, 1.0], abs=1e-12)
+    assert D.batch_presence(5, np.array([1]), 0).tolist() == [1.0]  # full batch
+
+
+def test_coverage_ceiling_is_one_minus_the_share_of_blind_test_pairs() -> None:
+    train = np.array([[0, 1], [1, 2], [2, 0]])  # token 3 never trained (p = 4)
+    test = np.array([[3, 0], [0, 0], [1, 3], [2, 2]])
+    assert D.coverage_ceiling(train, test, 4) == 0.5
+    cfg = DataConfig(p=97, starve_k=10, starve_m=0)
+    s, pairs = D.make_split(cfg, 0), D.operand_pairs(cfg)
+    starved = D.starved_tokens(cfg, 0)
+    te = pairs[s.test]
+    blind = np.isin(te[:, 0], starved) | np.isin(te[:, 1], starved)
+    assert D.coverage_ceiling(pairs[s.train], te, 97) == 1 - blind.mean()
