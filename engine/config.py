@@ -8,6 +8,7 @@ from __future__ import annotations
 import dataclasses
 import difflib
 import functools
+import math
 import types
 import typing
 from dataclasses import dataclass, field
@@ -30,10 +31,33 @@ class ConfigError(ValueError):
     """A user-facing configuration error; its message is one line naming the field."""
 
 
+MAX_P = 2**16  # every one of the p^2 pairs is materialized (§3.3); 2^32 pairs fit no machine this runs on
+MAX_SEED = 2**63 - 1  # torch.manual_seed takes a signed 64-bit seed
+
+
 def is_prime(n: int) -> bool:
+    """Deterministic Miller-Rabin: exact for every n < 3.3e24 with these bases, in microseconds."""
     if n < 2:
         return False
-    return all(n % k for k in range(2, int(n**0.5) + 1))
+    bases = (2, 3, 5, 7, 11, 13, 17, 19, 23, 29, 31, 37, 41)
+    if n in bases:
+        return True
+    if any(n % b == 0 for b in bases):
+        return False
+    d, r = n - 1, 0
+    while d % 2 == 0:
+        d, r = d // 2, r + 1
+    for a in bases:
+        x = pow(a, d, n)
+        if x in (1, n - 1):
+            continue
+        for _ in range(r - 1):
+            x = x * x % n
+            if x == n - 1:
+                break
+        else:
+            return False
+    return True
 
 
 def _check(cond: bool, name: str, msg: str) -> None:
@@ -64,6 +88,7 @@ class DataConfig:
         _one_of(self.op, "data.op", OPS)
         _one_of(self.split, "data.split", SPLITS)
         _check(self.p >= 3, "data.p", f"must be >= 3 (got {self.p})")
+        _check(self.p <= MAX_P, "data.p", f"must be <= {MAX_P}: all p^2 pairs are built (got {self.p})")
         if self.op in ("mul", "div"):
             _check(is_prime(self.p), "data.p", f"must be prime for op={self.op} (got {self.p})")
         _check(0 < self.frac_test < 1, "data.frac_test", f"must be in (0, 1) (got {self.frac_test})")
@@ -74,6 +99,18 @@ class DataConfig:
             f"frac_train + frac_test must be <= 1 (got {self.frac_train} + {self.frac_test})",
         )
         _check(self.skew >= 0, "data.skew", f"must be >= 0 (got {self.skew})")
+        n = self.p * self.p
+        _check(
+            round(self.frac_train * n) >= 1,
+            "data.frac_train",
+            f"gives an empty training set ({self.frac_train} of {n} pairs at p={self.p})",
+        )
+        if self.split not in ("block", "strip"):  # those hold out split_k rows/columns instead
+            _check(
+                round(self.frac_test * n) >= 1,
+                "data.frac_test",
+                f"gives an empty test set ({self.frac_test} of {n} pairs at p={self.p})",
+            )
         _check(0 <= self.split_k < self.p, "data.split_k", f"must be in [0, p) (got {self.split_k})")
         _one_of(self.skew_on, "data.skew_on", SKEW_ON)
         _one_of(self.skew_order, "data.skew_order", SKEW_ORDERS)
@@ -196,9 +233,11 @@ class TrainConfig:
         _check(self.patience >= 0, "train.patience", f"must be >= 0 (got {self.patience})")
         _check(self.checkpoint_every >= 1, "train.checkpoint_every", f"must be >= 1 (got {self.checkpoint_every})")
         _check(self.threads >= 0, "train.threads", f"must be >= 0 (got {self.threads})")
+        _check(0 <= self.seed <= MAX_SEED, "train.seed", f"must be in [0, 2^63) (got {self.seed})")
         dev = self.device
+        index = dev.removeprefix("cuda:")
         _check(
-            dev in ("auto", "cpu", "mps") or dev == "cuda" or dev.startswith("cuda:"),
+            dev in ("auto", "cpu", "mps", "cuda") or (dev.startswith("cuda:") and index.isdigit() and index.isascii()),
             "train.device",
             f"must be auto, cpu, cuda, cuda:N or mps (got {dev!r})",
         )
@@ -289,27 +328,37 @@ def coerce(value: Any, typ: Any, name: str) -> Any:
             raise ConfigError(f"{name}: expected an integer (got {value!r})")
         if isinstance(value, int):
             return value
-        if isinstance(value, float) and value.is_integer():
-            return int(value)
         if isinstance(value, str):
             try:
-                f = float(value.replace("_", ""))
+                return int(value.strip().replace("_", ""))  # exact: 9007199254740993 stays itself
             except ValueError:
-                f = float("nan")
-            if f == f and f.is_integer():
-                return int(f)
+                try:
+                    value = float(value)  # "1e3"
+                except ValueError:
+                    pass
+        # A float names an integer only where a double holds every integer exactly (|x| <= 2^53).
+        if isinstance(value, float) and value.is_integer() and abs(value) <= 2**53:
+            return int(value)
         raise ConfigError(f"{name}: expected an integer (got {value!r})")
     if typ is float:
         if isinstance(value, bool):
             raise ConfigError(f"{name}: expected a number (got {value!r})")
+        out = float("nan")
         if isinstance(value, int | float):
-            return float(value)
-        if isinstance(value, str):
             try:
-                return float(value)
+                out = float(value)
+            except OverflowError:
+                raise ConfigError(f"{name}: out of range (got {value!r})") from None
+        elif isinstance(value, str):
+            try:
+                out = float(value)
             except ValueError:
-                pass
-        raise ConfigError(f"{name}: expected a number (got {value!r})")
+                raise ConfigError(f"{name}: expected a number (got {value!r})") from None
+        else:
+            raise ConfigError(f"{name}: expected a number (got {value!r})")
+        if not math.isfinite(out):
+            raise ConfigError(f"{name}: expected a finite number (got {value!r})")
+        return out
     if typ is str:
         if isinstance(value, str):
             return value
