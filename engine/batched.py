@@ -1,29 +1,35 @@
-"""Many runs of one shape trained as one batched model: stacked parameters, vmap, a per-member Adam.
+"""Many runs of one shape trained as one batched model: stacked parameters, vmap, a per-member optimizer.
 
 `train_many(configs)` yields `(member, event)` pairs; each member sees the same events, metrics and
-summary that `Trainer(config)` would give it alone with the same seed (same split, init and batch
-order), up to float rounding. Members may differ in seed, task, lr, c, weight decay and init scale;
-everything that sets a shape or a code path must match (`why_not_batched`).
+summary that `Trainer(config)` would give it alone with the same seed (same split, init, sampler draws,
+c and probes), up to float rounding. The data set-up, evaluation, metrics row, phases and summary are
+`Trainer`'s own (engine/dataset.py, engine/evaluation.py), the samplers and probes are built per member
+from the same classes, and `member_state_dict(i)` is a `Trainer` checkpoint of member i. Members may
+differ in seed, task, lr, c, weight decay and init scale; everything that sets a shape or a code path
+must match (`why_not_batched`).
 """
 
 from __future__ import annotations
 
-import dataclasses
 import math
 import time
 from collections.abc import Iterator
 from typing import Any
 
 import torch
-import torch.nn.functional as F
 from torch.func import functional_call
 
-from engine import data as D
 from engine.config import RunConfig
-from engine.events import EvalLogged, Event, RunFinished, RunStarted, StepsTaken, TokensLogged
+from engine.dataset import Dataset, load_dataset
+from engine.evaluation import BASE_COLUMNS, RunMetrics, evaluate
+from engine.events import EvalLogged, Event, FourierLogged, RunFinished, RunStarted, StepsTaken, TokensLogged
+from engine.losses import build_loss
 from engine.models import build_model, embedding_names
-from engine.phases import PhaseTracker
-from engine.trainer import BASE_COLUMNS, PROGRESS_EVERY, resolve_device
+from engine.optim import adaptive_ratio, build_optimizer, lr_at, scheduled
+from engine.probes import ProbeSet
+from engine.probes.base import ProbeContext
+from engine.samplers import Sampler, build_sampler
+from engine.trainer import PROGRESS_EVERY, resolve_device
 
 # Keys members may differ in; every other key must be equal across the batch.
 FREE_KEYS = {
@@ -37,7 +43,7 @@ FREE_KEYS = {
     ("train", "target_val_acc"),
     ("train", "patience"),
 }
-FREE_TOP = {"preset", "description", "wall_time"}
+FREE_TOP = {"preset", "description"}
 EVAL_ROWS = 65536  # member × example rows per evaluation forward pass
 
 
@@ -48,12 +54,8 @@ def why_not_batched(cfgs: list[RunConfig]) -> str | None:
     c0 = cfgs[0]
     if c0.model.kind not in ("mlp_embed", "mlp_raw"):
         return f"model.kind {c0.model.kind} is not batched"
-    if c0.train.sampler != "shuffle" or c0.optim.adaptive or c0.train.loss != "ce":
-        return "only the shuffle sampler, fixed c and cross-entropy are batched"
     if c0.optim.grokfast_alpha > 0 or c0.optim.grokfast_lambda > 0 or c0.optim.orthogonal:
         return "gradient filters are not batched"
-    if any(v for k, v in dataclasses.asdict(c0.probe).items() if k.endswith("_every")):
-        return "probes are not batched"
     if c0.data.op == "div" and any(c.data.op != "div" for c in cfgs):
         return "div has p(p-1) pairs, the other ops p²"
 
@@ -76,7 +78,7 @@ def why_not_batched(cfgs: list[RunConfig]) -> str | None:
 class ManyTrainer:
     """N members as one model whose parameters carry a leading member axis."""
 
-    def __init__(self, cfgs: list[RunConfig]) -> None:
+    def __init__(self, cfgs: list[RunConfig], states: list[dict[str, Any]] | None = None) -> None:
         reason = why_not_batched(cfgs)
         if reason:
             raise ValueError(f"train_many: {reason}")
@@ -88,67 +90,84 @@ class ManyTrainer:
             torch.set_num_threads(c0.train.threads)
         torch.set_flush_denormal(True)  # as Trainer: subnormals slow CPU matmuls in the plateau
         self.dtype = torch.float64 if c0.train.dtype == "float64" else torch.float32
-        sets, models = [], []
+        self.data: list[Dataset] = []
+        models = []
         for c in cfgs:  # the same data and init as Trainer(c)
-            split = D.make_split(c.data, c.train.seed)
-            pairs = D.operand_pairs(c.data)
-            seqs, ys = D.tokens(c.data, pairs), D.labels(c.data, pairs)
-            sets.append((seqs[split.train], ys[split.train], seqs[split.test], ys[split.test]))
+            self.data.append(load_dataset(c.data, c.train.seed, dev))
             torch.manual_seed(c.train.seed)
             models.append(build_model(c).to(device=dev, dtype=self.dtype))
-        if len({len(s[0]) for s in sets}) > 1 or len({len(s[2]) for s in sets}) > 1:
+        if len({len(d.x_train) for d in self.data}) > 1 or len({len(d.x_test) for d in self.data}) > 1:
             raise ValueError("train_many: members' train or test sets differ in size")
-        self.token_freq = [tuple(int(n) for n in D.token_counts(c.data, s[0])) for c, s in zip(cfgs, sets, strict=True)]
         self.x_train, self.y_train, self.x_test, self.y_test = (
-            torch.stack([torch.as_tensor(s[i]) for s in sets]).to(dev) for i in range(4)
+            torch.stack([getattr(d, k) for d in self.data]) for k in ("x_train", "y_train", "x_test", "y_test")
         )  # (N, n, L) and (N, n)
         self.template = models[0]
-        e_names = set(embedding_names(self.template))
+        self.e_names = embedding_names(self.template)
         self.params: dict[str, torch.Tensor] = {}
         for name, p in self.template.named_parameters():
             stacked = torch.stack([dict(m.named_parameters())[name].detach() for m in models])
             self.params[name] = stacked.requires_grad_(p.requires_grad)
-        o = [c.optim for c in cfgs]
-        lr = torch.tensor([x.lr for x in o], dtype=self.dtype, device=dev)
-        self.lr = {
-            n: lr * torch.tensor([x.lr_ratio for x in o], dtype=self.dtype, device=dev) if n in e_names else lr
-            for n in self.params
-        }
-        self.wd = torch.tensor([x.weight_decay for x in o], dtype=self.dtype, device=dev)
+        self.wd = torch.tensor([c.optim.weight_decay for c in cfgs], dtype=self.dtype, device=dev)
         self.state = {n: (torch.zeros_like(p), torch.zeros_like(p)) for n, p in self.params.items() if p.requires_grad}
+        self.loss_fn = build_loss(c0.train.loss)
+        self.samplers: list[Sampler] = [build_sampler(c, d.x_train, dev) for c, d in zip(cfgs, self.data, strict=True)]
         self.n = self.x_train.shape[1]
-        self.batch = min(c0.train.batch_size or self.n, self.n)
-        self.steps_per_epoch = math.ceil(self.n / self.batch)
-        self.gens = [torch.Generator().manual_seed(c.train.seed + 1) for c in cfgs]  # ShuffleSampler's
-        self.perm: torch.Tensor | None = None
-        self.pos = 0
+        self.steps_per_epoch = self.samplers[0].steps_per_epoch
         self.updates = torch.zeros(N, c0.data.vocab_size, dtype=torch.int64, device=dev)
-        self.phases = [PhaseTracker(c.train.target_val_acc, c.train.patience) for c in cfgs]
+        self.runs = [
+            RunMetrics(c, d, dev, self.updates[i]) for i, (c, d) in enumerate(zip(cfgs, self.data, strict=True))
+        ]
+        self.probes = [ProbeSet(self._probe_context(i)) for i in range(N)]
+        self.columns = BASE_COLUMNS + tuple(self.probes[0].columns())
         self.status: list[str | None] = [None] * N  # set when a member ends (early stop, divergence)
         self.ended_step = [0] * N
+        self._final: dict[int, dict[str, Any]] = {}  # checkpoints of the members that ended
         self.step = 0
+        self.wall_offset = 0.0
         self._stop: str | None = None
         self._t0 = 0.0
+        if states is not None:
+            for i, s in enumerate(states):
+                self.load_member_state_dict(i, s)
+        self._set_lr()
+
+    def _probe_context(self, i: int) -> ProbeContext:
+        """Member i as its probes see it: views of its slices of the stacked parameters and gradients."""
+
+        def grad(name: str) -> torch.Tensor | None:
+            g = self.params[name].grad
+            return g[i] if g is not None else None
+
+        d = self.data[i]
+        params = {n: p.detach()[i] for n, p in self.params.items()}
+        return ProbeContext(
+            self.cfgs[i],
+            self.template,
+            params,
+            self.loss_fn,
+            d.x_train,
+            d.y_train,
+            grad,
+            lambda: self._stop is not None,
+        )
 
     def stop(self, status: str = "interrupted") -> None:
+        """End every member at the next step with this status."""
         self._stop = status
 
-    def _next_batch(self) -> torch.Tensor:
-        """(N, B) indices: each member's own shuffled epochs, exactly as ShuffleSampler draws them."""
-        if self.batch == self.n:
-            return torch.arange(self.n, device=self.device).expand(self.N, -1)
-        if self.perm is None or self.pos >= self.n:
-            self.perm = torch.stack([torch.randperm(self.n, generator=g) for g in self.gens]).to(self.device)
-            self.pos = 0
-        idx = self.perm[:, self.pos : self.pos + self.batch]
-        self.pos += self.batch
-        return idx
+    def _set_lr(self) -> None:
+        """Per-member lr of each parameter at this step: lr (scheduled) on W and the rest, c·lr on E."""
+        lrs = [lr_at(c, self.step) for c in self.cfgs]
+        base = torch.tensor(lrs, dtype=self.dtype, device=self.device)
+        emb = torch.tensor([lr * r.lr_ratio for lr, r in zip(lrs, self.runs, strict=True)], dtype=self.dtype)
+        emb = emb.to(self.device)
+        self.lr = {n: emb if n in self.e_names else base for n in self.params}
 
     def _logits(self, params: dict[str, torch.Tensor], x: torch.Tensor) -> torch.Tensor:
         """(N, B, L) -> (N, B, p): the member model applied to its own parameters and batch."""
         return torch.vmap(lambda p, xb: functional_call(self.template, p, (xb,)))(params, x)
 
-    def _adam_step(self) -> None:
+    def _optimizer_step(self) -> None:
         """torch.optim.Adam / AdamW / SGD, elementwise per member, with per-member lr and weight decay."""
         o = self.cfgs[0].optim
         t = self.step + 1
@@ -156,8 +175,11 @@ class ManyTrainer:
         with torch.no_grad():
             for name, (m, v) in self.state.items():
                 p = self.params[name]
+                g = p.grad
+                if g is None:
+                    continue
                 shape = (self.N,) + (1,) * (p.dim() - 1)
-                lr, wd, g = self.lr[name].view(shape), self.wd.view(shape), p.grad
+                lr, wd = self.lr[name].view(shape), self.wd.view(shape)
                 if o.name == "adamw":
                     p.mul_(1 - lr * wd)
                 else:
@@ -172,96 +194,108 @@ class ManyTrainer:
                 denom = (v.sqrt() / math.sqrt(1 - b2**t)).add_(o.eps)
                 p.addcdiv_(m * (-lr / (1 - b1**t)), denom)
 
-    @torch.no_grad()
-    def _loss_acc(self, x: torch.Tensor, y: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        n = x.shape[1]
-        chunk = max(EVAL_ROWS // self.N, 1)
-        loss = torch.zeros(self.N, dtype=torch.float64, device=self.device)
-        correct = torch.zeros(self.N, dtype=torch.int64, device=self.device)
-        for i in range(0, n, chunk):
-            logits = self._logits(self.params, x[:, i : i + chunk])
-            yy = y[:, i : i + chunk]
-            loss += F.cross_entropy(logits.transpose(1, 2), yy, reduction="none").double().sum(1)
-            correct += (logits.argmax(2) == yy).sum(1)
-        return loss / max(n, 1), correct.double() / max(n, 1)
+    def _wall(self) -> float:
+        return self.wall_offset + (time.perf_counter() - self._t0 if self._t0 else 0.0)
 
     def _evaluate(self) -> Iterator[tuple[int, Event]]:
-        tr, te = self._loss_acc(self.x_train, self.y_train), self._loss_acc(self.x_test, self.y_test)
-        vals = torch.stack([tr[0], tr[1], te[0], te[1]], 1).tolist()  # (N, 4): one host sync
+        """Trainer's evaluation for every running member: one forward pass over all of them, one host sync."""
+        chunk = max(EVAL_ROWS // self.N, 1)
+
+        def forward(xb: torch.Tensor) -> torch.Tensor:
+            return self._logits(self.params, xb)
+
+        tr = evaluate(forward, self.loss_fn, self.x_train, self.y_train, chunk)
+        te = evaluate(forward, self.loss_fn, self.x_test, self.y_test, chunk)
+        reduced = [r.rare.reduce(te[2][i]) for i, r in enumerate(self.runs)]
+        rare = torch.stack([r[0] for r in reduced])
+        per_token = torch.stack([r[1] for r in reduced])
+        host = torch.cat([torch.stack([tr[0], tr[1], te[0], te[1]], 1), rare, per_token], 1).tolist()  # one sync
         updates = self.updates.tolist()
-        wall = round(time.perf_counter() - self._t0, 4) if self._t0 else 0.0
+        wall = round(self._wall(), 4)
+        epoch = self.step // self.steps_per_epoch
         for i, c in enumerate(self.cfgs):
             if self.status[i] is not None:
                 continue
-            o = c.optim
-            row = dict(zip(("train_loss", "train_acc", "val_loss", "val_acc"), vals[i], strict=True))
-            lr_e = o.lr * o.lr_ratio if c.model.kind == "mlp_embed" else float("nan")
-            row = {
-                "step": self.step,
-                "epoch": self.step // self.steps_per_epoch,
-                "wall_s": wall,
-                **row,
-                "lr": o.lr,
-                "lr_embed": lr_e,
-                "lr_ratio": o.lr_ratio,
-                "f_E": float("nan"),
-            }
-            ph = self.phases[i]
-            ph.observe(self.step, row["train_acc"], row["val_acc"], row["train_loss"])
-            yield i, EvalLogged(self.step, row)
-            yield i, TokensLogged(self.step, tuple(updates[i]), None)
-            if ph.diverged or ph.should_stop:
-                self._end(i, "diverged" if ph.diverged else "finished")
+            run = self.runs[i]
+            lr = lr_at(c, self.step)
+            row = run.row(self.step, epoch, wall, host[i][:4], host[i][4:6], lr, bool(self.e_names))
+            result = self.probes[i].at_eval(self.step)
+            row.update(result.metrics)
+            yield i, EvalLogged(self.step, row, **run.phases.markers())
+            yield i, TokensLogged(self.step, tuple(updates[i]), result.grad_norm, tuple(host[i][6:]))
+            if result.fourier is not None:
+                yield i, FourierLogged(self.step, result.fourier)
+            if run.phases.diverged or run.phases.should_stop:
+                self._end(i, "diverged" if run.phases.diverged else "finished")
 
     def _end(self, i: int, status: str) -> None:
+        """Member i is done: its results and its checkpoint stay as they are now, while the batch trains on."""
         self.status[i], self.ended_step[i] = status, self.step
+        ph = self.runs[i].phases
+        if status == "diverged" and ph.diverged_step is None:
+            ph.diverged_step = self.step
+        self._final[i] = _to_cpu(self._member_state(i))
 
     def summary(self, i: int) -> dict[str, Any]:
+        """Member i's summary.json fields, as `Trainer.summary` gives them, plus the batch size."""
         status, steps = self.status[i] or "running", self.ended_step[i] or self.step
-        wall = time.perf_counter() - self._t0 if self._t0 else 0.0
-        c = self.cfgs[i]
-        return {
-            "status": status,
-            "steps": steps,
-            "wall_s": round(wall, 3),
-            "steps_per_s": round(steps / wall, 2) if wall > 0 else 0.0,
-            "device": str(self.device),
-            "preset": c.preset,
-            "seed": c.train.seed,
-            "batched": self.N,
-            **self.phases[i].summary(),
-        }
+        return {**self.runs[i].summary(status, steps, self._wall(), str(self.device)), "batched": self.N}
+
+    def _adapt(self) -> None:
+        """Adaptive Adam-LR (Prop. 4.1) for each member, from its own update counts and weights."""
+        for i, (c, run) in enumerate(zip(self.cfgs, self.runs, strict=True)):
+            f_e = run.measure_f_e(self.step)
+            params = {n: p.detach()[i] for n, p in self.params.items()}
+            run.lr_ratio, _, _ = adaptive_ratio(self.template, c, f_e, params)
+        self._set_lr()
 
     def events(self) -> Iterator[tuple[int, Event]]:
-        t = self.cfgs[0].train
+        """The members' event streams, interleaved: (member index, event), each member's in Trainer's order."""
+        c0 = self.cfgs[0]
+        t, o = c0.train, c0.optim
         for i, c in enumerate(self.cfgs):
+            d = self.data[i]
             yield (
                 i,
                 RunStarted(
                     c.to_dict(),
                     str(self.device),
-                    self.n,
-                    self.x_test.shape[1],
+                    len(d.x_train),
+                    len(d.x_test),
                     c.data.vocab_size,
-                    self.token_freq[i],
-                    0,
+                    d.token_freq,
+                    self.step,
                     t.max_steps,
-                    BASE_COLUMNS,
+                    self.columns,
                 ),
             )
         self._t0 = time.perf_counter()
-        yield from self._evaluate()
+        if self.step == 0:
+            yield from self._evaluate()
         ar = torch.arange(self.N, device=self.device)[:, None]
-        mark_t = self._t0
+        wants_grad = [s.wants_grad for s in self.samplers]
+        lr_scheduled = scheduled(c0)
+        e_name = self.e_names[0] if self.e_names else ""
+        mark_t = time.perf_counter()
         while self.step < t.max_steps and any(s is None for s in self.status) and self._stop is None:
-            idx = self._next_batch()
+            idx = torch.stack([s.next() for s in self.samplers])  # (N, B): each member's own draws
             x, y = self.x_train[ar, idx], self.y_train[ar, idx]  # (N, B, L), (N, B)
             logits = self._logits(self.params, x)
-            losses = F.cross_entropy(logits.transpose(1, 2), y, reduction="none").mean(1)  # (N,)
+            losses = torch.vmap(self.loss_fn)(logits, y)  # (N,)
             losses.sum().backward()  # members are independent: ∂(Σ L_j)/∂θ_i = ∂L_i/∂θ_i
-            self._adam_step()
+            g_e = self.params[e_name].grad if e_name else None
+            if g_e is not None:
+                for i, s in enumerate(self.samplers):
+                    if wants_grad[i]:
+                        s.observe(x[i], g_e[i])
+                    self.probes[i].on_step(x[i])
+            if lr_scheduled:
+                self._set_lr()
+            self._optimizer_step()
             self._count(x)
             self.step += 1
+            if o.adaptive and self.step % o.adaptive_every == 0:
+                self._adapt()
             if self.step % PROGRESS_EVERY == 0:
                 finite = torch.isfinite(losses.detach()).tolist()
                 now = time.perf_counter()
@@ -272,9 +306,11 @@ class ManyTrainer:
                         if not ok:
                             self._end(i, "diverged")
                         else:
-                            yield i, StepsTaken(self.step, self.step // self.steps_per_epoch, now - self._t0, sps)
+                            yield i, StepsTaken(self.step, self.step // self.steps_per_epoch, self._wall(), sps)
             if self.step % t.eval_every == 0 or self.step == t.max_steps:
                 yield from self._evaluate()
+        if self._stop is not None and self.step % t.eval_every != 0:
+            yield from self._evaluate()  # a last row at the exact step where it stopped, as Trainer writes
         for i in range(self.N):
             if self.status[i] is None:
                 self._end(i, self._stop or "finished")
@@ -285,9 +321,80 @@ class ManyTrainer:
         present = torch.zeros_like(self.updates).scatter_(1, x.reshape(self.N, -1), 1)
         self.updates += present
 
-    def member_state(self, i: int) -> dict[str, torch.Tensor]:
-        """Member i's parameters as a `model.state_dict()`-shaped dict."""
-        return {n: p[i].detach().clone() for n, p in self.params.items()}
+    # --- checkpoints: one per member, in Trainer's format --------------------------------------
+
+    def _member_model(self, i: int) -> tuple[torch.nn.Module, torch.optim.Optimizer]:
+        """A solo model holding member i's weights, and the optimizer `Trainer` would build for it."""
+        c = self.cfgs[i]
+        model = build_model(c).to(device=self.device, dtype=self.dtype)
+        with torch.no_grad():
+            for n, p in model.named_parameters():
+                p.copy_(self.params[n][i])
+        return model, build_optimizer(model, c)
+
+    def member_state_dict(self, i: int) -> dict[str, Any]:
+        """Member i's checkpoint, as `Trainer.state_dict` writes it: `Trainer(cfg, state)` goes on from here.
+
+        A member that ended (early stop, divergence) keeps the checkpoint of the step where it ended.
+        """
+        return self._final[i] if i in self._final else self._member_state(i)
+
+    def _member_state(self, i: int) -> dict[str, Any]:
+        model, opt = self._member_model(i)
+        named = dict(model.named_parameters())
+        sgd = self.cfgs[i].optim.name == "sgd"
+        for n, (m, v) in self.state.items():
+            p = named[n]
+            if sgd:
+                opt.state[p] = {"momentum_buffer": m[i].clone()}
+            else:
+                step = torch.tensor(float(self.step), dtype=torch.float32, device=self.device)
+                opt.state[p] = {"step": step, "exp_avg": m[i].clone(), "exp_avg_sq": v[i].clone()}
+        run = self.runs[i]
+        return {
+            "step": self.step,
+            "wall_s": self._wall(),
+            "model": model.state_dict(),
+            "opt": opt.state_dict(),
+            "sampler": self.samplers[i].state_dict(),
+            **run.state_dict(),
+            "probes": self.probes[i].state_dict(),
+            "grad_hooks": [],
+            "rng": torch.get_rng_state(),
+        }
+
+    def load_member_state_dict(self, i: int, s: dict[str, Any]) -> None:
+        """Start member i from a `Trainer` checkpoint; every member of a batch must be at the same step."""
+        if i and s["step"] != self.step:
+            raise ValueError(f"train_many: members resume at different steps ({self.step} and {s['step']})")
+        self.step, self.wall_offset = int(s["step"]), float(s["wall_s"])
+        model, opt = self._member_model(i)
+        model.load_state_dict(s["model"])
+        opt.load_state_dict(s["opt"])
+        with torch.no_grad():
+            for n, p in model.named_parameters():
+                self.params[n][i] = p.detach()
+                st = opt.state.get(p, {})
+                if n in self.state and st:
+                    m, v = self.state[n]
+                    if "momentum_buffer" in st:
+                        m[i] = st["momentum_buffer"]
+                    else:
+                        m[i], v[i] = st["exp_avg"], st["exp_avg_sq"]
+        self.samplers[i].load_state_dict(s["sampler"])
+        self.runs[i].load_state_dict(s)
+        self.probes[i].load_state_dict(s["probes"])
+
+
+def _to_cpu(obj: Any) -> Any:
+    """A checkpoint's tensors moved to the CPU (an ended member's state waits there for the end of the batch)."""
+    if isinstance(obj, torch.Tensor):
+        return obj.detach().cpu().clone()
+    if isinstance(obj, dict):
+        return {k: _to_cpu(v) for k, v in obj.items()}
+    if isinstance(obj, list | tuple):
+        return type(obj)(_to_cpu(v) for v in obj)
+    return obj
 
 
 def train_many(cfgs: list[RunConfig]) -> Iterator[tuple[int, Event]]:

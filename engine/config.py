@@ -18,11 +18,13 @@ OPS = ("add", "sub", "mul", "div", "poly")
 SPLITS = ("random", "uniform", "skewed", "skewed_test", "block", "strip")
 SKEW_ON = ("a", "both")
 SKEW_ORDERS = ("value", "random")
-MODEL_KINDS = ("mlp_raw", "mlp_embed", "transformer")
+MODEL_KINDS = ("mlp_raw", "mlp_embed", "mlp_onehot", "transformer")
+FORMATS = ("a_op_b_eq", "a_b_eq", "a_b")  # token sequences, see DataConfig.vocab_size
+SCHEDULES = ("constant", "cosine")
 ACTIVATIONS = ("relu", "gelu")
 LAYERNORMS = ("none", "pre_attn", "pre_mlp", "pre", "post", "qk", "v")
 OPTIMIZERS = ("adam", "adamw", "sgd")
-SAMPLERS = ("shuffle", "balanced", "gradient")
+SAMPLERS = ("shuffle", "balanced", "gradient", "replacement")
 DTYPES = ("float32", "float64")
 LOSSES = ("ce", "stablemax")
 
@@ -82,10 +84,15 @@ class DataConfig:
     starve_k: int = 0  # random split: k operand tokens chosen by the seed ...
     starve_m: int = 0  # ... keep at most m training pairs each; the rest of the training set is random
     split_k: int = 0  # block/strip size k; 0 = the k that holds out about frac_test of the pairs
-    op_token: bool = True  # sequence [a, op, b, =]; False gives [a, b, =]
+    format: str = "a_op_b_eq"  # sequence [a, op, b, =] (§3.3) | a_b_eq: [a, b, =] | a_b: [a, b]
+    op_token: bool = True  # alias: false = format "a_b_eq"; set from format after validation
 
     def __post_init__(self) -> None:
         _one_of(self.op, "data.op", OPS)
+        _one_of(self.format, "data.format", FORMATS)
+        if not self.op_token and self.format == "a_op_b_eq":  # the old spelling of a_b_eq
+            object.__setattr__(self, "format", "a_b_eq")
+        object.__setattr__(self, "op_token", self.format == "a_op_b_eq")
         _one_of(self.split, "data.split", SPLITS)
         _check(self.p >= 3, "data.p", f"must be >= 3 (got {self.p})")
         _check(self.p <= MAX_P, "data.p", f"must be <= {MAX_P}: all p^2 pairs are built (got {self.p})")
@@ -124,17 +131,18 @@ class DataConfig:
 
     @property
     def vocab_size(self) -> int:
-        """Operands 0..p-1, then op = p and '=' = p+1 (§3.3)."""
-        return self.p + 2
+        """Operands 0..p-1, then op = p and '=' = p+1 (§3.3); a_b_eq has '=' = p, a_b no extra token."""
+        return self.p + {"a_op_b_eq": 2, "a_b_eq": 1, "a_b": 0}[self.format]
 
     @property
     def seq_len(self) -> int:
-        return 4 if self.op_token else 3
+        return {"a_op_b_eq": 4, "a_b_eq": 3, "a_b": 2}[self.format]
 
 
 @dataclass(frozen=True)
 class ModelConfig:
-    kind: str = "mlp_embed"  # mlp_raw (eq. 1), mlp_embed (eq. 2) or transformer
+    kind: str = "mlp_embed"  # mlp_raw (eq. 1), mlp_embed (eq. 2), mlp_onehot (one-hot tokens, no E) or transformer
+    bias: bool = True  # biases in every Linear of the MLPs (false: the grokking-at-the-edge MLP)
     d_embed: int = 128  # d in E ∈ R^{V×d} (§5)
     d_hidden: int = 0  # MLP hidden width; 0 = seq_len * d_embed (4d = 512, §5)
     n_hidden: int = 1  # hidden layers of the MLP (the paper: 1; Grokking-Insight: 2)
@@ -183,6 +191,8 @@ class OptimConfig:
     grokfast_alpha: float = 0.0  # Grokfast-EMA filter decay; 0 = off
     grokfast_lambda: float = 0.0  # Grokfast-EMA amplification
     orthogonal: bool = False  # ⊥Grad: drop the gradient component parallel to the weights
+    warmup_steps: int = 0  # lr rises linearly from 0: step t (0-based) uses lr·t/warmup_steps; 0 = off
+    schedule: str = "constant"  # after warm-up: constant | cosine (half a cosine to 0 at train.max_steps)
 
     def __post_init__(self) -> None:
         _one_of(self.name, "optim.name", OPTIMIZERS)
@@ -201,6 +211,8 @@ class OptimConfig:
         _check(self.eps > 0, "optim.eps", f"must be > 0 (got {self.eps})")
         _check(0 <= self.grokfast_alpha < 1, "optim.grokfast_alpha", f"must be in [0, 1) (got {self.grokfast_alpha})")
         _check(self.grokfast_lambda >= 0, "optim.grokfast_lambda", f"must be >= 0 (got {self.grokfast_lambda})")
+        _check(self.warmup_steps >= 0, "optim.warmup_steps", f"must be >= 0 (got {self.warmup_steps})")
+        _one_of(self.schedule, "optim.schedule", SCHEDULES)
 
 
 @dataclass(frozen=True)
@@ -208,7 +220,7 @@ class TrainConfig:
     batch_size: int = 512  # 0 = full batch
     max_steps: int = 20_000
     eval_every: int = 100  # full train and test sets are evaluated every eval_every steps
-    sampler: str = "shuffle"  # shuffle | balanced (eq. 10) | gradient (eq. 19)
+    sampler: str = "shuffle"  # shuffle | balanced (eq. 10) | gradient (eq. 19) | replacement (uniform, the control)
     # The paper leaves gamma open. In sampler_compare (skewed mul split, 2k steps, 3 seeds) gamma 1
     # never fit the training set (a few tokens took almost every draw); 4 and 16 generalized 3/3.
     gamma: float = 4.0  # gradient sampler temperature, p_i ∝ exp(L_i^2 / gamma) with L normalised to mean 1
@@ -389,6 +401,9 @@ def apply_overrides(cfg: RunConfig, overrides: dict[str, Any], where: str = "") 
             if name not in types_:
                 raise _unknown_key(key)
             groups.setdefault(group, {})[name] = coerce(raw, types_[name], key)
+        data = groups.get("data", {})
+        if "format" in data and "op_token" not in data:  # op_token is format's alias: it follows
+            data["op_token"] = data["format"] == "a_op_b_eq"
         changes = {g: dataclasses.replace(getattr(cfg, g), **kv) for g, kv in groups.items()}
         return dataclasses.replace(cfg, **changes)
     except ConfigError as e:

@@ -40,11 +40,16 @@ def labels(cfg: DataConfig, pairs: np.ndarray) -> np.ndarray:
 
 
 def tokens(cfg: DataConfig, pairs: np.ndarray) -> np.ndarray:
-    """Token sequences [a, op, b, =] with op = p and '=' = p+1 (§3.3), or [a, b, =]."""
+    """Token sequences by `data.format`: [a, op, b, =] with op = p and '=' = p+1 (§3.3); [a, b, =]
+    with '=' = p (no unused op row in the vocabulary); [a, b]."""
     n = len(pairs)
-    op = np.full(n, cfg.p, dtype=np.int64)
-    eq = np.full(n, cfg.p + 1, dtype=np.int64)
-    cols = [pairs[:, 0], op, pairs[:, 1], eq] if cfg.op_token else [pairs[:, 0], pairs[:, 1], eq]
+    a, b = pairs[:, 0], pairs[:, 1]
+    if cfg.format == "a_op_b_eq":
+        cols = [a, np.full(n, cfg.p, dtype=np.int64), b, np.full(n, cfg.p + 1, dtype=np.int64)]
+    elif cfg.format == "a_b_eq":
+        cols = [a, b, np.full(n, cfg.p, dtype=np.int64)]
+    else:
+        cols = [a, b]
     return np.stack(cols, axis=1)
 
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import torch
 from torch import nn
 
@@ -35,12 +37,42 @@ def set_lr_ratio(opt: torch.optim.Optimizer, lr: float, ratio: float) -> None:
     opt.param_groups[0]["lr"] = lr * ratio
 
 
-def adaptive_ratio(model: nn.Module, cfg: RunConfig, f_e: float) -> tuple[float, float, float]:
+def scheduled(cfg: RunConfig) -> bool:
+    """True when the lr changes with the step (a warm-up or a cosine); otherwise it is never touched."""
+    return cfg.optim.warmup_steps > 0 or cfg.optim.schedule != "constant"
+
+
+def lr_at(cfg: RunConfig, step: int) -> float:
+    """The lr of the step that follows `step` steps taken (0-based), before the embedding's factor c.
+
+    Warm-up: lr·t/warmup_steps for t < warmup_steps, so the first step has lr 0, as torch's
+    LambdaLR(lambda t: min(t / warmup_steps, 1)) gives it. Then constant, or cosine: half a period
+    from lr down to 0 at train.max_steps.
+    """
+    o, w = cfg.optim, cfg.optim.warmup_steps
+    if step < w:
+        return o.lr * step / w
+    if o.schedule == "cosine":
+        span = max(cfg.train.max_steps - w, 1)
+        return o.lr * 0.5 * (1.0 + math.cos(math.pi * min(step - w, span) / span))
+    return o.lr
+
+
+def apply_lr(opt: torch.optim.Optimizer, lr: float, ratio: float) -> None:
+    """Set the lr in force: lr·c on the embedding group (Adam-LR), lr on the rest."""
+    opt.param_groups[0]["lr"] = lr * ratio
+    opt.param_groups[1]["lr"] = lr
+
+
+def adaptive_ratio(
+    model: nn.Module, cfg: RunConfig, f_e: float, params: dict[str, torch.Tensor] | None = None
+) -> tuple[float, float, float]:
     """c = κ · σmax(E)/σmax(W) · f_W/f_E, clamped to [ratio_min, ratio_max] (eq. 24, f_W = 1).
 
-    Returns (c, σmax(E), σmax(W)). f_E is the measured fraction of embedding rows in a batch.
+    Returns (c, σmax(E), σmax(W)). f_E is the measured fraction of embedding rows in a batch. `params`
+    (default: the model's own) are the weights to read, e.g. one member's slice of a batched model.
     """
-    params = dict(model.named_parameters())
+    params = dict(model.named_parameters()) if params is None else params
     e_names, w = embedding_names(model), w_names(model, cfg)
     if not e_names or not w:
         return cfg.optim.lr_ratio, float("nan"), float("nan")

@@ -26,7 +26,7 @@ from engine.gradfilters import build_grad_hooks
 from engine.losses import build_loss
 from engine.metrics import RARE_COLUMNS, RareTokenAccuracy
 from engine.models import build_model, embedding_names
-from engine.optim import adaptive_ratio, build_optimizer, set_lr_ratio
+from engine.optim import adaptive_ratio, apply_lr, build_optimizer, lr_at, scheduled, set_lr_ratio
 from engine.phases import PhaseTracker
 from engine.samplers import build_sampler
 
@@ -223,6 +223,7 @@ class Trainer:
         opt, x_tr, y_tr = self.opt, self.x_train, self.y_train
         forward = getattr(self.model, "forward_train", self.model)  # MLPEmbed: gathered first layer (first_layer.py)
         loss = None
+        lr_scheduled = scheduled(cfg)  # warm-up or cosine (engine/optim.py); else the lr is never touched
         if self.step == 0:
             ev = self._evaluate()
             yield from ev
@@ -245,6 +246,8 @@ class Trainer:
                 if self.sampler.wants_grad:
                     self.sampler.observe(x, self.E.grad)
                 self.probes.on_step(x)
+            if lr_scheduled:
+                apply_lr(opt, lr_at(cfg, self.step), self.lr_ratio)
             opt.step()
             self._present.zero_().index_fill_(0, x.reshape(-1), 1)  # tokens in this batch
             self.updates += self._present
@@ -325,7 +328,7 @@ class Trainer:
         rare, per_token = self.rare_acc.reduce(hits)  # engine/metrics.py
         vals = torch.cat([torch.stack([tr[0], tr[1], te[0], te[1]]), rare, per_token]).tolist()  # one host sync
         self.model.train(was_training)
-        lr = self.cfg.optim.lr
+        lr = lr_at(self.cfg, self.step)  # the lr in force from this step on
         row: dict[str, float] = {
             "step": self.step,
             "epoch": self.epoch,

@@ -16,7 +16,7 @@ def test_defaults_match_the_paper() -> None:
 
 def test_derived_values_follow_p() -> None:
     cfg = apply_overrides(RunConfig(), {"data.p": "13", "data.op_token": "false"})
-    assert cfg.data.vocab_size == 15 and cfg.data.seq_len == 3
+    assert cfg.data.vocab_size == 14 and cfg.data.seq_len == 3  # [a, b, =]: no unused op row
 
 
 def test_set_strings_are_typed() -> None:

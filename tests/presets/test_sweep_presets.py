@@ -8,7 +8,7 @@ from engine.presets import load_preset
 from engine.sweep.spec import expand, parse_sweep
 
 PAPER_SWEEPS = {
-    "fig2_embeddings": ("Fig. 2", 12),
+    "fig2_embeddings": ("Fig. 2", 18),  # noembed, embed, onehot × add, mul × 3 seeds
     "fig4_sampling": ("Fig. 4", 54),
     "fig4_skew_heldout": ("Fig. 4", 12),
     "fig5_c_sensitivity": ("Fig. 5", 96),
