@@ -52,6 +52,22 @@ def matmul_ceiling(device: torch.device, n: int = 2048, reps: int = 5, dtype: to
     return 2 * n**3 / statistics.median(times) / 1e9
 
 
+def matmul_speed(device: torch.device, seconds: float = 2.0, n: int = 1024) -> tuple[float, int]:
+    """fp32 GFLOP/s of n×n×n matmuls repeated for about `seconds` (median), and how many ran."""
+    a = torch.randn(n, n, device=device)
+    b = torch.randn(n, n, device=device)
+    a @ b
+    sync(device)
+    times: list[float] = []
+    t_end = time.perf_counter() + seconds
+    while time.perf_counter() < t_end or len(times) < 3:
+        t = time.perf_counter()
+        a @ b
+        sync(device)
+        times.append(time.perf_counter() - t)
+    return 2 * n**3 / statistics.median(times) / 1e9, len(times)
+
+
 # --- FLOP counts ----------------------------------------------------------------------------------
 
 

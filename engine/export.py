@@ -1,41 +1,110 @@
-"""Tidy CSV export of one or more run directories; the CLI and the TUI both call `export_runs`."""
+"""Tidy CSV export of runs and sweep groups; the CLI and the TUI both call `export_runs`.
+
+Every row is one metrics.csv (or tokens.csv) row with the run's identity in front: run, preset and
+seed, and for a sweep's member also its group, arm, member id and one column per swept key
+(`optim.lr_ratio`, `data.op`, ...), so arms and grid cells can be plotted without a join.
+"""
 
 from __future__ import annotations
 
 import csv
 import sys
 from collections.abc import Iterable
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO
 
 from engine.config import ConfigError
-from engine.rundir import read_config, read_csv
+from engine.rundir import clean_text, is_group, is_run_dir, read_config_doc, read_csv
 
 RUN_COLUMNS = ("run", "preset", "seed")
+GROUP_COLUMNS = ("group", "arm", "member")
+
+
+@dataclass(frozen=True)
+class Source:
+    """A run directory to export, with the columns that say which sweep member it is (if any)."""
+
+    path: Path
+    member: dict[str, str] = field(default_factory=dict)  # group, arm, member and the swept keys
+
+
+def _cell(v: object) -> str:
+    return "true" if v is True else "false" if v is False else clean_text(v)
+
+
+def group_sources(group_dir: Path) -> list[Source]:
+    """A group's members that have a run directory, in member order, with their group columns."""
+    from engine.sweep.spec import Group
+
+    g = Group.open(group_dir)
+    out = []
+    for m in g.members:
+        d = g.member_dir(m)
+        if not is_run_dir(d):
+            continue  # not started yet
+        cols = {"group": clean_text(g.dir.name), "arm": clean_text(m.arm), "member": m.id}
+        cols.update({k: _cell(m.overrides.get(k, "")) for k in g.spec.swept})
+        out.append(Source(d, cols))
+    return out
+
+
+def _as_member(run_dir: Path) -> Source:
+    """A run directory, with its group columns when it is a member of the group it sits in."""
+    parent = run_dir.resolve().parent
+    if is_group(parent):
+        for s in group_sources(parent):
+            if s.path.resolve() == run_dir.resolve():
+                return Source(run_dir, s.member)
+    return Source(run_dir)
+
+
+def resolve(paths: Iterable[str | Path | Source]) -> list[Source]:
+    """Run directories, sweep groups (their members) and folders of runs, as one list of sources."""
+    out: list[Source] = []
+    for p in paths:
+        if isinstance(p, Source):
+            out.append(p)
+            continue
+        d = Path(p)
+        if is_run_dir(d):
+            out.append(_as_member(d))
+        elif is_group(d):
+            out.extend(group_sources(d))
+        elif d.is_dir() and any(is_run_dir(c) for c in d.iterdir() if c.is_dir()):
+            out.extend(Source(c) for c in sorted(d.iterdir()) if is_run_dir(c))
+        else:
+            raise ConfigError(f"{d}: not a run directory (no config.json) nor a sweep group (no group.json)")
+    return out
 
 
 def _run_meta(run_dir: Path) -> dict[str, str]:
-    cfg = read_config(run_dir)
-    return {"run": run_dir.name, "preset": cfg.preset, "seed": str(cfg.train.seed)}
+    doc = read_config_doc(run_dir)
+    train = doc.get("train") if isinstance(doc.get("train"), dict) else {}
+    return {"run": clean_text(run_dir.name), "preset": _cell(doc.get("preset", "")), "seed": _cell(train.get("seed"))}
 
 
 def export_rows(
-    run_dirs: Iterable[Path], metrics: list[str] | None = None, tokens: bool = False
+    sources: Iterable[Source | Path], metrics: list[str] | None = None, tokens: bool = False
 ) -> tuple[list[str], list[dict[str, str]]]:
-    """Header and rows: metrics.csv (or tokens.csv) of every run, with run, preset, seed prepended."""
+    """Header and rows: metrics.csv (or tokens.csv) of every run, its identity columns in front."""
+    srcs = [s if isinstance(s, Source) else Source(Path(s)) for s in sources]
     header: list[str] = list(RUN_COLUMNS)
+    if any(s.member for s in srcs):
+        header += list(GROUP_COLUMNS)
+        for s in srcs:
+            header += [k for k in s.member if k not in header]
     rows: list[dict[str, str]] = []
     name = "tokens.csv" if tokens else "metrics.csv"
-    for d in run_dirs:
-        d = Path(d)
-        meta = _run_meta(d)
-        data = read_csv(d / name)
+    for s in srcs:
+        meta = {**_run_meta(s.path), **s.member}
+        data = read_csv(s.path / name)
         if data:
             cols = list(data[0].keys())
             if metrics and not tokens:
                 unknown = [m for m in metrics if m not in cols]
                 if unknown:
-                    raise ConfigError(f"{d}: unknown metric(s) {', '.join(unknown)}; have {', '.join(cols)}")
+                    raise ConfigError(f"{s.path}: unknown metric(s) {', '.join(unknown)}; have {', '.join(cols)}")
                 cols = ["step"] + [m for m in metrics if m != "step"]
             for c in cols:
                 if c not in header:
@@ -45,13 +114,14 @@ def export_rows(
 
 
 def export_runs(
-    run_dirs: Iterable[str | Path],
+    paths: Iterable[str | Path | Source],
     out: str | Path | IO[str] = "-",
     metrics: list[str] | None = None,
     tokens: bool = False,
 ) -> int:
-    """Write the tidy CSV to a path, or to stdout for "-"; returns the number of rows."""
-    header, rows = export_rows([Path(d) for d in run_dirs], metrics, tokens)
+    """Write the tidy CSV of runs and groups to a path, or to stdout for "-"; returns the rows written."""
+    sources = resolve(paths)
+    header, rows = export_rows(sources, metrics, tokens)
     if out == "-":
         fh: IO[str] = sys.stdout
         close = False

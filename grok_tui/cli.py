@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from typing import Annotated
+
 import typer
 
-from grok_tui.commands import bench, export, presets, report, run, show, split, sweep, tui
+from grok_tui.commands import bench, doctor, export, ls, plot, presets, report, run, show, split, sweep, tui
 
 app = typer.Typer(
     name="grok",
@@ -13,8 +15,32 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
     add_completion=False,
 )
-for module in (run, tui, sweep, report, presets, show, export, split, bench):
+for module in (run, tui, sweep, ls, show, plot, report, export, presets, split, bench, doctor):
     module.register(app)
+
+
+def version() -> str:
+    from importlib import metadata
+
+    try:
+        return metadata.version("grok-tui")
+    except metadata.PackageNotFoundError:  # run from a source tree that was never installed
+        return "unknown"
+
+
+def _print_version(value: bool) -> None:
+    if value:
+        typer.echo(f"grok-tui {version()}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _main(
+    show_version: Annotated[
+        bool, typer.Option("--version", help="Print the version and exit.", callback=_print_version, is_eager=True)
+    ] = False,
+) -> None:
+    """A terminal lab for grokking: train, watch, sweep and export modular-arithmetic runs."""
 
 
 def main() -> None:

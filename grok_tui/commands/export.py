@@ -1,4 +1,4 @@
-"""`grok export RUN_DIR... [-o FILE|-]`: one tidy CSV of the given runs."""
+"""`grok export RUN_DIR|GROUP_DIR... [-o FILE|-]`: one tidy CSV of the given runs and sweep members."""
 
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ from typing import Annotated
 
 import typer
 
+from grok_tui import options as o
 from grok_tui.errors import user_errors
 
 
@@ -14,28 +15,27 @@ def register(app: typer.Typer) -> None:
     @app.command()
     @user_errors
     def export(
-        run_dirs: Annotated[list[str], typer.Argument(help="Run directories (or a sweep group directory).")],
-        out: Annotated[str, typer.Option("--out", "-o", help="Output CSV file, or - for stdout.")] = "-",
+        run_dirs: Annotated[
+            list[str], typer.Argument(help="Run directories, sweep group directories or folders of runs.")
+        ],
+        output: o.Output = "-",
+        out_old: Annotated[
+            str | None, typer.Option("--out", hidden=True, help="Old spelling of --output (deprecated).")
+        ] = None,
         metrics: Annotated[
             str | None, typer.Option("--metrics", "-m", help="Comma-separated metric columns (default: all).")
         ] = None,
         tokens: Annotated[bool, typer.Option("--tokens", help="Export the per-token table instead.")] = False,
     ) -> None:
-        """Export metrics (or per-token counts) of runs as one CSV with run, preset and seed columns."""
-        from pathlib import Path
+        """Export metrics (or per-token counts) as one CSV: run, preset, seed and, for sweep members, group, arm,
+        member and one column per swept key."""
+        from engine.export import export_runs, resolve
 
-        from engine.config import ConfigError
-        from engine.export import export_runs
-
-        dirs: list[Path] = []
-        for d in map(Path, run_dirs):
-            if (d / "config.json").exists():
-                dirs.append(d)
-            elif d.is_dir() and any((c / "config.json").exists() for c in d.iterdir() if c.is_dir()):
-                dirs.extend(sorted(c for c in d.iterdir() if (c / "config.json").exists()))
-            else:
-                raise ConfigError(f"{d}: not a run directory (no config.json)")
+        if out_old is not None:
+            o.deprecated("grok export --out FILE", "-o/--output FILE (--out names a directory everywhere)")
+            output = out_old
+        sources = resolve(run_dirs)
         cols = [m.strip() for m in metrics.split(",") if m.strip()] if metrics else None
-        n = export_runs(dirs, out, cols, tokens)
-        if out != "-":
-            print(f"wrote {n} rows from {len(dirs)} run(s) to {out}", file=sys.stderr)
+        n = export_runs(sources, output, cols, tokens)
+        if output != "-":
+            print(f"wrote {n} rows from {len(sources)} run(s) to {output}", file=sys.stderr)

@@ -1,4 +1,4 @@
-"""`grok show RUN_DIR`: the summary and the last metrics of a run."""
+"""`grok show RUN_DIR`: the summary and the last metrics of a run, live, finished or killed."""
 
 from __future__ import annotations
 
@@ -7,7 +7,18 @@ from typing import Annotated
 
 import typer
 
-from grok_tui.errors import fail, user_errors
+from grok_tui.errors import user_errors
+
+
+def liveness(status: str, pid: int | None, run_dir: Path) -> str | None:
+    """One line on who holds the run: a live process, or none and how to go on."""
+    if pid is not None:
+        return f"live: pid {pid} holds this run ({status})"
+    if status == "dead":
+        return f"no process: interrupted or killed; resume with `grok run --resume {run_dir}`"
+    if status == "interrupted":
+        return f"stopped before its end; resume with `grok run --resume {run_dir}`"
+    return None
 
 
 def register(app: typer.Typer) -> None:
@@ -17,29 +28,38 @@ def register(app: typer.Typer) -> None:
         run_dir: Annotated[str, typer.Argument(help="A run directory.")],
         last: Annotated[int, typer.Option("--last", "-n", help="How many metric rows to show.")] = 5,
     ) -> None:
-        """Print a run's summary and its last metric rows."""
-        from engine.rundir import read_config, read_csv, read_summary
+        """Print a run's summary and its last metric rows; on a live run, its progress from the rows."""
+        from engine.phases import early_stop_note
+        from engine.rundir import clean_text, read_run
+        from grok_tui.commands.ls import run_entry
         from grok_tui.commands.run import format_summary
 
         d = Path(run_dir)
-        if not (d / "config.json").exists():
-            fail(f"{d}: not a run directory (no config.json)")
-        cfg = read_config(d)
-        summary = read_summary(d)
-        typer.echo(f"{d}  preset {cfg.preset or '-'}  seed {cfg.train.seed}  device {summary.get('device', '?')}")
+        rec = read_run(d)
+        e = run_entry(rec)
+        train = rec.config.get("train", {})
+        summary = {**rec.summary, "status": rec.status, "steps": rec.step}
+        summary.update({k: e[k] for k in ("memorized_step", "generalized_step", "final_val_acc", "wall_s")})
+        device = clean_text(rec.summary.get("device", "?"))
+        typer.echo(f"{clean_text(d)}  preset {rec.preset or '-'}  seed {train.get('seed', '?')}  device {device}")
         typer.echo(format_summary(summary))
-        rows = read_csv(d / "metrics.csv")[-last:]
+        note = liveness(rec.status, rec.pid, d)
+        if note:
+            typer.echo(note)
+        if e["max_steps"] is not None and rec.status == "finished":
+            stop = early_stop_note(
+                e["early_stop_step"],
+                float(train.get("target_val_acc", 0.99)),
+                int(train.get("patience", 0)),
+                e["max_steps"],
+            )
+            if stop:
+                typer.echo(stop)
+        rows = rec.rows[-last:] if last > 0 else []
         if rows:
             cols = ["step", "train_loss", "train_acc", "val_loss", "val_acc", "lr_ratio"]
             cols += [c for c in rows[0] if c.startswith(("hess_", "rank_", "sigma_"))]
-            typer.echo("\n" + "  ".join(f"{c:>11}" for c in cols))
+            cols = [c for c in cols if c in rows[0]]
+            typer.echo("\n" + "  ".join(f"{clean_text(c):>11}" for c in cols))
             for r in rows:
-                cells = []
-                for c in cols:
-                    v = r.get(c, "")
-                    try:
-                        f = float(v)
-                        cells.append(f"{int(f):>11}" if c == "step" else f"{f:>11.4g}")
-                    except ValueError:
-                        cells.append(f"{v:>11}")
-                typer.echo("  ".join(cells))
+                typer.echo("  ".join(f"{int(r[c]):>11}" if c == "step" else f"{r[c]:>11.4g}" for c in cols))

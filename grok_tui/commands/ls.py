@@ -1,0 +1,197 @@
+"""`grok ls [DIR]`: the runs and sweep groups under ./runs (or DIR), newest first, one line each."""
+
+from __future__ import annotations
+
+import json
+import math
+from datetime import datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any
+
+import typer
+
+from grok_tui.errors import user_errors
+
+if TYPE_CHECKING:
+    from engine.rundir import RunRecord
+
+
+def _num(v: Any) -> float | None:
+    """A finite number from a summary or a row, else None (NaN, '', missing)."""
+    try:
+        f = float(v)
+    except (TypeError, ValueError):
+        return None
+    return f if math.isfinite(f) else None
+
+
+def _int(v: Any) -> int | None:
+    f = _num(v)
+    return None if f is None else int(f)
+
+
+def run_entry(rec: RunRecord) -> dict[str, Any]:
+    """What ls and show say about one run: status from the lock, progress and phases from the rows
+    when the summary lags (a live or a killed run)."""
+    from engine.phases import phases_from_rows
+    from engine.rundir import clean_text
+
+    train = rec.config.get("train", {}) if isinstance(rec.config.get("train"), dict) else {}
+    s = dict(rec.summary)
+    if rec.status in ("running", "paused", "dead") and rec.rows:
+        s.update(phases_from_rows(rec.rows, float(train.get("target_val_acc", 0.99)), int(train.get("patience", 0))))
+    last = rec.rows[-1] if rec.rows else {}
+    val = _num(s.get("final_val_acc"))
+    wall = _num(s.get("wall_s"))
+    return {
+        "kind": "run",
+        "path": str(rec.path),
+        "name": clean_text(rec.path.name),
+        "preset": rec.preset,
+        "status": rec.status,
+        "pid": rec.pid,
+        "step": rec.step,
+        "max_steps": _int(train.get("max_steps")),
+        "memorized_step": _int(s.get("memorized_step")),
+        "generalized_step": _int(s.get("generalized_step")),
+        "early_stop_step": _int(s.get("early_stop_step")),
+        "final_val_acc": val if val is not None else _num(last.get("val_acc")),
+        "wall_s": wall if wall is not None else _num(last.get("wall_s")),
+        "created": clean_text((rec.meta or {}).get("created", "")),
+    }
+
+
+def group_entry(path: Path) -> dict[str, Any]:
+    """A sweep group: members finished, running (a process holds their run directory) and failed."""
+    from engine.rundir import clean_text, is_run_dir, lock_holder
+    from engine.sweep.spec import Group
+
+    g = Group.open(path)
+    res = g.results()
+    statuses = [res.get(m.id, {}).get("status", "") for m in g.members]
+    running = sum(1 for c in path.iterdir() if c.is_dir() and is_run_dir(c) and lock_holder(c) is not None)
+    walls = [w for r in res.values() if (w := _num(r.get("wall_s"))) is not None]
+    n_done = sum(st in ("finished", "diverged") for st in statuses)
+    status = "running" if running else ("done" if n_done == len(g.members) else "partial")
+    return {
+        "kind": "group",
+        "path": str(path),
+        "name": clean_text(path.name),
+        "preset": clean_text(g.preset),
+        "status": status,
+        "n_members": len(g.members),
+        "n_finished": n_done,
+        "n_running": running,
+        "n_failed": sum(st == "failed" for st in statuses),
+        "n_generalized": sum(_num(r.get("generalized_step")) is not None for r in res.values()),
+        "wall_s": sum(walls) if walls else None,
+        "created": clean_text(g.doc.get("created", "")),
+    }
+
+
+def _when(entry: dict[str, Any]) -> float:
+    """Creation time for the newest-first order: the recorded one, else the directory's mtime."""
+    try:
+        return datetime.strptime(entry["created"], "%Y-%m-%dT%H:%M:%S%z").timestamp()
+    except (KeyError, ValueError):
+        try:
+            return Path(entry["path"]).stat().st_mtime
+        except OSError:
+            return 0.0
+
+
+def entries(root: Path) -> list[dict[str, Any]]:
+    """Every run and group directly under `root` (or `root` itself), newest first.
+
+    A directory that cannot be read is listed as `unreadable` with the reason, not skipped.
+    """
+    from engine.config import ConfigError
+    from engine.rundir import clean_text, is_group, is_run_dir, read_run
+
+    if is_run_dir(root) or is_group(root):
+        candidates = [root]
+    else:
+        candidates = sorted(c for c in root.iterdir() if c.is_dir())
+    out = []
+    for c in candidates:
+        try:
+            if is_group(c):
+                out.append(group_entry(c))
+            elif is_run_dir(c):
+                out.append(run_entry(read_run(c)))
+        except (ConfigError, OSError) as e:
+            out.append({"kind": "run", "path": str(c), "name": clean_text(c.name), "status": "unreadable"})
+            out[-1]["error"] = clean_text(e)
+    return sorted(out, key=_when, reverse=True)
+
+
+def _cell(v: Any, fmt: str = "{}") -> str:
+    return "-" if v is None else fmt.format(v)
+
+
+def _wall(s: float | None) -> str:
+    if s is None:
+        return "-"
+    return f"{s:.1f}s" if s < 60 else (f"{s / 60:.1f}m" if s < 3600 else f"{s / 3600:.1f}h")
+
+
+def row_cells(e: dict[str, Any]) -> list[str]:
+    if e["kind"] == "group":
+        status = e["status"] + (f" {e['n_running']}" if e["n_running"] else "")
+        return [
+            e["name"],
+            e["preset"] or "-",
+            "sweep " + status,
+            f"{e['n_finished']}/{e['n_members']} done" + (f", {e['n_failed']} failed" if e["n_failed"] else ""),
+            "-",
+            f"{e['n_generalized']}/{e['n_members']}",
+            "-",
+            _wall(e["wall_s"]),
+        ]
+    if e["status"] == "unreadable":
+        return [e["name"], "-", "unreadable", e.get("error", ""), "", "", "", ""]
+    status = e["status"] + (f" pid {e['pid']}" if e["pid"] else "")
+    return [
+        e["name"],
+        e["preset"] or "-",
+        status,
+        f"{e['step']}/{_cell(e['max_steps'])}",
+        _cell(e["memorized_step"]),
+        _cell(e["generalized_step"]),
+        _cell(e["final_val_acc"], "{:.3f}"),
+        _wall(e["wall_s"]),
+    ]
+
+
+def table(rows: list[list[str]], header: tuple[str, ...]) -> str:
+    widths = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(header)]
+    lines = ["  ".join(h.upper().ljust(w) for h, w in zip(header, widths, strict=True)).rstrip()]
+    lines += ["  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip() for r in rows]
+    return "\n".join(lines)
+
+
+def register(app: typer.Typer) -> None:
+    @app.command("ls")
+    @user_errors
+    def ls(
+        root: Annotated[str, typer.Argument(help="Where runs go (the --out of grok run / grok sweep).")] = "runs",
+        as_json: Annotated[bool, typer.Option("--json", help="One JSON list, for scripts.")] = False,
+    ) -> None:
+        """List runs and sweep groups, newest first: status (live from the run lock), progress, phases, wall time.
+
+        GEN for a group counts the members that reached 95% val acc.
+        """
+        from engine.config import ConfigError
+
+        d = Path(root)
+        if not d.is_dir():
+            raise ConfigError(f"{d}: no such directory (runs go to ./runs unless --out says otherwise)")
+        found = entries(d)
+        if as_json:
+            typer.echo(json.dumps(found, indent=2))
+            return
+        if not found:
+            typer.echo(f"no runs or sweep groups in {d}")
+            return
+        header = ("name", "preset", "status", "step/max", "mem", "gen", "val_acc", "wall")
+        typer.echo(table([row_cells(e) for e in found], header))

@@ -1,0 +1,243 @@
+"""`grok plot RUN_DIR|GROUP_DIR...`: curves drawn with plotext as text on stdout, for SSH, pipes and CI logs.
+
+A run draws each metric with its memorization (M) and generalization (G) steps marked; a sweep group
+draws, per arm or grid cell, the mean over seeds with the min–max band as two dotted edges.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import shutil
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from grok_tui.errors import user_errors
+
+COLORS = ("cyan", "magenta", "green", "orange", "blue", "red", "yellow", "gray")
+MONO_MARKERS = ("*", "+", "o", "x", "#", "@", "%", "&")  # without colour, each series by its own glyph
+BAND_MARKER = "·"
+DEFAULT_METRICS = ("train_acc", "val_acc")
+
+
+@dataclass
+class Series:
+    """One line of the chart: its label, its points and, for a group cell, the min–max edges."""
+
+    label: str
+    steps: list[float]
+    values: list[float]
+    lo: list[float] | None = None
+    hi: list[float] | None = None
+
+
+@dataclass
+class Chart:
+    title: str
+    series: list[Series] = field(default_factory=list)
+    markers: list[tuple[float, str]] = field(default_factory=list)  # (step, "M" or "G") phase markers
+
+
+def smooth(values: list[float], k: int) -> list[float]:
+    """Trailing mean over k points (k <= 1 leaves the curve as logged)."""
+    if k <= 1:
+        return values
+    out, window = [], []
+    for v in values:
+        window.append(v)
+        if len(window) > k:
+            window.pop(0)
+        out.append(sum(window) / len(window))
+    return out
+
+
+def _short(name: str) -> str:
+    """A run directory's name without its `YYYYmmdd-HHMMSS-` prefix."""
+    parts = name.split("-", 2)
+    return parts[2] if len(parts) == 3 and parts[0].isdigit() and parts[1].isdigit() else name
+
+
+def run_chart(path: Path, metrics: list[str], many: bool) -> Chart:
+    """A run's metrics; M and G markers from its summary, or from its rows while it is live or dead."""
+    from engine.config import ConfigError
+    from engine.rundir import clean_text, read_run
+    from grok_tui.commands.ls import run_entry
+
+    rec = read_run(path)
+    if not rec.rows:
+        raise ConfigError(f"{path}: no metrics rows yet")
+    missing = [m for m in metrics if m not in rec.rows[0]]
+    if missing:
+        have = ", ".join(k for k in rec.rows[0] if k not in ("step", "epoch"))
+        raise ConfigError(f"{path}: unknown metric(s) {', '.join(missing)}; have {have}")
+    name = _short(clean_text(path.name))
+    chart = Chart(name)
+    for m in metrics:
+        pts = [(r["step"], r[m]) for r in rec.rows if math.isfinite(r[m])]
+        label = f"{name} {m}" if many else m
+        chart.series.append(Series(label, [p[0] for p in pts], [p[1] for p in pts]))
+    e = run_entry(rec)
+    for key, mark in (("memorized_step", "M"), ("generalized_step", "G")):
+        if e[key] is not None:
+            chart.markers.append((float(e[key]), mark))
+    return chart
+
+
+def group_chart(path: Path, metrics: list[str]) -> Chart:
+    """Mean over seeds and min–max band per arm × grid cell (the compare view's aggregation)."""
+    from engine.config import ConfigError
+    from engine.rundir import clean_text
+    from engine.sweep.spec import Group
+    from grok_tui.groupdata import load_group
+
+    chart = Chart(f"{clean_text(path.name)} ({clean_text(Group.open(path).preset)})")
+    for m in metrics:
+        data = load_group(path, m)
+        for cell in data.cells:
+            if not cell.steps:
+                continue
+            label = clean_text(cell.label) + (f" {m}" if len(metrics) > 1 else "") + f" (n={cell.seeds})"
+            chart.series.append(Series(label, [float(s) for s in cell.steps], cell.mean, cell.lo, cell.hi))
+    if not chart.series:
+        raise ConfigError(f"{path}: no member has logged {', '.join(metrics)} yet")
+    return chart
+
+
+def use_color() -> bool:
+    """Colour only on a terminal that can show it: not piped, not TERM=dumb, no NO_COLOR."""
+    if os.environ.get("NO_COLOR") or os.environ.get("TERM") == "dumb":
+        return False
+    return sys.stdout.isatty()
+
+
+def render(chart: Chart, log_x: bool, k: int, width: int, height: int, color: bool) -> str:
+    """The chart as text; ANSI colours only when `color`."""
+    import plotext as plt
+
+    plt.clear_figure()
+    plt.plotsize(width, height)
+    plt.title(chart.title)
+    plt.xlabel("step (log)" if log_x else "step")
+    xs_all: list[float] = []
+    for i, s in enumerate(chart.series):
+        pts = [(x, j) for j, x in enumerate(s.steps) if x > 0 or not log_x]  # step 0 has no place on a log axis
+        if not pts:
+            continue
+        xs = [x for x, _ in pts]
+        xs_all += xs
+        c = COLORS[i % len(COLORS)]
+        marker = "braille" if color else MONO_MARKERS[i % len(MONO_MARKERS)]
+        for edge in (s.lo, s.hi):
+            if edge is not None:
+                plt.plot(xs, smooth([edge[j] for _, j in pts], k), color=c, marker=BAND_MARKER)
+        band = " (mean; · min–max)" if s.lo is not None else ""
+        plt.plot(xs, smooth([s.values[j] for _, j in pts], k), color=c, marker=marker, label=s.label + band)
+    if not xs_all:
+        return "(nothing to plot: no points" + (" past step 0 on a log axis)" if log_x else ")")
+    if log_x:
+        plt.xscale("log")
+        ticks = log_ticks(min(xs_all), max(xs_all))
+        plt.xticks(ticks, [_tick(t) for t in ticks])
+    if all("acc" in s.label for s in chart.series):
+        plt.ylim(0, 1)
+        plt.yticks([0, 0.25, 0.5, 0.75, 1], ["0", "0.25", "0.50", "0.75", "1.00"])
+    for step, mark in chart.markers:
+        if not log_x or step > 0:
+            plt.vline(step, "red" if mark == "M" else "green")
+            plt.text(mark, step, _top(chart), color="red" if mark == "M" else "green")
+    text = plt.build()
+    return text if color else plt.uncolorize(text)
+
+
+def log_ticks(lo: float, hi: float) -> list[float]:
+    """Ticks at 1·10^k, or 1, 2, 5·10^k when the range spans less than two decades."""
+    decades = range(math.floor(math.log10(lo)), math.ceil(math.log10(hi)) + 1)
+    for mantissas in ((1,), (1, 3), (1, 2, 5)):
+        ticks = [m * 10.0**e for e in decades for m in mantissas if lo <= m * 10.0**e <= hi]
+        if len(ticks) >= 3:
+            return ticks
+    return ticks or [lo, hi]
+
+
+def _top(chart: Chart) -> float:
+    vals = [v for s in chart.series for v in (s.hi or s.values) if math.isfinite(v)]
+    return max(vals) if vals else 1.0
+
+
+def _tick(x: float) -> str:
+    if x >= 1e6:
+        return f"{x / 1e6:g}M"
+    if x >= 1e3:
+        return f"{x / 1e3:g}k"
+    return f"{x:g}"
+
+
+def charts(paths: list[str], metrics: list[str]) -> list[Chart]:
+    """One chart per group; the runs given share one chart."""
+    from engine.config import ConfigError
+    from engine.rundir import is_group, is_run_dir
+
+    runs = [Path(p) for p in paths if is_run_dir(p)]
+    out = []
+    for p in map(Path, paths):
+        if is_group(p):
+            out.append(group_chart(p, metrics))
+        elif not is_run_dir(p):
+            raise ConfigError(f"{p}: not a run directory (no config.json) nor a sweep group (no group.json)")
+    if runs:
+        run_charts = [run_chart(r, metrics, many=len(runs) > 1) for r in runs]
+        merged = run_charts[0]
+        if len(run_charts) > 1:
+            merged = Chart(f"{len(run_charts)} runs", [s for c in run_charts for s in c.series])
+        out.insert(0, merged)
+    return out
+
+
+def plot_text(
+    paths: list[str],
+    metrics: list[str],
+    log_x: bool = True,
+    k: int = 1,
+    width: int = 0,
+    height: int = 0,
+    color: bool | None = None,
+) -> str:
+    """Every chart for `paths`, as the text `grok plot` prints (also used by `grok report --plot`)."""
+    cols, rows = shutil.get_terminal_size((100, 30))
+    w = width or min(max(cols, 40), 160)
+    h = height or max(min(rows - 4, 30), 15)
+    colored = use_color() if color is None else color
+    return "\n\n".join(render(c, log_x, k, w, h, colored) for c in charts(paths, metrics))
+
+
+def register(app: typer.Typer) -> None:
+    @app.command()
+    @user_errors
+    def plot(
+        paths: Annotated[list[str], typer.Argument(help="Run directories and/or sweep group directories.")],
+        metrics: Annotated[str, typer.Option("--metrics", "-m", help="Comma-separated metric columns.")] = ",".join(
+            DEFAULT_METRICS
+        ),
+        log_x: Annotated[bool, typer.Option("--log-x/--linear-x", help="Log or linear step axis.")] = True,
+        k: Annotated[int, typer.Option("--smooth", help="Trailing mean over K evaluations (1 = none).")] = 1,
+        width: Annotated[int, typer.Option("--width", help="Columns (default: the terminal's, or 100).")] = 0,
+        height: Annotated[int, typer.Option("--height", help="Rows (default: the terminal's, or 26).")] = 0,
+        color: Annotated[
+            bool | None, typer.Option("--color/--no-color", help="ANSI colours (default: only on a terminal).")
+        ] = None,
+    ) -> None:
+        """Draw runs' curves (M/G phase markers) or a sweep's mean and min–max band per arm, as text on stdout."""
+        from engine.config import ConfigError
+
+        cols = [m.strip() for m in metrics.split(",") if m.strip()]
+        if not cols:
+            raise ConfigError("--metrics: give at least one metric column, e.g. val_acc")
+        if k < 1:
+            raise ConfigError(f"--smooth must be >= 1 (got {k})")
+        if width and width < 30 or height and height < 8:
+            raise ConfigError("--width must be >= 30 and --height >= 8")
+        typer.echo(plot_text(paths, cols, log_x, k, width, height, color))
