@@ -1,10 +1,12 @@
 """Batch samplers: shuffled epochs, and the frequency-aware samplers of §4.2 and App. A.
 
 `balanced` targets uniform token probabilities p_i = 1/V (eq. 10); `gradient` targets
-p_i* ∝ exp(L_i²/γ) (eq. 19) with L_i a running mean of token i's embedding-gradient norm,
-divided by its mean over tokens so that γ does not depend on the loss scale.
+p_i* ∝ exp(L_i²/γ) (eq. 19) with L_i a running mean of token i's embedding-gradient norm per
+occurrence, divided by its mean over tokens so that γ does not depend on the loss scale.
 A token is drawn with probability p_i, then a training example containing it uniformly, so the
 example weights are w_e = Σ_{t∈{a,b}} p_t / n_t with n_t the examples that contain t.
+`replacement` draws examples uniformly with replacement, through the same multinomial draw: it is
+the control arm that separates "with replacement" from the token weighting of the other two.
 """
 
 from __future__ import annotations
@@ -110,8 +112,22 @@ class TokenWeightedSampler(Sampler):
         self.L = s["L"].clone()
 
 
+class ReplacementSampler(TokenWeightedSampler):
+    """Uniform example weights, drawn with replacement as balanced/gradient draw: their control arm."""
+
+    def example_weights(self) -> torch.Tensor:
+        return torch.ones(self.n, dtype=torch.float64)
+
+
 class GradientSampler(TokenWeightedSampler):
-    """p_i* = softmax(L_i²/γ) over operand tokens (eq. 19)."""
+    """p_i* = softmax(L_i²/γ) over operand tokens (eq. 19).
+
+    L_i is the norm of ∇E's row i divided by token i's occurrences in the batch. The raw row norm
+    grows with how often the batch holds the token, which this sampler itself sets: a token it
+    favours gets a larger norm and is favoured more, a rich-get-richer loop that made γ = 1
+    collapse onto a few tokens (sampler_compare). Per occurrence, L_i measures the token's own
+    gradient, as eq. 19 intends.
+    """
 
     @property
     def wants_grad(self) -> bool:
@@ -123,10 +139,12 @@ class GradientSampler(TokenWeightedSampler):
         return torch.softmax(logits, 0)
 
     def observe(self, x: torch.Tensor, grad_e: torch.Tensor) -> None:
-        g = grad_e[: self.p].detach().norm(dim=1).double().cpu()
-        seen = torch.zeros(self.p, dtype=torch.bool)
-        seen[x[:, 0].cpu()] = True
-        seen[x[:, -2].cpu()] = True
+        occ = (
+            torch.bincount(x[:, 0].cpu(), minlength=self.p)[: self.p]
+            + torch.bincount(x[:, -2].cpu(), minlength=self.p)[: self.p]
+        )  # occurrences of each operand token in the batch
+        seen = occ > 0
+        g = grad_e[: self.p].detach().norm(dim=1).double().cpu() / occ.clamp(min=1)
         self.L = torch.where(seen, GRAD_EMA * self.L + (1 - GRAD_EMA) * g, self.L)
 
 
@@ -136,4 +154,6 @@ def build_sampler(cfg: RunConfig, x_train: torch.Tensor, device: torch.device) -
         return TokenWeightedSampler(cfg, x_train, device)
     if kind == "gradient":
         return GradientSampler(cfg, x_train, device)
+    if kind == "replacement":
+        return ReplacementSampler(cfg, x_train, device)
     return ShuffleSampler(cfg, x_train, device)

@@ -237,6 +237,8 @@ class Trainer:
                 continue
             idx = self.sampler.next()
             x, y = x_tr[idx], y_tr[idx]
+            if cfg.optim.adaptive and self.step == 0:
+                self._adapt_ratio(x)  # c from the first step on, not lr_ratio until step adaptive_every
             loss = self.loss_fn(forward(x), y)
             opt.zero_grad(set_to_none=True)
             loss.backward()
@@ -289,12 +291,17 @@ class Trainer:
         self._t0 += time.perf_counter() - paused_at  # paused time is not training time
         yield StatusChanged("running")
 
-    def _adapt_ratio(self) -> None:
-        """Adaptive Adam-LR (Prop. 4.1): f_E from the update counts since the last adaptation."""
-        s0, u0 = self._ratio_mark
-        total = int(self.updates.sum().item())
-        V = self.cfg.data.vocab_size
-        self._f_e = (total - u0) / max((self.step - s0) * V, 1)
+    def _adapt_ratio(self, batch: torch.Tensor | None = None) -> None:
+        """Adaptive Adam-LR (Prop. 4.1): f_E is the mean share of the operand tokens' rows of E that a
+        step updates, from the first batch at step 0, then from the update counts since the last
+        adaptation. op and '=' are in every batch: counting them would pull f_E towards 1 and c down."""
+        p = self.cfg.data.p
+        total = int(self.updates[:p].sum().item())
+        if batch is not None:
+            self._f_e = int((torch.bincount(batch.reshape(-1), minlength=p)[:p] > 0).sum().item()) / p
+        else:
+            s0, u0 = self._ratio_mark
+            self._f_e = (total - u0) / max((self.step - s0) * p, 1)
         self._ratio_mark = (self.step, total)
         c, _, _ = adaptive_ratio(self.model, self.cfg, self._f_e)
         self.lr_ratio = c
