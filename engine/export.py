@@ -8,6 +8,7 @@ seed, and for a sweep's member also its group, arm, member id and one column per
 from __future__ import annotations
 
 import csv
+import errno
 import sys
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -30,7 +31,26 @@ class Source:
 
 
 def _cell(v: object) -> str:
+    if isinstance(v, str):
+        return _text(v)
     return "true" if v is True else "false" if v is False else clean_text(v)
+
+
+def _value(s: str) -> str:
+    """A cell of metrics.csv or tokens.csv: a number as written, anything else (a crafted file) as text."""
+    try:
+        float(s)
+    except ValueError:
+        return _text(s)
+    return s
+
+
+def _text(s: str) -> str:
+    """A text cell a spreadsheet shows as text: control characters stripped, and a leading = + - @
+    quoted with ' so that `=cmd|' /C calc'!A0` from a shared config.json is no formula (OWASP's
+    advice on CSV injection). Numbers are never text cells, so a negative value stays a number."""
+    s = clean_text(s)
+    return "'" + s if s.startswith(("=", "+", "-", "@")) else s
 
 
 def group_sources(group_dir: Path) -> list[Source]:
@@ -43,7 +63,7 @@ def group_sources(group_dir: Path) -> list[Source]:
         d = g.member_dir(m)
         if not is_run_dir(d):
             continue  # not started yet
-        cols = {"group": clean_text(g.dir.name), "arm": clean_text(m.arm), "member": m.id}
+        cols = {"group": _text(g.dir.name), "arm": _text(m.arm), "member": _text(m.id)}
         cols.update({k: _cell(m.overrides.get(k, "")) for k in g.spec.swept})
         out.append(Source(d, cols))
     return out
@@ -81,7 +101,7 @@ def resolve(paths: Iterable[str | Path | Source]) -> list[Source]:
 def _run_meta(run_dir: Path) -> dict[str, str]:
     doc = read_config_doc(run_dir)
     train = doc.get("train") if isinstance(doc.get("train"), dict) else {}
-    return {"run": clean_text(run_dir.name), "preset": _cell(doc.get("preset", "")), "seed": _cell(train.get("seed"))}
+    return {"run": _text(run_dir.name), "preset": _cell(doc.get("preset", "")), "seed": _cell(train.get("seed"))}
 
 
 def export_rows(
@@ -105,11 +125,13 @@ def export_rows(
                 unknown = [m for m in metrics if m not in cols]
                 if unknown:
                     raise ConfigError(f"{s.path}: unknown metric(s) {', '.join(unknown)}; have {', '.join(cols)}")
+                if "step" not in cols:
+                    raise ConfigError(f"{s.path / name}: no step column")
                 cols = ["step"] + [m for m in metrics if m != "step"]
             for c in cols:
                 if c not in header:
                     header.append(c)
-            rows.extend({**meta, **{c: r[c] for c in cols}} for r in data)
+            rows.extend({**meta, **{c: _value(r[c]) for c in cols}} for r in data)
     return header, rows
 
 
@@ -134,11 +156,22 @@ def export_runs(
         close = True
     else:
         fh, close = out, False
-    w = csv.DictWriter(fh, fieldnames=header, restval="")
-    w.writeheader()
-    w.writerows(rows)
-    if close:
-        fh.close()
-    else:
+    try:
+        csv.writer(fh).writerow([_text(h) for h in header])  # header names may come from a crafted file
+        csv.DictWriter(fh, fieldnames=header, restval="").writerows(rows)
         fh.flush()
+        if close:
+            fh.close()
+    except OSError as e:
+        name = "stdout" if fh is sys.stdout else str(out)
+        if close:
+            try:
+                fh.close()
+            except OSError:
+                pass
+            if Path(str(out)).is_file():  # a regular file half written; never a device such as /dev/full
+                Path(str(out)).unlink(missing_ok=True)
+        if e.errno == errno.ENOSPC:
+            raise ConfigError(f"no space left on device writing {name}") from None
+        raise ConfigError(f"cannot write {name}: {e.strerror or e}") from None
     return len(rows)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import difflib
 import functools
+import re
 import tomllib
 from dataclasses import dataclass, field
 from importlib import resources
@@ -17,7 +18,8 @@ from typing import Any
 
 from engine.config import GROUPS, ConfigError, RunConfig, _unknown_key, apply_overrides
 
-_TOP_KEYS = ("description", "extends", "sweep", "wall_time")
+_TOP_KEYS = ("description", "extends", "sweep", "wall_time", "preset")  # preset: what `grok presets NAME` prints
+PRESET_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]*")  # a file stem in presets/, never a path
 
 
 @dataclass(frozen=True)
@@ -99,7 +101,10 @@ def load_file(path: Path, name: str | None = None, _seen: tuple[str, ...] = ()) 
     sweep = doc.get("sweep", base_sweep)
     if not isinstance(sweep, dict):
         raise ConfigError(f"{where}: [sweep] must be a table")
-    stem = name or path.stem
+    named = doc.get("preset")
+    if named is not None and not (isinstance(named, str) and PRESET_NAME.fullmatch(named)):
+        raise ConfigError(f"{where}: preset must be a preset name (letters, digits, _ and -), got {named!r}")
+    stem = name or named or path.stem
     cfg = _replace_meta(cfg, preset=stem, description=str(desc))
     return Preset(stem, str(desc), cfg, path, dict(sweep), str(doc.get("wall_time", "")))
 
@@ -112,6 +117,8 @@ def _replace_meta(cfg: RunConfig, **kw: str) -> RunConfig:
 
 def load_preset(name: str, _seen: tuple[str, ...] = ()) -> Preset:
     """Load a shipped preset by name; an unknown name suggests the closest ones."""
+    if not PRESET_NAME.fullmatch(name):
+        raise ConfigError(f"--preset takes a preset name, not a path ({name!r}); give a TOML file with --config")
     path = presets_dir() / f"{name}.toml"
     if not path.is_file():
         close = difflib.get_close_matches(name, preset_names(), n=3, cutoff=0.5)

@@ -118,8 +118,10 @@ class Run:
         self.log = RunLog(self.dir, cfg, resume=_resume is not None)
 
     def _trainer(self, state: dict[str, Any] | None) -> Any:
+        from engine.footprint import check_run
         from engine.trainer import Trainer
 
+        check_run(self.cfg)  # refuse what cannot fit before a byte is allocated (issue 13, F2)
         try:
             return Trainer(self.cfg, state=state)
         except ConfigError:
@@ -202,7 +204,7 @@ class Run:
         self.trainer.pause()
 
     def resume_training(self) -> None:
-        self.trainer.resume()
+        self.trainer.unpause()
 
     def close(self) -> None:
         """Release the run directory's lock (done when `events()` ends; idempotent)."""

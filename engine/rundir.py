@@ -16,6 +16,7 @@ import json
 import math
 import os
 import platform
+import re
 import sys
 import time
 import unicodedata
@@ -207,7 +208,8 @@ def unique_dir(root: Path, base: str) -> Path:
 def new_run_dir(root: Path, preset: str, seed: int) -> Path:
     """runs/<YYYYmmdd-HHMMSS>-<preset>-s<seed>/, with a -N suffix if that name is taken."""
     try:
-        path = unique_dir(root, f"{time.strftime('%Y%m%d-%H%M%S')}-{preset or 'custom'}-s{seed}")
+        name = re.sub(r"[^A-Za-z0-9_.+=-]", "_", preset)[:64].lstrip(".") or "custom"  # never a path
+        path = unique_dir(root, f"{time.strftime('%Y%m%d-%H%M%S')}-{name}-s{seed}")
         probe = path / ".write-test"
         probe.write_text("")
         probe.unlink()

@@ -1,0 +1,69 @@
+"""Fault tests (issue 13): each reproduces one bad input or injected fault and asserts its one-line error."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from engine.run import Run
+from tests.conftest import tiny_config
+
+DATA = Path(__file__).resolve().parent.parent / "data"
+TINY_TOML = str(DATA / "tiny.toml")
+
+
+def grok(*args: str, timeout: float = 120, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    """The `grok` CLI in a subprocess, as a user runs it (stdout and stderr are pipes, not a terminal)."""
+    return subprocess.run(
+        [sys.executable, "-m", "grok_tui", *args],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env={**os.environ, "COLUMNS": "200", "NO_COLOR": "1", **(env or {})},
+    )
+
+
+def one_error(r: subprocess.CompletedProcess[str], *parts: str, code: int = 2) -> str:
+    """Assert exit `code` and exactly one `error: ...` line holding every part, and no traceback."""
+    assert r.returncode == code, (r.returncode, r.stdout, r.stderr)
+    assert "Traceback" not in r.stderr + r.stdout, r.stderr
+    errors = [line for line in r.stderr.splitlines() if line.startswith("error:")]
+    assert len(errors) == 1, r.stderr
+    for part in parts:
+        assert part in errors[0], (part, errors[0])
+    return errors[0]
+
+
+def finished_run(root: Path, **over: object) -> Path:
+    """A tiny run trained to its end in this process (p = 11, 60 steps)."""
+    run = Run(tiny_config(**over), root)
+    for _ in run.events():
+        pass
+    assert run.status == "finished"
+    return run.dir
+
+
+def interrupted_run(root: Path, stop_at: int = 30, **over: object) -> Path:
+    """A tiny run stopped at `stop_at` (a checkpoint there, summary `interrupted`)."""
+    from engine.events import StepsTaken
+
+    run = Run(tiny_config(**over), root)
+    for ev in run.events():
+        if isinstance(ev, StepsTaken) and ev.step >= stop_at:
+            run.stop("interrupted")
+    assert run.status == "interrupted"
+    return run.dir
+
+
+def summary(d: Path) -> dict:
+    return json.loads((d / "summary.json").read_text())
+
+
+@pytest.fixture
+def run_dir(tmp_path: Path) -> Path:
+    return finished_run(tmp_path / "runs")
