@@ -241,10 +241,11 @@ class ManyTrainer:
         status, steps = self.status[i] or "running", self.ended_step[i] or self.step
         return {**self.runs[i].summary(status, steps, self._wall(), str(self.device)), "batched": self.N}
 
-    def _adapt(self) -> None:
-        """Adaptive Adam-LR (Prop. 4.1) for each member, from its own update counts and weights."""
+    def _adapt(self, x: torch.Tensor | None = None) -> None:
+        """Adaptive Adam-LR (Prop. 4.1) for each member, as Trainer._adapt_ratio: f_E from the first batch
+        x (N, B, L) at step 0, then from each member's update counts; σmax from its own weights."""
         for i, (c, run) in enumerate(zip(self.cfgs, self.runs, strict=True)):
-            f_e = run.measure_f_e(self.step)
+            f_e = run.measure_f_e(self.step, x[i] if x is not None else None)
             params = {n: p.detach()[i] for n, p in self.params.items()}
             run.lr_ratio, _, _ = adaptive_ratio(self.template, c, f_e, params)
         self._set_lr()
@@ -280,6 +281,8 @@ class ManyTrainer:
         while self.step < t.max_steps and any(s is None for s in self.status) and self._stop is None:
             idx = torch.stack([s.next() for s in self.samplers])  # (N, B): each member's own draws
             x, y = self.x_train[ar, idx], self.y_train[ar, idx]  # (N, B, L), (N, B)
+            if o.adaptive and self.step == 0:
+                self._adapt(x)  # c from the first step on
             logits = self._logits(self.params, x)
             losses = torch.vmap(self.loss_fn)(logits, y)  # (N,)
             losses.sum().backward()  # members are independent: ∂(Σ L_j)/∂θ_i = ∂L_i/∂θ_i
@@ -309,8 +312,6 @@ class ManyTrainer:
                             yield i, StepsTaken(self.step, self.step // self.steps_per_epoch, self._wall(), sps)
             if self.step % t.eval_every == 0 or self.step == t.max_steps:
                 yield from self._evaluate()
-        if self._stop is not None and self.step % t.eval_every != 0:
-            yield from self._evaluate()  # a last row at the exact step where it stopped, as Trainer writes
         for i in range(self.N):
             if self.status[i] is None:
                 self._end(i, self._stop or "finished")

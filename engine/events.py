@@ -38,6 +38,8 @@ class EvalLogged:
 
     step: int
     row: dict[str, float]
+    memorized_step: int | None = None  # the phases as engine/phases.py sees them after this evaluation
+    generalized_step: int | None = None
 
 
 @dataclass(frozen=True)

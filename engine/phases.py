@@ -10,6 +10,8 @@ GENERALIZED_ACC = 0.95  # validation accuracy that counts as generalized
 
 
 class PhaseTracker:
+    """Follows the evaluations of one run: when it memorized and generalized, whether to stop or diverged."""
+
     def __init__(self, target_val_acc: float, patience: int) -> None:
         self.target = target_val_acc
         self.patience = patience
@@ -41,6 +43,10 @@ class PhaseTracker:
     @property
     def should_stop(self) -> bool:
         return self.patience > 0 and self.streak >= self.patience
+
+    def markers(self) -> dict[str, int | None]:
+        """memorized_step and generalized_step as seen so far: what EvalLogged carries to the faces."""
+        return {"memorized_step": self.memorized_step, "generalized_step": self.generalized_step}
 
     def summary(self) -> dict[str, Any]:
         m, g = self.memorized_step, self.generalized_step

@@ -1,4 +1,4 @@
-"""The training loop: `Trainer(cfg)` is an iterator of events with pause, resume and stop."""
+"""The training loop: `Trainer(cfg)` is an iterator of events with pause, unpause and stop."""
 
 from __future__ import annotations
 
@@ -10,8 +10,9 @@ from typing import Any
 
 import torch
 
-from engine import data as D
 from engine.config import RunConfig
+from engine.dataset import load_dataset
+from engine.evaluation import BASE_COLUMNS, EVAL_CHUNK, RunMetrics, evaluate
 from engine.events import (
     EvalLogged,
     Event,
@@ -24,28 +25,14 @@ from engine.events import (
 )
 from engine.gradfilters import build_grad_hooks
 from engine.losses import build_loss
-from engine.metrics import RARE_COLUMNS, RareTokenAccuracy
 from engine.models import build_model, embedding_names
 from engine.optim import adaptive_ratio, apply_lr, build_optimizer, lr_at, scheduled, set_lr_ratio
 from engine.phases import PhaseTracker
+from engine.probes import ProbeSet
+from engine.probes.base import ProbeContext
 from engine.samplers import build_sampler
 
-BASE_COLUMNS = (
-    "step",
-    "epoch",
-    "wall_s",
-    "train_loss",
-    "train_acc",
-    "val_loss",
-    "val_acc",
-    "lr",
-    "lr_embed",
-    "lr_ratio",
-    "f_E",
-    *RARE_COLUMNS,  # val_acc_rare, val_acc_common (engine/metrics.py)
-)
 PROGRESS_EVERY = 10  # steps between StepsTaken events (and NaN checks)
-EVAL_CHUNK = 8192  # examples per forward pass during evaluation
 
 
 def resolve_device(name: str) -> torch.device:
@@ -81,18 +68,10 @@ class Trainer:
         torch.set_flush_denormal(True)
         self.dtype = torch.float64 if cfg.train.dtype == "float64" else torch.float32
 
-        split = D.make_split(cfg.data, cfg.train.seed)
-        pairs = D.operand_pairs(cfg.data)
-        seqs, ys = D.tokens(cfg.data, pairs), D.labels(cfg.data, pairs)
-        self.token_freq = tuple(int(c) for c in D.token_counts(cfg.data, seqs[split.train]))
         dev = self.device
-        self.x_train = torch.as_tensor(seqs[split.train], device=dev)
-        self.y_train = torch.as_tensor(ys[split.train], device=dev)
-        self.x_test = torch.as_tensor(seqs[split.test], device=dev)
-        self.y_test = torch.as_tensor(ys[split.test], device=dev)
-        self.rare_acc = RareTokenAccuracy(
-            pairs[split.train], pairs[split.test], cfg.data.p, cfg.data.vocab_size, cfg.probe.rare_k, dev
-        )
+        self.data = data = load_dataset(cfg.data, cfg.train.seed, dev)
+        self.token_freq = data.token_freq
+        self.x_train, self.y_train, self.x_test, self.y_test = data.x_train, data.y_train, data.x_test, data.y_test
 
         torch.manual_seed(cfg.train.seed)
         self.model = build_model(cfg).to(device=dev, dtype=self.dtype)
@@ -103,21 +82,17 @@ class Trainer:
         e = embedding_names(self.model)
         self.E = dict(self.model.named_parameters())[e[0]] if e else None
 
-        from engine.probes import ProbeSet
-
-        self.probes = ProbeSet(cfg, self)
+        ctx = ProbeContext.of_model(
+            cfg, self.model, self.loss_fn, self.x_train, self.y_train, lambda: self.stop_requested
+        )
+        self.probes = ProbeSet(ctx)
         self.columns = BASE_COLUMNS + tuple(self.probes.columns())
 
-        V = cfg.data.vocab_size
-        self.updates = torch.zeros(V, dtype=torch.int64, device=dev)
-        self._present = torch.zeros(V, dtype=torch.int64, device=dev)
+        self.metrics = RunMetrics(cfg, data, dev)
+        self.updates = self.metrics.updates
+        self._present = torch.zeros(cfg.data.vocab_size, dtype=torch.int64, device=dev)
         self.step = 0
         self.wall_offset = 0.0
-        self.lr_ratio = cfg.optim.lr_ratio
-        self.phases = PhaseTracker(cfg.train.target_val_acc, cfg.train.patience)
-        self._ratio_mark = (0, 0)  # (step, Σ updates) at the last adaptive update
-        self._f_e = float("nan")
-        self._last_probe: dict[str, int] = {}
         self._pause = threading.Event()
         self._stop: str | None = None
         self._t0 = 0.0
@@ -127,14 +102,25 @@ class Trainer:
     # --- control, callable from any thread -----------------------------------------------------
 
     def pause(self) -> None:
+        """Hold the loop before its next step (StatusChanged("paused"))."""
         self._pause.set()
 
-    def resume(self) -> None:
+    def unpause(self) -> None:
+        """Let a paused loop go on (StatusChanged("running"))."""
         self._pause.clear()
 
     @property
     def paused(self) -> bool:
         return self._pause.is_set()
+
+    @property
+    def phases(self) -> PhaseTracker:
+        return self.metrics.phases
+
+    @property
+    def lr_ratio(self) -> float:
+        """c = lr_E / lr now (fixed, or adaptive: Prop. 4.1)."""
+        return self.metrics.lr_ratio
 
     def stop(self, status: str = "interrupted") -> None:
         """Ask the loop to end at the next step with this status (interrupted, or finished for `s`)."""
@@ -292,101 +278,47 @@ class Trainer:
         yield StatusChanged("running")
 
     def _adapt_ratio(self, batch: torch.Tensor | None = None) -> None:
-        """Adaptive Adam-LR (Prop. 4.1): f_E is the mean share of the operand tokens' rows of E that a
-        step updates, from the first batch at step 0, then from the update counts since the last
-        adaptation. op and '=' are in every batch: counting them would pull f_E towards 1 and c down."""
-        p = self.cfg.data.p
-        total = int(self.updates[:p].sum().item())
-        if batch is not None:
-            self._f_e = int((torch.bincount(batch.reshape(-1), minlength=p)[:p] > 0).sum().item()) / p
-        else:
-            s0, u0 = self._ratio_mark
-            self._f_e = (total - u0) / max((self.step - s0) * p, 1)
-        self._ratio_mark = (self.step, total)
-        c, _, _ = adaptive_ratio(self.model, self.cfg, self._f_e)
-        self.lr_ratio = c
+        """Adaptive Adam-LR (Prop. 4.1): f_E from the first batch at step 0, then from the update counts."""
+        f_e = self.metrics.measure_f_e(self.step, batch)
+        c, _, _ = adaptive_ratio(self.model, self.cfg, f_e)
+        self.metrics.lr_ratio = c
         set_lr_ratio(self.opt, self.cfg.optim.lr, c)
-
-    @torch.no_grad()
-    def _loss_acc(
-        self, x: torch.Tensor, y: torch.Tensor, hits: torch.Tensor | None = None
-    ) -> tuple[torch.Tensor, torch.Tensor]:
-        """Mean loss and accuracy; `hits`, if given, receives each example's correctness."""
-        loss = torch.zeros((), dtype=torch.float64, device=self.device)
-        correct = torch.zeros((), dtype=torch.int64, device=self.device)
-        for i in range(0, len(x), EVAL_CHUNK):
-            logits = self.model(x[i : i + EVAL_CHUNK])
-            yy = y[i : i + EVAL_CHUNK]
-            loss += self.loss_fn(logits, yy, reduction="sum").double()
-            ok = logits.argmax(1) == yy
-            correct += ok.sum()
-            if hits is not None:
-                hits[i : i + EVAL_CHUNK] = ok
-        n = max(len(x), 1)
-        return loss / n, correct.double() / n
 
     def _evaluate(self) -> Iterator[Event]:
         """Full train and test evaluation, probes that are due, and the per-token counts."""
         was_training = self.model.training
         self.model.eval()
-        tr = self._loss_acc(self.x_train, self.y_train)
-        hits = torch.zeros(len(self.x_test), dtype=torch.bool, device=self.device)
-        te = self._loss_acc(self.x_test, self.y_test, hits)
-        rare, per_token = self.rare_acc.reduce(hits)  # engine/metrics.py
-        vals = torch.cat([torch.stack([tr[0], tr[1], te[0], te[1]]), rare, per_token]).tolist()  # one host sync
+        tr = evaluate(self.model, self.loss_fn, self.x_train, self.y_train, EVAL_CHUNK)
+        te = evaluate(self.model, self.loss_fn, self.x_test, self.y_test, EVAL_CHUNK)
+        rare, per_token = self.metrics.rare.reduce(te[2])  # engine/metrics.py
+        host = torch.cat([torch.stack([tr[0], tr[1], te[0], te[1]]), rare, per_token]).tolist()  # one host sync
         self.model.train(was_training)
         lr = lr_at(self.cfg, self.step)  # the lr in force from this step on
-        row: dict[str, float] = {
-            "step": self.step,
-            "epoch": self.epoch,
-            "wall_s": round(self.wall_s(), 4) if self._t0 else round(self.wall_offset, 4),
-            "train_loss": vals[0],
-            "train_acc": vals[1],
-            "val_loss": vals[2],
-            "val_acc": vals[3],
-            "lr": lr,
-            "lr_embed": lr * self.lr_ratio if self.E is not None else float("nan"),
-            "lr_ratio": self.lr_ratio,
-            "f_E": self._f_e,
-            "val_acc_rare": vals[4],
-            "val_acc_common": vals[5],
-        }
+        wall = round(self.wall_s(), 4) if self._t0 else round(self.wall_offset, 4)
+        row = self.metrics.row(self.step, self.epoch, wall, host[:4], host[4:6], lr, self.E is not None)
         result = self.probes.at_eval(self.step)
         row.update(result.metrics)
-        self.phases.observe(self.step, vals[1], vals[3], vals[0])
-        yield EvalLogged(self.step, row)
-        updates = tuple(self.updates.tolist())
-        yield TokensLogged(self.step, updates, result.grad_norm, tuple(vals[6:]))
+        yield EvalLogged(self.step, row, **self.phases.markers())
+        yield TokensLogged(self.step, tuple(self.updates.tolist()), result.grad_norm, tuple(host[6:]))
         if result.fourier is not None:
             yield FourierLogged(self.step, result.fourier)
 
     def summary(self, status: str) -> dict[str, Any]:
+        """summary.json's fields for this run ending now with `status`."""
         wall = self.wall_s() if self._t0 else self.wall_offset
-        return {
-            "status": status,
-            "steps": self.step,
-            "wall_s": round(wall, 3),
-            "steps_per_s": round(self.step / wall, 2) if wall > 0 else 0.0,
-            "device": str(self.device),
-            "preset": self.cfg.preset,
-            "seed": self.cfg.train.seed,
-            **self.phases.summary(),
-        }
+        return self.metrics.summary(status, self.step, wall, str(self.device))
 
     # --- checkpoints ---------------------------------------------------------------------------
 
     def state_dict(self) -> dict[str, Any]:
+        """Everything a resumed run needs to continue bit for bit (checkpoint.pt)."""
         return {
             "step": self.step,
             "wall_s": self.wall_s() if self._t0 else self.wall_offset,
             "model": self.model.state_dict(),
             "opt": self.opt.state_dict(),
             "sampler": self.sampler.state_dict(),
-            "updates": self.updates.cpu(),
-            "lr_ratio": self.lr_ratio,
-            "ratio_mark": self._ratio_mark,
-            "f_e": self._f_e,
-            "phases": self.phases.state_dict(),
+            **self.metrics.state_dict(),
             "probes": self.probes.state_dict(),
             "grad_hooks": [h.state_dict() for h in self.grad_hooks],  # Grokfast's EMA (engine/gradfilters.py)
             "rng": torch.get_rng_state(),
@@ -398,12 +330,8 @@ class Trainer:
         self.model.load_state_dict(s["model"])
         self.opt.load_state_dict(s["opt"])
         self.sampler.load_state_dict(s["sampler"])
-        self.updates = s["updates"].to(self.device)
-        self.lr_ratio = s["lr_ratio"]
+        self.metrics.load_state_dict(s)
         set_lr_ratio(self.opt, self.cfg.optim.lr, self.lr_ratio)
-        self._ratio_mark = tuple(s["ratio_mark"])
-        self._f_e = s["f_e"]
-        self.phases.load_state_dict(s["phases"])
         self.probes.load_state_dict(s["probes"])
         for hook, hs in zip(self.grad_hooks, s.get("grad_hooks", []), strict=False):  # gradient-filter state
             hook.load_state_dict(hs)

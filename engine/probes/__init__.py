@@ -3,20 +3,17 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import torch
 
-from engine.probes.base import NAN, Blocks, Probe
+from engine.probes.base import NAN, Blocks, Probe, ProbeContext
 from engine.probes.fourier import FourierProbe
 from engine.probes.gradients import GradProbe
 from engine.probes.hessian import HessianProbe
 from engine.probes.med import MedProbe
 from engine.probes.norms import NormProbe, UpdateProbe
 from engine.probes.spectra import RankProbe
-
-if TYPE_CHECKING:
-    from engine.trainer import Trainer
 
 # Cadences (steps) at which every probe together costs at most 15% of training wall time on `embed_mul`
 # (eval_every 100): measured by bench/bench_probes.py. Presets that switch probes on use these.
@@ -33,6 +30,8 @@ DEFAULT_CADENCES: dict[str, int] = {
 
 @dataclass
 class ProbeResult:
+    """What the probes due at one evaluation measured."""
+
     metrics: dict[str, float] = field(default_factory=dict)  # merged into the metrics.csv row
     grad_norm: tuple[float, ...] | None = None  # per-token ‖∇e_i‖ for tokens.csv
     fourier: tuple[float, ...] | None = None  # spectrum of E for fourier.csv
@@ -41,18 +40,17 @@ class ProbeResult:
 class ProbeSet:
     """All probes of a run. Interface used by the trainer: columns, on_step, at_eval, state."""
 
-    def __init__(self, cfg: Any, trainer: Trainer) -> None:
-        self.cfg = cfg
-        self.trainer = trainer
-        blocks = Blocks.of(trainer.model, cfg)
+    def __init__(self, ctx: ProbeContext) -> None:
+        cfg = ctx.cfg
+        blocks = Blocks.of(ctx.model, cfg, ctx.params)
         every: list[Probe] = [
-            HessianProbe(cfg, trainer, blocks),
+            HessianProbe(ctx, blocks),
             RankProbe(cfg, blocks),
             NormProbe(cfg, blocks),
             UpdateProbe(cfg, blocks),
             MedProbe(cfg, blocks),
             FourierProbe(cfg, blocks),
-            GradProbe(cfg, blocks),
+            GradProbe(ctx, blocks),
         ]
         self.probes = [p for p in every if p.enabled]
         self._stepping = [p for p in self.probes if type(p).on_step is not Probe.on_step]

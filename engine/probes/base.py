@@ -1,7 +1,8 @@
-"""What every probe shares: its cadence, the E and W blocks it reads, and its checkpoint state."""
+"""What every probe shares: what it may read of a run, its cadence, the E and W blocks, its checkpoint state."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -17,18 +18,54 @@ NAN = float("nan")
 PROBE_SEED_OFFSET = 0x9E37
 
 
+@dataclass(frozen=True)
+class ProbeContext:
+    """What a probe may read of a run: never the trainer itself, so one run of a batched model is probed alike.
+
+    `params` are the run's live parameters by name (for a member of a batched model, views of its slice of
+    the stacked tensors), `model` the module whose forward `functional_call` runs them with, `grad(name)` a
+    parameter's gradient between backward and the optimizer step, and `stop_requested()` tells a long
+    probe (the Hessian's power iteration) to give up early.
+    """
+
+    cfg: RunConfig
+    model: nn.Module
+    params: dict[str, torch.Tensor]
+    loss_fn: Callable[..., torch.Tensor]
+    x_train: torch.Tensor
+    y_train: torch.Tensor
+    grad: Callable[[str], torch.Tensor | None]
+    stop_requested: Callable[[], bool]
+
+    @classmethod
+    def of_model(
+        cls,
+        cfg: RunConfig,
+        model: nn.Module,
+        loss_fn: Callable[..., torch.Tensor],
+        x_train: torch.Tensor,
+        y_train: torch.Tensor,
+        stop_requested: Callable[[], bool],
+    ) -> ProbeContext:
+        """The context of a plain model: its own parameters and their `.grad`."""
+        params = dict(model.named_parameters())
+        return cls(cfg, model, dict(params), loss_fn, x_train, y_train, lambda n: params[n].grad, stop_requested)
+
+
 @dataclass
 class Blocks:
     """The parameter blocks the paper studies: E (the embedding) and W (the first matrices reading E)."""
 
-    params: dict[str, nn.Parameter]
+    params: dict[str, torch.Tensor]
     e_names: list[str]
     w_names: list[str]
 
     @classmethod
-    def of(cls, model: nn.Module, cfg: RunConfig) -> Blocks:
+    def of(cls, model: nn.Module, cfg: RunConfig, params: dict[str, torch.Tensor] | None = None) -> Blocks:
+        """E and W of `model`, read from `params` (default: the model's own parameters)."""
         e = embedding_names(model)
-        return cls(dict(model.named_parameters()), e[:1], [n for n in w_names(model, cfg) if n not in e])
+        ps = dict(model.named_parameters()) if params is None else params
+        return cls(ps, e[:1], [n for n in w_names(model, cfg) if n not in e])
 
     @property
     def E(self) -> torch.Tensor | None:

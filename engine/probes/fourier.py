@@ -6,6 +6,7 @@ from typing import Any
 
 import torch
 
+from engine.config import RunConfig
 from engine.probes.base import Blocks, Probe
 
 
@@ -31,7 +32,7 @@ class FourierProbe(Probe):
 
     name = "fourier"
 
-    def __init__(self, cfg: Any, blocks: Blocks) -> None:
+    def __init__(self, cfg: RunConfig, blocks: Blocks) -> None:
         super().__init__(cfg.probe.fourier_every if blocks.e_names else 0)
         self.blocks, self.p, self.k = blocks, cfg.data.p, cfg.probe.fourier_top_k
         self.columns = ["fourier_top"]

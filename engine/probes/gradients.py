@@ -6,7 +6,7 @@ from typing import Any
 
 import torch
 
-from engine.probes.base import Blocks, Probe
+from engine.probes.base import Blocks, Probe, ProbeContext
 
 
 class GradProbe(Probe):
@@ -19,13 +19,14 @@ class GradProbe(Probe):
 
     name = "grad"
 
-    def __init__(self, cfg: Any, blocks: Blocks) -> None:
-        super().__init__(cfg.probe.grad_every if blocks.e_names else 0)
-        self.param = blocks.params[blocks.e_names[0]] if blocks.e_names else None
+    def __init__(self, ctx: ProbeContext, blocks: Blocks) -> None:
+        super().__init__(ctx.cfg.probe.grad_every if blocks.e_names else 0)
+        self.grad = ctx.grad
+        self.e_name = blocks.e_names[0] if blocks.e_names else ""
         self.last: torch.Tensor | None = None
 
     def on_step(self, x: torch.Tensor) -> None:
-        self.last = self.param.grad if self.param is not None else None
+        self.last = self.grad(self.e_name) if self.e_name else None
 
     @torch.no_grad()
     def measure(self, step: int) -> dict[str, Any]:

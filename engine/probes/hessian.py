@@ -15,7 +15,7 @@ from typing import Any
 import torch
 from torch.func import functional_call, grad, jvp
 
-from engine.probes.base import NAN, PROBE_SEED_OFFSET, Blocks, Probe
+from engine.probes.base import NAN, PROBE_SEED_OFFSET, Blocks, Probe, ProbeContext
 
 HVP = Callable[[torch.Tensor], torch.Tensor]
 
@@ -86,9 +86,14 @@ def block_hvp(
     x: torch.Tensor,
     y: torch.Tensor,
     names: list[str],
+    weights: dict[str, torch.Tensor] | None = None,
 ) -> tuple[HVP, int]:
-    """v ↦ H_BB v for the block B = `names` of the mean loss on (x, y), on flat vectors; and dim(B)."""
-    params = {n: p.detach() for n, p in model.named_parameters()}
+    """v ↦ H_BB v for the block B = `names` of the mean loss on (x, y), on flat vectors; and dim(B).
+
+    `weights` are the parameters to differentiate at (default: the model's own).
+    """
+    source = weights if weights is not None else dict(model.named_parameters())
+    params = {n: p.detach() for n, p in source.items()}
     buffers = {n: b.detach() for n, b in model.named_buffers()}
     block = {n: params[n] for n in names}
     fixed = {n: t for n, t in params.items() if n not in block}
@@ -115,10 +120,11 @@ class HessianProbe(Probe):
 
     name = "hessian"
 
-    def __init__(self, cfg: Any, trainer: Any, blocks: Blocks) -> None:
+    def __init__(self, ctx: ProbeContext, blocks: Blocks) -> None:
+        cfg = ctx.cfg
         super().__init__(cfg.probe.hessian_every)
         pc = cfg.probe
-        self.trainer = trainer
+        self.ctx = ctx
         self.max_iters, self.tol = pc.hessian_iters, pc.hessian_tol
         self.blocks: dict[str, list[str]] = {}
         if blocks.e_names:
@@ -129,7 +135,7 @@ class HessianProbe(Probe):
             self.blocks["all"] = [n for n, p in blocks.params.items()]
         self.columns = [f"hess_{k}" for k in self.blocks] + ["hess_iters"]
         self.gen = torch.Generator().manual_seed(cfg.train.seed + PROBE_SEED_OFFSET)
-        n = len(trainer.x_train)
+        n = len(ctx.x_train)
         m = pc.hessian_batch
         # The probe batch is fixed for the whole run, so λmax(t) tracks the weights, not batch noise.
         self.batch = None if m == 0 or m >= n else torch.randperm(n, generator=self.gen)[:m].sort().values
@@ -142,19 +148,19 @@ class HessianProbe(Probe):
         return v.to(device=device, dtype=dtype)
 
     def measure(self, step: int) -> dict[str, Any]:
-        tr = self.trainer
-        x, y = tr.x_train, tr.y_train
+        ctx = self.ctx
+        x, y = ctx.x_train, ctx.y_train
         if self.batch is not None:
             idx = self.batch.to(x.device)
             x, y = x[idx], y[idx]
-        dtype = next(tr.model.parameters()).dtype
+        dtype = next(iter(ctx.params.values())).dtype
         out: dict[str, Any] = {}
         iters = 0
         for key, names in self.blocks.items():
-            hvp, size = block_hvp(tr.model, tr.loss_fn, x, y, names)
+            hvp, size = block_hvp(ctx.model, ctx.loss_fn, x, y, names, ctx.params)
             v0 = self._start(key, size, x.device, dtype)
             v0s = self._start(key + "~", size, x.device, dtype)
-            first, second = largest_eigenvalue(hvp, v0, v0s, self.max_iters, self.tol, lambda: tr.stop_requested)
+            first, second = largest_eigenvalue(hvp, v0, v0s, self.max_iters, self.tol, ctx.stop_requested)
             self.vectors[key] = first.vector.detach().cpu()
             value, spent = first.value, first.iters
             if second is not None:

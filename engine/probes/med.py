@@ -6,6 +6,7 @@ from typing import Any
 
 import torch
 
+from engine.config import RunConfig
 from engine.probes.base import Blocks, Probe
 
 
@@ -16,9 +17,11 @@ def main_embedding_difference(e: torch.Tensor) -> float:
 
 
 class MedProbe(Probe):
+    """med: the main embedding difference of the operand rows of E."""
+
     name = "med"
 
-    def __init__(self, cfg: Any, blocks: Blocks) -> None:
+    def __init__(self, cfg: RunConfig, blocks: Blocks) -> None:
         super().__init__(cfg.probe.med_every if blocks.e_names else 0)
         self.blocks, self.p = blocks, cfg.data.p
         self.columns = ["med"]

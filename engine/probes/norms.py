@@ -7,6 +7,7 @@ from typing import Any
 
 import torch
 
+from engine.config import RunConfig
 from engine.probes.base import NAN, Blocks, Probe
 
 
@@ -18,9 +19,11 @@ def frobenius(ts: list[torch.Tensor]) -> float:
 
 
 class NormProbe(Probe):
+    """norm_E, norm_W and norm_all: Frobenius norms of E, of the W matrices and of all parameters."""
+
     name = "norm"
 
-    def __init__(self, cfg: Any, blocks: Blocks) -> None:
+    def __init__(self, cfg: RunConfig, blocks: Blocks) -> None:
         super().__init__(cfg.probe.norm_every)
         self.blocks = blocks
         self.columns = (["norm_E"] if blocks.e_names else []) + (["norm_W"] if blocks.w_names else []) + ["norm_all"]
@@ -45,7 +48,7 @@ class UpdateProbe(Probe):
 
     name = "update"
 
-    def __init__(self, cfg: Any, blocks: Blocks) -> None:
+    def __init__(self, cfg: RunConfig, blocks: Blocks) -> None:
         super().__init__(cfg.probe.update_every if blocks.e_names and blocks.w_names else 0)
         self.blocks = blocks
         self.columns = ["update_ratio"]

@@ -6,23 +6,31 @@ from typing import Any
 
 import torch
 
+from engine.config import RunConfig
 from engine.probes.base import NAN, Blocks, Probe
 from engine.spectral import effective_rank, ew_matrix, numerical_rank, sigma_max, singular_values, stacked_w
 
 
 class RankProbe(Probe):
-    """sigma_*, rank_* (σ_i > tol·σmax) and erank_* for E, W and EW; E columns only when the model has E."""
+    """sigma_*, rank_* (σ_i > tol·σmax) and erank_* for E, W and EW; E columns only when the model has E.
+
+    sigma_ratio = σmax(E)/σmax(W) is the spectral factor of adaptive Adam-LR's c (eq. 24).
+    """
 
     name = "rank"
 
-    def __init__(self, cfg: Any, blocks: Blocks) -> None:
+    def __init__(self, cfg: RunConfig, blocks: Blocks) -> None:
         super().__init__(cfg.probe.rank_every if blocks.w_names else 0)
         self.blocks = blocks
         self.tol = cfg.probe.rank_tol
         has_e = bool(blocks.e_names)
         mats = (["E"] if has_e else []) + ["W"] + (["EW"] if has_e else [])
         self.columns = (
-            (["sigma_E"] if has_e else []) + ["sigma_W"] + [f"rank_{m}" for m in mats] + [f"erank_{m}" for m in mats]
+            (["sigma_E"] if has_e else [])
+            + ["sigma_W"]
+            + (["sigma_ratio"] if has_e else [])
+            + [f"rank_{m}" for m in mats]
+            + [f"erank_{m}" for m in mats]
         )
 
     @torch.no_grad()
@@ -42,6 +50,9 @@ class RankProbe(Probe):
             out["sigma_E"] = float(spectra["E"][0])
         # σmax(W) as adaptive Adam-LR uses it: the largest over the W matrices (one for the MLP).
         out["sigma_W"] = max(sigma_max(w) for w in Ws) if len(Ws) > 1 else _first(spectra["W"])
+        if E is not None:
+            s_w = out["sigma_W"]
+            out["sigma_ratio"] = out["sigma_E"] / s_w if s_w > 0 else NAN
         for m, s in spectra.items():
             out[f"rank_{m}"] = numerical_rank(s, self.tol) if s is not None else NAN
             out[f"erank_{m}"] = effective_rank(s) if s is not None else NAN

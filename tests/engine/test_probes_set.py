@@ -7,10 +7,11 @@ import math
 import pytest
 import torch
 
+from engine.evaluation import BASE_COLUMNS
 from engine.probes import DEFAULT_CADENCES
 from engine.probes.base import Blocks
 from engine.probes.norms import NormProbe, UpdateProbe
-from engine.trainer import BASE_COLUMNS, Trainer
+from engine.trainer import Trainer
 from tests.conftest import tiny_config
 
 ALL_ON = {k.replace(".", "__"): 20 for k in DEFAULT_CADENCES} | {"probe__hessian_all": True}
@@ -35,12 +36,14 @@ def test_columns_are_exactly_those_of_the_enabled_probes() -> None:
     cols = tr.probes.columns()
     assert cols == [
         "hess_E", "hess_W", "hess_all", "hess_iters",
-        "sigma_E", "sigma_W", "rank_E", "rank_W", "rank_EW", "erank_E", "erank_W", "erank_EW",
+        "sigma_E", "sigma_W", "sigma_ratio", "rank_E", "rank_W", "rank_EW", "erank_E", "erank_W", "erank_EW",
         "norm_E", "norm_W", "norm_all", "update_ratio", "med", "fourier_top",
     ]  # fmt: skip
     rows, _, _ = _run(tr)
     for row in rows:
         assert set(row) == set(BASE_COLUMNS) | set(cols)
+        if math.isfinite(row["sigma_E"]):
+            assert row["sigma_ratio"] == row["sigma_E"] / row["sigma_W"]
     assert Trainer(tiny_config(probe__med_every=5)).probes.columns() == ["med"]
 
 

@@ -63,7 +63,7 @@ def test_pause_resume_stop_from_another_thread() -> None:
             seen.append(ev.status)
             if ev.status == "paused":
                 step = tr.step
-                threading.Timer(0.2, lambda: tr.resume()).start()
+                threading.Timer(0.2, lambda: tr.unpause()).start()
             else:
                 assert tr.step == step  # no training while paused
                 tr.stop("interrupted")

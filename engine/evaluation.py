@@ -1,0 +1,158 @@
+"""What a run measures and reports, shared by `Trainer` and the batched `ManyTrainer`.
+
+One evaluation pass (loss, accuracy and per-example hits on a whole set), the metrics.csv columns, the
+row of one evaluation, the per-token update counts, adaptive c's f_E (Prop. 4.1), the phases and the
+summary are written here once; both trainers call them, so a metric added here reaches batched sweeps too.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from typing import Any
+
+import torch
+
+from engine.config import RunConfig
+from engine.dataset import Dataset
+from engine.metrics import RARE_COLUMNS, RareTokenAccuracy
+from engine.phases import PhaseTracker
+
+BASE_COLUMNS = (
+    "step",
+    "epoch",
+    "wall_s",
+    "train_loss",
+    "train_acc",
+    "val_loss",
+    "val_acc",
+    "lr",
+    "lr_embed",
+    "lr_ratio",
+    "f_E",
+    *RARE_COLUMNS,  # val_acc_rare, val_acc_common (engine/metrics.py)
+)
+# metrics.csv columns of every run, in order; the probes' columns follow them.
+EVAL_CHUNK = 8192  # examples per forward pass during evaluation
+SUMMARY_KEYS = (
+    "status",
+    "steps",
+    "memorized_step",
+    "generalized_step",
+    "grokking_delay",
+    "final_train_acc",
+    "final_val_acc",
+    "best_val_acc",
+    "wall_s",
+)
+
+Loss = Callable[..., torch.Tensor]
+
+
+@torch.no_grad()
+def evaluate(
+    forward: Callable[[torch.Tensor], torch.Tensor], loss_fn: Loss, x: torch.Tensor, y: torch.Tensor, chunk: int
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """Mean loss, accuracy (float64) and per-example hits of a model on a whole set, `chunk` examples a pass.
+
+    x is (n, L) for one model, or (N, n, L) for N members whose `forward` maps (N, c, L) to (N, c, p); the
+    results then carry the member axis. Nothing here syncs with the host.
+    """
+    batched = x.dim() == 3
+    n = x.shape[-2]
+    summed = torch.vmap(lambda lg, yy: loss_fn(lg, yy, reduction="sum")) if batched else None
+    lead = x.shape[:1] if batched else ()
+    loss = torch.zeros(lead, dtype=torch.float64, device=x.device)
+    hits = []
+    for i in range(0, n, chunk):
+        xb, yb = x[..., i : i + chunk, :], y[..., i : i + chunk]
+        logits = forward(xb)
+        loss += (summed(logits, yb) if summed is not None else loss_fn(logits, yb, reduction="sum")).double()
+        hits.append(logits.argmax(-1) == yb)
+    hit = torch.cat(hits, -1) if hits else torch.zeros((*lead, 0), dtype=torch.bool, device=x.device)
+    m = max(n, 1)
+    return loss / m, hit.sum(-1).double() / m, hit
+
+
+class RunMetrics:
+    """One run's book-keeping: token update counts, f_E and c, phases, metrics rows and the summary.
+
+    `updates` may be a view into a batched trainer's (N, V) counts; the owner adds to it in place.
+    """
+
+    def __init__(
+        self, cfg: RunConfig, data: Dataset, device: torch.device, updates: torch.Tensor | None = None
+    ) -> None:
+        self.cfg = cfg
+        V = cfg.data.vocab_size
+        self.updates = updates if updates is not None else torch.zeros(V, dtype=torch.int64, device=device)
+        self.rare = RareTokenAccuracy(data.train_pairs, data.test_pairs, cfg.data.p, V, cfg.probe.rare_k, device)
+        self.phases = PhaseTracker(cfg.train.target_val_acc, cfg.train.patience)
+        self.lr_ratio = cfg.optim.lr_ratio
+        self.f_e = float("nan")
+        self.ratio_mark = (0, 0)  # (step, Σ updates) at the last adaptive update
+
+    def measure_f_e(self, step: int, batch: torch.Tensor | None = None) -> float:
+        """f_E (Prop. 4.1): the mean share of the operand tokens' rows of E that a step updates, from
+        `batch` (the first one, at step 0) or else from the update counts since the last adaptation.
+        op and '=' are in every batch: counting them would pull f_E towards 1 and c down."""
+        p = self.cfg.data.p
+        total = int(self.updates[:p].sum().item())
+        if batch is not None:
+            self.f_e = int((torch.bincount(batch.reshape(-1), minlength=p)[:p] > 0).sum().item()) / p
+        else:
+            s0, u0 = self.ratio_mark
+            self.f_e = (total - u0) / max((step - s0) * p, 1)
+        self.ratio_mark = (step, total)
+        return self.f_e
+
+    def row(
+        self, step: int, epoch: int, wall_s: float, vals: list[float], rare: list[float], lr: float, has_e: bool
+    ) -> dict[str, float]:
+        """The metrics.csv row of one evaluation; vals = train loss, train acc, val loss, val acc."""
+        row: dict[str, float] = {
+            "step": step,
+            "epoch": epoch,
+            "wall_s": wall_s,
+            "train_loss": vals[0],
+            "train_acc": vals[1],
+            "val_loss": vals[2],
+            "val_acc": vals[3],
+            "lr": lr,
+            "lr_embed": lr * self.lr_ratio if has_e else math.nan,
+            "lr_ratio": self.lr_ratio,
+            "f_E": self.f_e,
+        }
+        row.update(zip(RARE_COLUMNS, rare, strict=True))
+        self.phases.observe(step, vals[1], vals[3], vals[0])
+        return row
+
+    def summary(self, status: str, steps: int, wall: float, device: str) -> dict[str, Any]:
+        """summary.json's fields: status, steps, wall time and speed, and the phases (engine/phases.py)."""
+        c = self.cfg
+        return {
+            "status": status,
+            "steps": steps,
+            "wall_s": round(wall, 3),
+            "steps_per_s": round(steps / wall, 2) if wall > 0 else 0.0,
+            "device": device,
+            "preset": c.preset,
+            "seed": c.train.seed,
+            **self.phases.summary(),
+        }
+
+    def state_dict(self) -> dict[str, Any]:
+        return {
+            "updates": self.updates.cpu(),
+            "lr_ratio": self.lr_ratio,
+            "ratio_mark": self.ratio_mark,
+            "f_e": self.f_e,
+            "phases": self.phases.state_dict(),
+        }
+
+    def load_state_dict(self, s: dict[str, Any]) -> None:
+        self.updates.copy_(s["updates"])
+        self.lr_ratio = s["lr_ratio"]
+        self.ratio_mark = (int(s["ratio_mark"][0]), int(s["ratio_mark"][1]))
+        self.f_e = s["f_e"]
+        self.phases.load_state_dict(s["phases"])

@@ -1,0 +1,149 @@
+"""The batched trainer carries every feature the paper's sweeps use, each member equal to its solo run.
+
+One test per feature that batching once left out: the balanced and gradient samplers, adaptive c, the
+rare-token and per-token accuracies, the probes (ranks, norms, Fourier, gradient norms, MED, update ratio,
+and the Hessian looped per member), an lr schedule, StableMax, and a checkpoint per member that a solo
+`Trainer` continues from.
+"""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from engine.batched import ManyTrainer, train_many
+from engine.events import EvalLogged, FourierLogged, RunFinished, TokensLogged
+from engine.trainer import Trainer
+from tests.conftest import tiny_config
+
+CLOCK = {"wall_s"}
+
+
+def collect(events, n):
+    """Per member: metrics rows, TokensLogged events, Fourier spectra, summary."""
+    out = [{"rows": [], "tokens": [], "fourier": [], "summary": {}} for _ in range(n)]
+    for i, ev in events:
+        if isinstance(ev, EvalLogged):
+            out[i]["rows"].append(ev.row)
+        elif isinstance(ev, TokensLogged):
+            out[i]["tokens"].append(ev)
+        elif isinstance(ev, FourierLogged):
+            out[i]["fourier"].append(ev.norms)
+        elif isinstance(ev, RunFinished):
+            out[i]["summary"] = ev.summary
+    return out
+
+
+def solo(cfg):
+    return collect(((0, ev) for ev in Trainer(cfg)), 1)[0]
+
+
+def close(a, b, rel=1e-4, abs_=1e-5):
+    if a is None or b is None:
+        return a is b
+    if math.isnan(a) or math.isnan(b):
+        return math.isnan(a) and math.isnan(b)
+    return math.isclose(a, b, rel_tol=rel, abs_tol=abs_)
+
+
+def assert_member_is_solo(member, alone, rel=1e-4):
+    assert [r["step"] for r in member["rows"]] == [r["step"] for r in alone["rows"]]
+    for m, s in zip(member["rows"], alone["rows"], strict=True):
+        assert set(m) == set(s)
+        for k in set(s) - CLOCK:
+            assert close(m[k], s[k], rel), (s["step"], k, m[k], s[k])
+    for m, s in zip(member["tokens"], alone["tokens"], strict=True):
+        assert m.updates == s.updates  # the same batches, in the same order
+        for field in ("val_acc", "grad_norm"):
+            a, b = getattr(m, field), getattr(s, field)
+            assert (a is None) == (b is None), field
+            if a is not None:
+                assert all(close(x, y, rel) for x, y in zip(a, b, strict=True)), field
+    assert len(member["fourier"]) == len(alone["fourier"])
+    for a, b in zip(member["fourier"], alone["fourier"], strict=True):
+        assert all(close(x, y, rel) for x, y in zip(a, b, strict=True))
+    for k in ("status", "steps", "memorized_step", "generalized_step"):
+        assert member["summary"][k] == alone["summary"][k], k
+
+
+def check(cfgs, rel=1e-4):
+    many = collect(train_many(cfgs), len(cfgs))
+    for cfg, member in zip(cfgs, many, strict=True):
+        assert_member_is_solo(member, solo(cfg), rel)
+    return many
+
+
+@pytest.mark.parametrize("sampler", ["balanced", "gradient"])
+def test_samplers(sampler):
+    over = {"train__sampler": sampler, "train__max_steps": 40}
+    check([tiny_config(train__seed=0, **over), tiny_config(train__seed=1, optim__lr_ratio=4.0, **over)])
+
+
+def test_adaptive_ratio():
+    over = {"optim__adaptive": True, "optim__adaptive_every": 10, "train__max_steps": 40, "train__eval_every": 10}
+    many = check([tiny_config(train__seed=0, **over), tiny_config(train__seed=2, **over)])
+    ratios = [r["lr_ratio"] for r in many[0]["rows"]]
+    assert len(set(ratios)) > 1  # c moved, in both the member and its solo run
+    assert all(math.isfinite(r["f_E"]) for r in many[0]["rows"][1:])
+
+
+def test_rare_and_per_token_accuracy():
+    over = {"data__split": "skewed", "probe__rare_k": 3, "train__max_steps": 40}
+    many = check([tiny_config(train__seed=0, **over), tiny_config(train__seed=1, **over)])
+    row = many[0]["rows"][-1]
+    assert math.isfinite(row["val_acc_rare"]) and math.isfinite(row["val_acc_common"])
+    assert many[0]["tokens"][-1].val_acc is not None
+
+
+def test_cheap_probes():
+    probes = {f"probe__{k}_every": 20 for k in ("rank", "norm", "fourier", "grad", "med", "update")}
+    many = check([tiny_config(train__seed=s, **probes) for s in (0, 1)])
+    row = many[1]["rows"][-1]
+    for col in ("sigma_E", "sigma_ratio", "rank_EW", "norm_all", "fourier_top", "med", "update_ratio"):
+        assert math.isfinite(row[col]), col
+    assert many[1]["tokens"][-1].grad_norm is not None
+
+
+def test_hessian_per_member():
+    over = {"probe__hessian_every": 20, "probe__hessian_batch": 32, "train__max_steps": 40}
+    many = check([tiny_config(train__seed=s, **over) for s in (0, 3)], rel=1e-3)
+    assert many[0]["rows"][-1]["hess_E"] != many[1]["rows"][-1]["hess_E"]
+
+
+def test_lr_schedule_and_stablemax():
+    over = {"optim__warmup_steps": 10, "optim__schedule": "cosine", "train__loss": "stablemax", "train__max_steps": 40}
+    check([tiny_config(train__seed=0, **over), tiny_config(train__seed=1, optim__lr=3e-3, **over)])
+
+
+@pytest.mark.parametrize("optim", ["adam", "sgd"])
+def test_member_checkpoint_continues_as_solo_run(optim):
+    """A member's checkpoint at step 20 continued by a solo Trainer gives the solo run's later rows."""
+    over = {"optim__name": optim, "train__sampler": "gradient", "probe__update_every": 20, "train__max_steps": 20}
+    cfgs = [tiny_config(train__seed=s, **over) for s in (0, 1)]
+    trainer = ManyTrainer(cfgs)
+    for _ in trainer.events():
+        pass
+    longer = tiny_config(train__seed=1, **{**over, "train__max_steps": 60})
+    resumed = [ev.row for ev in Trainer(longer, state=trainer.member_state_dict(1)) if isinstance(ev, EvalLogged)]
+    straight = [ev.row for ev in Trainer(longer) if isinstance(ev, EvalLogged)]
+    assert [r["step"] for r in resumed] == [40, 60]
+    for r, s in zip(resumed, straight[-2:], strict=True):
+        for k in set(s) - CLOCK:
+            assert close(r[k], s[k]), (s["step"], k, r[k], s[k])
+
+
+def test_members_resume_from_checkpoints_in_a_batch():
+    over = {"train__max_steps": 20}
+    cfgs = [tiny_config(train__seed=s, **over) for s in (0, 1)]
+    first = ManyTrainer(cfgs)
+    for _ in first.events():
+        pass
+    longer = [tiny_config(train__seed=s, train__max_steps=60) for s in (0, 1)]
+    again = ManyTrainer(longer, states=[first.member_state_dict(i) for i in range(2)])
+    many = collect(again.events(), 2)
+    for cfg, member in zip(longer, many, strict=True):
+        straight = solo(cfg)
+        assert [r["step"] for r in member["rows"]] == [40, 60]
+        for r, s in zip(member["rows"], straight["rows"][-2:], strict=True):
+            assert close(r["val_loss"], s["val_loss"]) and close(r["train_acc"], s["train_acc"])
