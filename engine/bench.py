@@ -15,8 +15,8 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from engine import data as D
 from engine.config import RunConfig, apply_overrides
+from engine.dataset import load_dataset
 from engine.events import StepsTaken
 from engine.presets import resolve_config
 from engine.trainer import PROGRESS_EVERY, Trainer, resolve_device
@@ -117,11 +117,8 @@ class PeerMLP(nn.Module):
 
 def train_set(cfg: RunConfig) -> tuple[torch.Tensor, torch.Tensor]:
     """The training split as CPU tensors, as a peer script would hold it."""
-    split = D.make_split(cfg.data, cfg.train.seed)
-    pairs = D.operand_pairs(cfg.data)
-    x = torch.as_tensor(D.tokens(cfg.data, pairs)[split.train])
-    y = torch.as_tensor(D.labels(cfg.data, pairs)[split.train])
-    return x, y
+    data = load_dataset(cfg.data, cfg.train.seed)
+    return data.x_train, data.y_train
 
 
 def peer_loop(cfg: RunConfig, flush_denormal: bool = False) -> Stepper:
