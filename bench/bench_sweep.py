@@ -19,7 +19,9 @@ import tempfile
 import time
 
 from engine.config import RunConfig, apply_overrides
-from engine.sweep.pool import MemberEnded, Sweep, default_workers, member_spec, run_members
+from engine.sweep.events import MemberEnded
+from engine.sweep.member import member_spec, run_members
+from engine.sweep.pool import Sweep, default_workers
 from engine.sweep.spec import Group, expand, parse_sweep
 
 
@@ -48,7 +50,7 @@ def main() -> None:
         torch.set_num_threads(serial_threads)
         g = make_group(os.path.join(tmp, "serial"), a.runs, a.steps)
         t0 = time.perf_counter()
-        rows = run_members([member_spec(g, m) for m in g.members], str(g.dir), None, lambda: False)
+        rows = run_members([member_spec(g, m) for m in g.members], None, lambda: False)
         serial = time.perf_counter() - t0
         assert all(r["status"] == "finished" for r in rows), rows
 

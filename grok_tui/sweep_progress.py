@@ -6,7 +6,7 @@ import sys
 import time
 from typing import IO, Any, Protocol
 
-from engine.sweep.pool import MemberEnded, MemberProgressed, MemberStarted, SweepEvent
+from engine.sweep.events import MemberEnded, MemberProgressed, MemberStarted, SweepEvent
 from engine.sweep.spec import Group
 from grok_tui.eta import format_eta
 

@@ -2,22 +2,28 @@
 
 `plan` groups a sweep's members into batches; `run_batch` trains one batch and writes each member's
 normal run directory (config.json, metrics.csv, tokens.csv, summary.json; no checkpoint, so an
-interrupted batched member starts over on --resume). On the CPU one model already fills the cores,
-so members run one by one there.
+interrupted batched member starts over, in the same directory, on --resume). On the CPU one model
+already fills the cores, so members run one by one there.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import math
 import time
 from pathlib import Path
 from typing import Any
 
+from engine.config import RunConfig
+from engine.sweep.events import MemberEnded, MemberProgressed, MemberStarted
+from engine.sweep.member import NOTIFY_EVERY_S, MemberSpec, Notify, Stopped, start_over
+from engine.sweep.results import ProbeTally, results_row
+
 MAX_MEMBERS = 32  # members per batched model
 
 
-def _wants_batches(config: dict[str, Any]) -> bool:
-    dev = str(config.get("train", {}).get("device", "auto"))
+def _wants_batches(cfg: RunConfig) -> bool:
+    dev = cfg.train.device
     if dev.startswith("cuda"):
         return True
     if dev != "auto" or not Path("/proc/driver/nvidia").exists():
@@ -27,65 +33,67 @@ def _wants_batches(config: dict[str, Any]) -> bool:
     return torch.cuda.is_available()
 
 
-def plan(specs: list[dict[str, Any]], max_members: int = MAX_MEMBERS) -> list[list[dict[str, Any]]]:
-    """Batches of members that can train as one model on a GPU; every other member alone."""
-    if not any(not s.get("resume_dir") and _wants_batches(s["config"]) for s in specs):
+def plan(specs: list[MemberSpec], max_members: int = MAX_MEMBERS) -> list[list[MemberSpec]]:
+    """Batches of members that can train as one model on a GPU; every other member alone.
+
+    A member that resumes from a checkpoint runs alone (a batched model starts every member at 0).
+    """
+    if not any(not s.resume and _wants_batches(s.config) for s in specs):
         return [[s] for s in specs]
     from engine.batched import why_not_batched
-    from engine.config import from_dict
 
-    out: list[list[dict[str, Any]]] = []
-    open_batches: list[list[dict[str, Any]]] = []
+    out: list[list[MemberSpec]] = []
+    open_batches: list[list[MemberSpec]] = []
     for s in specs:
-        if s.get("resume_dir") or not _wants_batches(s["config"]):
+        if s.resume or not _wants_batches(s.config):
             out.append([s])
             continue
-        cfg = from_dict(s["config"])
         for b in open_batches:
-            if len(b) < max_members and why_not_batched([from_dict(b[0]["config"]), cfg]) is None:
+            if len(b) < max_members and why_not_batched([b[0].config, s.config]) is None:
                 b.append(s)
                 break
         else:
-            if why_not_batched([cfg]) is None:
+            if why_not_batched([s.config]) is None:
                 open_batches.append([s])
             else:
                 out.append([s])
     return open_batches + out
 
 
-def batchable(specs: list[dict[str, Any]]) -> bool:
+def batchable(specs: list[MemberSpec]) -> bool:
     """True when `plan` would put all these members in one batch."""
     return len(plan(specs, max(len(specs), 1))) == 1
 
 
-def run_batch(specs: list[dict[str, Any]], group_dir: str, notify: Any, stop: Any) -> list[dict[str, Any]]:
-    """Train the batch as one model; one results row per member, as `sweep_pool.run_member` returns."""
+def run_batch(specs: list[MemberSpec], notify: Notify | None, stop: Stopped) -> list[dict[str, Any]]:
+    """Train the batch as one model; one results row per member, the row `run_member` returns."""
     from engine.batched import ManyTrainer
-    from engine.config import from_dict
     from engine.events import EvalLogged, RunFinished, RunStarted, StepsTaken
-    from engine.rundir import RunLog, new_run_dir
+    from engine.rundir import RunLock, RunLog
 
-    cfgs = [from_dict(s["config"]) for s in specs]
-    ids = [s["id"] for s in specs]
+    say = notify or (lambda ev: None)
+    cfgs = [s.config for s in specs]
+    dirs = [Path(s.run_dir) for s in specs]
     trainer = ManyTrainer(cfgs)
-    dirs = [new_run_dir(Path(group_dir), c.preset, c.train.seed) for c in cfgs]
+    locks = []
+    for d in dirs:
+        start_over(d)
+        locks.append(RunLock(d).acquire())
     logs = [RunLog(d, c) for d, c in zip(dirs, cfgs, strict=True)]
-    last: list[dict[str, Any]] = [{} for _ in cfgs]
-    summaries: list[dict[str, Any]] = [{} for _ in cfgs]
-    mark = 0.0
+    tallies = [ProbeTally() for _ in specs]
+    summaries: list[dict[str, Any]] = [{} for _ in specs]
+    mark = -math.inf
     try:
         for i, ev in trainer.events():
             if isinstance(ev, RunStarted):
                 ev = dataclasses.replace(ev, run_dir=str(dirs[i]))
-                if notify:
-                    notify(("started", ids[i], dirs[i].name, ev.max_steps))
+                say(MemberStarted(specs[i].id, dirs[i].name, ev.max_steps))
             elif isinstance(ev, EvalLogged):
-                last[i] = ev.row
-            elif isinstance(ev, StepsTaken) and i == 0 and time.perf_counter() - mark > 0.5:
-                mark = time.perf_counter()
-                for mid in ids:
-                    if notify:
-                        notify(("step", mid, ev.step))
+                tallies[i].add(ev.row)
+            elif isinstance(ev, StepsTaken) and i == 0 and time.monotonic() - mark > NOTIFY_EVERY_S:
+                mark = time.monotonic()
+                for s in specs:
+                    say(MemberProgressed(s.id, ev.step))
                 if stop():
                     trainer.stop("interrupted")
             elif isinstance(ev, RunFinished):
@@ -94,36 +102,11 @@ def run_batch(specs: list[dict[str, Any]], group_dir: str, notify: Any, stop: An
     finally:
         for log in logs:
             log.close()
-    base = {
-        "step",
-        "epoch",
-        "wall_s",
-        "train_loss",
-        "train_acc",
-        "val_loss",
-        "val_acc",
-        "lr",
-        "lr_embed",
-        "lr_ratio",
-        "f_E",
-    }
+        for lock in locks:
+            lock.release()
     rows = []
-    for i, s in enumerate(summaries):
-        row: dict[str, Any] = {
-            k: s.get(k)
-            for k in (
-                "status",
-                "steps",
-                "memorized_step",
-                "generalized_step",
-                "grokking_delay",
-                "final_train_acc",
-                "final_val_acc",
-                "best_val_acc",
-                "wall_s",
-            )
-        }
-        row.update(member=ids[i], max_steps=cfgs[i].train.max_steps, run_dir=dirs[i].name)
-        row.update({f"final_{k}": v for k, v in last[i].items() if k not in base})
+    for s, d, summary, tally in zip(specs, dirs, summaries, tallies, strict=True):
+        row = results_row(s.id, summary, max_steps=s.config.train.max_steps, run_dir=d.name, tally=tally)
+        say(MemberEnded(s.id, row))
         rows.append(row)
     return rows

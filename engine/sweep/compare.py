@@ -10,12 +10,11 @@ import math
 from typing import Any
 
 from engine.sweep.spec import Group
+from engine.sweep.stats import cells, summarize
 
 
 def _best(group: Group, rows: list[dict[str, Any]], arm: str, ctx: dict[str, str]) -> tuple[dict, list[dict]]:
     """The tuned values (if any) and the rows of `arm` in context `ctx` at those values."""
-    from engine.sweep.report import cells, summarize
-
     tune = list(group.spec.tune)
     mine = [r for r in rows if r.get("arm") == arm and all(str(r.get(k, "")) == v for k, v in ctx.items())]
     if not tune:
@@ -36,8 +35,6 @@ def _ctx_label(ctx: dict[str, str]) -> str:
 
 def compare_lines(group: Group, rows: list[dict[str, Any]]) -> list[str]:
     """E.g. "adamlr reaches 95% val acc in 0.60× the steps of adam (5/5 seeds) [op=mul]"."""
-    from engine.sweep.report import cells, summarize
-
     base = group.spec.compare
     if not base or not rows:
         return []

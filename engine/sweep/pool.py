@@ -1,161 +1,56 @@
-"""Running a sweep's members: each is a normal `Run` in a worker process (local pool) or a Ray task."""
+"""Running a sweep's members: each is a normal `Run` in a worker process (local pool) or a Ray task.
+
+`Sweep(group).events()` adopts members that ended before an earlier sweep process died, then runs
+the pending ones and yields their events (engine/sweep/events.py) through `engine.sweep.drain`,
+recording each member's row in results.csv as it ends.
+"""
 
 from __future__ import annotations
 
-import math
 import os
+import queue as queue_mod
 import signal
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor
 from contextlib import contextmanager
-from dataclasses import dataclass
 from typing import Any
 
-from engine.sweep.spec import Group, Member
+from engine.config import ConfigError
+from engine.rundir import RunLock, lock_holder
+from engine.sweep.batched import plan
+from engine.sweep.drain import Backend, Outcome, drain
+from engine.sweep.events import MemberEnded, SweepEvent
+from engine.sweep.member import MemberSpec, prepare, run_members
+from engine.sweep.spec import Group
 
-NOTIFY_EVERY_S = 0.5  # a member reports its step and polls the stop flag at most this often
 PARENT_POLL_S = 0.5  # a pool worker checks this often that the sweep process still exists
 ORPHAN_GRACE_S = 60.0  # an orphaned worker exits at the latest this long after its parent died
 # Ctrl-C, `kill`, and a terminal hang-up; a hang-up or `kill -- -PGID` reaches the workers too.
 STOP_SIGNALS = tuple(getattr(signal, n) for n in ("SIGINT", "SIGTERM", "SIGHUP") if hasattr(signal, n))
-# engine.trainer.BASE_COLUMNS (not imported: this module stays torch-free until a member runs)
-BASE_COLUMNS = {"step", "epoch", "wall_s", "train_loss", "train_acc", "val_loss", "val_acc"}
-BASE_COLUMNS |= {"lr", "lr_embed", "lr_ratio", "f_E"}
 
-
-@dataclass(frozen=True)
-class MemberStarted:
-    """A member's run directory exists and training began."""
-
-    member: str
-    run_dir: str
-    max_steps: int
-
-
-@dataclass(frozen=True)
-class MemberProgressed:
-    """A running member reached `step`."""
-
-    member: str
-    step: int
-
-
-@dataclass(frozen=True)
-class MemberEnded:
-    """A member ended; `row` is its results.csv row (status finished, diverged, failed or interrupted)."""
-
-    member: str
-    row: dict[str, Any]
-
-
-SweepEvent = MemberStarted | MemberProgressed | MemberEnded
-Notify = Callable[[tuple[Any, ...]], None]
-
-
-def member_spec(group: Group, m: Member) -> dict[str, Any]:
-    """What crosses to a worker: plain data only. An interrupted member resumes from its checkpoint."""
-    row = group.results().get(m.id, {})
-    resume = ""
-    if row.get("status") == "interrupted" and row.get("run_dir"):
-        d = group.dir / row["run_dir"]
-        if (d / "checkpoint.pt").exists():
-            resume = str(d)
-    return {"id": m.id, "config": group.config(m).to_dict(), "resume_dir": resume}
-
-
-def run_member(spec: dict[str, Any], group_dir: str, notify: Notify | None, stop: Callable[[], bool]) -> dict[str, Any]:
-    """Train one member to its end as a normal run directory inside the group; return its results row."""
-    from engine.config import from_dict
-    from engine.events import EvalLogged, RunStarted, StepsTaken
-    from engine.run import Run
-
-    mid = spec["id"]
-    t0 = time.perf_counter()
-    try:
-        cfg = from_dict(spec["config"])
-        run = Run.resume(spec["resume_dir"]) if spec["resume_dir"] else Run(cfg, out=group_dir)
-    except Exception as e:  # noqa: BLE001 - a member that cannot start is recorded, the sweep goes on
-        return {"member": mid, "status": "failed", "error": f"{type(e).__name__}: {e}", "wall_s": 0.0}
-    first: dict[str, float] = {}  # probe columns: first and last finite value (probes are NaN when not due)
-    last: dict[str, float] = {}
-    mark = 0.0
-    for ev in run.events():
-        if isinstance(ev, RunStarted) and notify:
-            notify(("started", mid, run.dir.name, ev.max_steps))
-        elif isinstance(ev, EvalLogged):
-            for k, v in ev.row.items():
-                if k not in BASE_COLUMNS and isinstance(v, int | float) and math.isfinite(v):
-                    first.setdefault(k, v)
-                    last[k] = v
-        elif isinstance(ev, StepsTaken) and time.perf_counter() - mark > NOTIFY_EVERY_S:
-            mark = time.perf_counter()
-            if notify:
-                notify(("step", mid, ev.step))
-            if stop():
-                run.stop("interrupted")
-    s = run.summary
-    row = {k: s.get(k) for k in ("status", "steps", "memorized_step", "generalized_step", "grokking_delay")}
-    row.update({k: s.get(k) for k in ("final_train_acc", "final_val_acc", "best_val_acc", "wall_s")})
-    row.update(member=mid, max_steps=run.cfg.train.max_steps, run_dir=run.dir.name)
-    if s.get("error"):
-        row["error"] = s["error"]
-    # Probe columns (Hessian λmax, ranks, Fourier share, ...): their first and last measured value.
-    row.update({f"first_{k}": v for k, v in first.items()})
-    row.update({f"final_{k}": v for k, v in last.items()})
-    row["wall_s"] = row["wall_s"] if row["wall_s"] is not None else round(time.perf_counter() - t0, 3)
-    return row
-
-
-def run_members(specs: list[dict[str, Any]], group_dir: str, notify: Notify | None = None, stop=None) -> list[dict]:
-    """Run a batch of members, one after another; the seam where a batched trainer can take over.
-
-    A future `engine.train_many(configs)` (many seeds as one batched model) plugs in here: give it
-    the batch when the members differ only in `train.seed`, and return one row per member.
-    """
-    global _BUSY
-    notify = notify if notify is not None else _worker_notify
-    stop = stop if stop is not None else _worker_stopped
-    _BUSY = True
-    try:
-        return _run_members(specs, group_dir, notify, stop)
-    finally:
-        _BUSY = False
-
-
-def _run_members(specs: list[dict[str, Any]], group_dir: str, notify: Notify, stop: Callable[[], bool]) -> list[dict]:
-    if len(specs) > 1:  # members that share shapes on a GPU: one batched model (engine.sweep.batched)
-        from engine.sweep.batched import batchable, run_batch
-
-        if batchable(specs):
-            return run_batch(specs, group_dir, notify, stop)
-    rows = []
-    for s in specs:
-        if stop():
-            break  # members not started stay missing; --resume runs them
-        rows.append(run_member(s, group_dir, notify, stop))
-    return rows
-
-
-def batches(specs: list[dict[str, Any]]) -> list[list[dict[str, Any]]]:
-    """Members that share shapes train as one batched model on a GPU (engine.sweep.batched); else one per task."""
-    from engine.sweep.batched import plan
-
-    return plan(specs)
-
-
-# --- the local process pool ---------------------------------------------------------------------
+# --- inside a pool worker -----------------------------------------------------------------------
 
 _QUEUE: Any = None
 _STOP: Any = None
 _ORPHANED = threading.Event()  # the sweep process is gone: stop the member, then exit
-_BUSY = False  # a batch of members is running in this process
+_BUSY = False  # a task's members are running in this process
 
 
-def _worker_notify(msg: tuple[Any, ...]) -> None:
+def pool_task(specs: list[MemberSpec]) -> list[dict[str, Any]]:
+    """A pool worker's task: run these members, their events going to the sweep process's queue."""
+    global _BUSY
+    _BUSY = True
+    try:
+        return run_members(specs, _worker_notify, _worker_stopped)
+    finally:
+        _BUSY = False
+
+
+def _worker_notify(ev: SweepEvent) -> None:
     if _QUEUE is not None:
-        _QUEUE.put(msg)
+        _QUEUE.put(ev)
 
 
 def _worker_stopped() -> bool:
@@ -206,11 +101,73 @@ def init_worker(threads: int, queue: Any = None, stop: Any = None) -> None:
 
 
 def default_workers() -> int:
+    """One worker per core."""
     return max(os.cpu_count() or 1, 1)
 
 
+# --- in the sweep process ----------------------------------------------------------------------
+
+
+class LocalPool:
+    """The local backend: spawned worker processes, their events on one multiprocessing queue."""
+
+    def __init__(self, specs: list[MemberSpec], workers: int) -> None:
+        import multiprocessing as mp
+
+        ctx = mp.get_context("spawn")  # torch and fork do not mix
+        batches = plan(specs)
+        n = max(min(workers, len(batches)), 1)
+        threads = max(default_workers() // n, 1)
+        with _stop_signals_blocked():  # every process spawned here: the workers and the resource tracker
+            self.queue, self.stop = ctx.Queue(), ctx.Event()
+            self.ex = ProcessPoolExecutor(
+                n, mp_context=ctx, initializer=init_worker, initargs=(threads, self.queue, self.stop)
+            )
+            self.tasks: dict[Future[list[dict[str, Any]]], list[MemberSpec]] = {
+                self.ex.submit(pool_task, b): b for b in batches
+            }
+        self.pending = set(self.tasks)
+
+    def receive(self, timeout: float) -> list[SweepEvent]:
+        out: list[SweepEvent] = []
+        try:
+            out.append(self.queue.get(timeout=timeout) if timeout > 0 else self.queue.get_nowait())
+            while True:
+                out.append(self.queue.get_nowait())
+        except queue_mod.Empty:
+            return out
+
+    def collect(self) -> list[tuple[Sequence[MemberSpec], Outcome]]:
+        out: list[tuple[Sequence[MemberSpec], Outcome]] = []
+        for f in [f for f in self.pending if f.done()]:
+            self.pending.discard(f)
+            if f.cancelled():
+                continue  # never started: its members stay missing, --resume runs them
+            try:
+                out.append((self.tasks[f], f.result()))
+            except Exception as e:  # noqa: BLE001 - e.g. a worker killed by the OS
+                out.append((self.tasks[f], e))
+        return out
+
+    def busy(self) -> bool:
+        return bool(self.pending)
+
+    def request_stop(self) -> None:
+        self.stop.set()
+        for f in self.pending:
+            f.cancel()
+
+    def close(self) -> None:
+        self.stop.set()
+        self.ex.shutdown(wait=True, cancel_futures=True)
+
+
 class Sweep:
-    """Runs a group's pending members and yields SweepEvents; `stop()` ends it early (members → interrupted)."""
+    """Runs a group's pending members and yields SweepEvents; `stop()` ends it early (members → interrupted).
+
+    The sweep process holds the group directory's lock while it runs, so a second `grok sweep
+    --resume` of the same group gets `RunInUse` instead of training the same members twice.
+    """
 
     def __init__(self, group: Group, *, workers: int = 0, backend: str = "local", address: str | None = None):
         self.group = group
@@ -224,66 +181,43 @@ class Sweep:
         self.stopping = True
 
     def events(self) -> Iterator[SweepEvent]:
-        specs = [member_spec(self.group, m) for m in self.members]
-        if not specs:
+        if not self.members:
             return
+        with RunLock(self.group.dir):
+            specs: list[MemberSpec] = []
+            for m in self.members:
+                got = prepare(self.group, m)
+                if isinstance(got, MemberSpec):
+                    specs.append(got)
+                else:  # it ended before the last sweep process died
+                    self.group.record(got)
+                    yield MemberEnded(m.id, got, adopted=True)
+            if not specs or self.stopping:
+                return
+            wait_for_orphans(specs)
+            backend = self._backend(specs)
+            try:
+                for ev in drain(backend, lambda: self.stopping):
+                    if isinstance(ev, MemberEnded):
+                        self.group.record(ev.row)
+                    yield ev
+            finally:
+                backend.close()
+
+    def _backend(self, specs: list[MemberSpec]) -> Backend:
         if self.backend == "ray":
-            from engine.sweep.ray import ray_events
+            from engine.sweep.ray import RayBackend
 
-            source = ray_events(self, specs)
-        else:
-            source = self._local_events(specs)
-        for ev in source:
-            if isinstance(ev, MemberEnded):
-                self.group.record(ev.row)
-            yield ev
-
-    def _local_events(self, specs: list[dict[str, Any]]) -> Iterator[SweepEvent]:
-        import multiprocessing as mp
-        import queue as queue_mod
-
-        ctx = mp.get_context("spawn")  # torch and fork do not mix
-        cores = default_workers()
-        workers = min(self.workers, len(specs))
-        threads = max(cores // workers, 1)
-        gdir = str(self.group.dir)
-        with _stop_signals_blocked():  # every process spawned here: the workers and the resource tracker
-            q, stop = ctx.Queue(), ctx.Event()
-            ex = ProcessPoolExecutor(workers, mp_context=ctx, initializer=init_worker, initargs=(threads, q, stop))
-            futs: dict[Future, list[dict[str, Any]]] = {ex.submit(run_members, b, gdir): b for b in batches(specs)}
-        pending = set(futs)
-        try:
-            while pending:
-                if self.stopping and not stop.is_set():
-                    stop.set()
-                    for f in pending:
-                        f.cancel()
-                try:
-                    yield _message(q.get(timeout=0.1))
-                    continue
-                except queue_mod.Empty:
-                    pass
-                for f in [f for f in pending if f.done()]:
-                    pending.discard(f)
-                    if f.cancelled():
-                        continue
-                    try:
-                        rows = f.result()
-                    except Exception as e:  # noqa: BLE001 - e.g. a worker killed by the OS
-                        rows = [{"member": s["id"], "status": "failed", "error": repr(e)} for s in futs[f]]
-                    for row in rows:
-                        yield MemberEnded(row["member"], row)
-            while True:
-                try:
-                    yield _message(q.get_nowait())
-                except queue_mod.Empty:
-                    break
-        finally:
-            stop.set()
-            ex.shutdown(wait=True, cancel_futures=True)
+            return RayBackend(specs, self.address)
+        return LocalPool(specs, self.workers)
 
 
-def _message(msg: tuple[Any, ...]) -> SweepEvent:
-    if msg[0] == "started":
-        return MemberStarted(msg[1], str(msg[2]), int(msg[3]))
-    return MemberProgressed(msg[1], int(msg[2]))
+def wait_for_orphans(specs: list[MemberSpec], timeout: float = ORPHAN_GRACE_S + 5) -> None:
+    """Wait until no process holds a member's run directory, e.g. a worker of a sweep process that was
+    SIGKILLed, which stops its member and exits by itself (`_watch_parent`)."""
+    deadline = time.monotonic() + timeout
+    for s in specs:
+        while (pid := lock_holder(s.run_dir)) is not None:
+            if time.monotonic() > deadline:
+                raise ConfigError(f"{s.run_dir} is in use by pid {pid}; is another sweep of this group running?")
+            time.sleep(0.1)

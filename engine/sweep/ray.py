@@ -1,16 +1,21 @@
-"""The Ray backend: the same members as Ray tasks on an existing cluster (or a local instance)."""
+"""The Ray backend: the same members as Ray tasks on an existing cluster (or a local instance).
+
+The group directory must be on a file system every node sees (each member writes its run directory
+there); results.csv is written by the sweep process either way.
+"""
 
 from __future__ import annotations
 
-import time
-from collections.abc import Iterator
-from typing import TYPE_CHECKING, Any
+from collections.abc import Sequence
+from typing import Any
 
 from engine.config import ConfigError
-from engine.sweep.pool import MemberEnded, SweepEvent, _message, run_members
+from engine.sweep.batched import plan
+from engine.sweep.drain import Outcome
+from engine.sweep.events import SweepEvent
+from engine.sweep.member import MemberSpec, run_members
 
-if TYPE_CHECKING:
-    from engine.sweep.pool import Sweep
+STOP_WAIT_S = 60.0  # how long `close` waits for stopped tasks to write their last rows
 
 
 def _import_ray() -> Any:
@@ -21,84 +26,84 @@ def _import_ray() -> Any:
     return ray
 
 
-def _ray_task(batch: list[dict[str, Any]], group_dir: str, threads: int, queue: Any, flag: Any) -> list[dict]:
-    """Runs inside a Ray worker: progress goes to a Ray queue, the stop flag is an actor."""
+def _ray_task(batch: list[MemberSpec], threads: int, queue: Any, flag: Any) -> list[dict[str, Any]]:
+    """Runs inside a Ray worker: events go to a Ray queue, the stop flag is an actor."""
+    import ray
     import torch
 
     torch.set_num_threads(threads)
 
-    def notify(msg: tuple[Any, ...]) -> None:
-        queue.put_nowait(msg)
-
     def stopped() -> bool:
-        import ray
-
         return bool(ray.get(flag.is_set.remote()))
 
-    return run_members(batch, group_dir, notify, stopped)
+    return run_members(batch, queue.put, stopped)  # put waits until the queue holds the event: order kept
 
 
-def ray_events(sweep: Sweep, specs: list[dict[str, Any]]) -> Iterator[SweepEvent]:
-    """Submit one task per batch; yield progress from the queue and rows as tasks end.
+class RayBackend:
+    """One Ray task per batch of members; their events on a Ray queue, stop through a flag actor."""
 
-    The group directory must be on a filesystem every node sees (each member writes its run
-    directory there); results.csv is written by this driver either way.
-    """
-    ray = _import_ray()
-    from ray.util.queue import Empty, Queue
+    def __init__(self, specs: list[MemberSpec], address: str | None) -> None:
+        ray = self.ray = _import_ray()
+        from ray.util.queue import Queue
 
-    from engine.sweep.pool import batches
-
-    if not ray.is_initialized():
-        try:
-            ray.init(address=sweep.address, include_dashboard=False, log_to_driver=False)
-        except (ConnectionError, ValueError, RuntimeError) as e:
-            raise ConfigError(f"--address {sweep.address}: cannot connect to Ray: {e}") from None
-
-    @ray.remote(num_cpus=0)
-    class StopFlag:
-        def __init__(self) -> None:
-            self.value = False
-
-        def set(self) -> None:
-            self.value = True
-
-        def is_set(self) -> bool:
-            return self.value
-
-    flag = StopFlag.remote()
-    queue = Queue()
-    task = ray.remote(num_cpus=1, max_retries=0)(_ray_task)
-    refs = {task.remote(b, str(sweep.group.dir), 1, queue, flag): b for b in batches(specs)}
-    pending = list(refs)
-    stopped = False
-    try:
-        while pending:
-            if sweep.stopping and not stopped:
-                stopped = True
-                ray.get(flag.set.remote())
-            while True:
-                try:
-                    yield _message(queue.get_nowait())
-                except Empty:
-                    break
-            done, pending = ray.wait(pending, num_returns=1, timeout=0.2)
-            for ref in done:
-                try:
-                    rows = ray.get(ref)
-                except Exception as e:  # noqa: BLE001 - a task lost with its node, or a worker crash
-                    rows = [{"member": s["id"], "status": "failed", "error": repr(e)} for s in refs[ref]]
-                for row in rows:
-                    yield MemberEnded(row["member"], row)
-        time.sleep(0.05)
-        while True:
+        if not ray.is_initialized():
             try:
-                yield _message(queue.get_nowait())
-            except Empty:
-                break
-    finally:
-        if pending:
-            ray.get(flag.set.remote())
-            ray.wait(pending, num_returns=len(pending), timeout=60)
-        queue.shutdown()
-        ray.kill(flag)
+                ray.init(address=address, include_dashboard=False, log_to_driver=False)
+            except (ConnectionError, ValueError, RuntimeError) as e:
+                raise ConfigError(f"--address {address}: cannot connect to Ray: {e}") from None
+
+        @ray.remote(num_cpus=0)
+        class StopFlag:
+            def __init__(self) -> None:
+                self.value = False
+
+            def set(self) -> None:
+                self.value = True
+
+            def is_set(self) -> bool:
+                return self.value
+
+        self.flag = StopFlag.remote()  # type: ignore[attr-defined]
+        self.queue = Queue()
+        task = ray.remote(num_cpus=1, max_retries=0)(_ray_task)
+        self.tasks = {task.remote(b, 1, self.queue, self.flag): b for b in plan(specs)}
+        self.pending = list(self.tasks)
+        self.stopped = False
+
+    def receive(self, timeout: float) -> list[SweepEvent]:
+        from ray.util.queue import Empty
+
+        out: list[SweepEvent] = []
+        try:
+            out.append(self.queue.get(timeout=timeout) if timeout > 0 else self.queue.get_nowait())
+            while True:
+                out.append(self.queue.get_nowait())
+        except Empty:
+            return out
+
+    def collect(self) -> list[tuple[Sequence[MemberSpec], Outcome]]:
+        if not self.pending:
+            return []
+        done, self.pending = self.ray.wait(self.pending, num_returns=len(self.pending), timeout=0)
+        out: list[tuple[Sequence[MemberSpec], Outcome]] = []
+        for ref in done:
+            try:
+                out.append((self.tasks[ref], self.ray.get(ref)))
+            except Exception as e:  # noqa: BLE001 - a task lost with its node, or a worker crash
+                out.append((self.tasks[ref], e))
+        return out
+
+    def busy(self) -> bool:
+        return bool(self.pending)
+
+    def request_stop(self) -> None:
+        if not self.stopped:
+            self.stopped = True
+            self.ray.get(self.flag.set.remote())
+
+    def close(self) -> None:
+        if self.pending:
+            self.request_stop()
+            self.ray.wait(self.pending, num_returns=len(self.pending), timeout=STOP_WAIT_S)
+        self.queue.shutdown()
+        self.ray.kill(self.flag)

@@ -1,91 +1,27 @@
 """Sweep reports: median and IQR of steps to 95% val acc and of the grokking delay, per swept value.
 
-A member that never reached 95% counts as "more than its budget" (+inf) in the median of
-`generalized_step`, so a cell where most seeds failed reads `>N` rather than a flattering median
-of the lucky seeds. The grokking delay is taken over the seeds that both memorized and generalized.
+The statistics are engine/sweep/stats.py's; the arm comparisons engine/sweep/compare.py's.
 """
 
 from __future__ import annotations
 
 import csv
-import math
-from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from engine.sweep.compare import compare_lines
 from engine.sweep.spec import Group
-
-INF = math.inf
+from engine.sweep.stats import INF, cells, num, quantile, summarize
 
 
 @dataclass
 class Table:
+    """One report table: its title, its dimension columns and one summary row per cell."""
+
     title: str
     keys: list[str]  # the dimension columns
     rows: list[dict[str, Any]] = field(default_factory=list)
-
-
-def _num(v: Any) -> float | None:
-    if v in (None, ""):
-        return None
-    try:
-        return float(v)
-    except (TypeError, ValueError):
-        return None
-
-
-def quantile(xs: list[float], q: float) -> float:
-    """Linear interpolation between order statistics (numpy's default); +inf sorts last."""
-    s = sorted(xs)
-    if not s:
-        return math.nan
-    pos = q * (len(s) - 1)
-    lo, hi = math.floor(pos), math.ceil(pos)
-    if s[hi] == INF:
-        return INF if pos > lo or s[lo] == INF else s[lo]
-    return s[lo] + (s[hi] - s[lo]) * (pos - lo)
-
-
-def summarize(rows: list[dict[str, Any]]) -> dict[str, Any]:
-    """One cell: seeds, how many generalized, medians and IQRs."""
-    n = len(rows)
-    ended = [r for r in rows if r.get("status") in ("finished", "diverged")]
-    gen = [_num(r.get("generalized_step")) for r in ended]
-    steps = [g if g is not None else INF for g in gen]
-    delays = [d for d in (_num(r.get("grokking_delay")) for r in ended) if d is not None]
-    vals = [v for v in (_num(r.get("final_val_acc")) for r in ended) if v is not None]
-    budget = max((_num(r.get("max_steps")) or 0 for r in rows), default=0)
-    statuses: dict[str, int] = {}
-    for r in rows:
-        st = r.get("status") or "missing"
-        statuses[st] = statuses.get(st, 0) + 1
-    return {
-        "n": n,
-        "ended": len(ended),
-        "generalized": sum(g is not None for g in gen),
-        "frac_generalized": (sum(g is not None for g in gen) / len(ended)) if ended else math.nan,
-        "gen_median": quantile(steps, 0.5),
-        "gen_q1": quantile(steps, 0.25),
-        "gen_q3": quantile(steps, 0.75),
-        "delay_median": quantile(delays, 0.5),
-        "delay_q1": quantile(delays, 0.25),
-        "delay_q3": quantile(delays, 0.75),
-        "final_val_acc": quantile(vals, 0.5),
-        "budget": budget,
-        "status": ", ".join(f"{v} {k}" for k, v in sorted(statuses.items()) if k != "finished"),
-    }
-
-
-def _value(r: dict[str, Any], key: str) -> str:
-    return str(r.get(key, ""))
-
-
-def cells(rows: Iterable[dict[str, Any]], keys: list[str]) -> dict[tuple[str, ...], list[dict[str, Any]]]:
-    out: dict[tuple[str, ...], list[dict[str, Any]]] = {}
-    for r in rows:
-        out.setdefault(tuple(_value(r, k) for k in keys), []).append(r)
-    return out
 
 
 def _probe_table(group: Group, rows: list[dict[str, Any]], dims: list[str]) -> Table | None:
@@ -98,8 +34,8 @@ def _probe_table(group: Group, rows: list[dict[str, Any]], dims: list[str]) -> T
     for key, rs in cells(rows, dims).items():
         row: dict[str, Any] = dict(zip(dims, key, strict=True))
         for c in cols:
-            a = quantile([v for v in (_num(r.get(f"first_{c}")) for r in rs) if v is not None], 0.5)
-            b = quantile([v for v in (_num(r.get(f"final_{c}")) for r in rs) if v is not None], 0.5)
+            a = quantile([v for v in (num(r.get(f"first_{c}")) for r in rs) if v is not None], 0.5)
+            b = quantile([v for v in (num(r.get(f"final_{c}")) for r in rs) if v is not None], 0.5)
             row[c] = f"{a:.3g} -> {b:.3g}"
         t.rows.append(row)
     return t
@@ -123,8 +59,6 @@ def build_tables(group: Group) -> tuple[list[Table], list[str]]:
     probe = _probe_table(group, rows, dims)
     if probe:
         tables.append(probe)
-    from engine.sweep.compare import compare_lines
-
     return tables, compare_lines(group, rows)
 
 

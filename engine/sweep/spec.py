@@ -1,8 +1,10 @@
 """Sweeps: a preset's [sweep] table expanded into members (arms × grid × seeds), kept in a group directory.
 
-The group directory holds `group.json` (the base config, the grid and the members), `results.csv`
-(one row per member that ended) and one normal run directory per member. Running the members is
-`engine.sweep.pool.Sweep`'s job; this module is torch-free so `grok report` stays fast.
+`parse_sweep` checks the table's shape and `expand` checks every member's config before anything
+runs. The group directory holds `group.json` (the base config, the grid and the members, each with
+its run directory's name), `results.csv` (one row per member that ended) and one normal run
+directory per member. Running the members is `engine.sweep.pool.Sweep`'s job; this module is
+torch-free so `grok report` stays fast.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ import dataclasses
 import itertools
 import json
 import os
+import re
 import sys
 import time
 from dataclasses import dataclass, field
@@ -19,24 +22,12 @@ from pathlib import Path
 from typing import Any
 
 from engine.config import ConfigError, RunConfig, apply_overrides, from_dict
-from engine.rundir import unique_dir, write_json_atomic
+from engine.rundir import GROUP_FILE, unique_dir, write_json_atomic
+from engine.sweep.results import ENDED, SUMMARY_FIELDS
 
 SWEEP_KEYS = ("seeds", "compare", "tune", "grid", "arms")
-GROUP_FILE = "group.json"
 RESULTS_FILE = "results.csv"
-DONE = ("finished", "diverged")  # a member with one of these statuses is not run again by --resume
-SUMMARY_FIELDS = (
-    "status",
-    "steps",
-    "max_steps",
-    "memorized_step",
-    "generalized_step",
-    "grokking_delay",
-    "final_train_acc",
-    "final_val_acc",
-    "best_val_acc",
-    "wall_s",
-)
+MAX_DIR_NAME = 120  # characters of a member directory's name; the id prefix keeps a cut name unique
 
 
 @dataclass(frozen=True)
@@ -50,6 +41,7 @@ class SweepSpec:
     arms: dict[str, dict[str, Any]] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
+        """The table as group.json stores it."""
         return {
             "seeds": list(self.seeds),
             "compare": self.compare,
@@ -78,9 +70,32 @@ class Member:
     overrides: dict[str, Any]  # everything applied to the base config (arm, grid, train.seed)
 
     def label(self) -> str:
+        """`adamlr op=mul s0`: the arm, the grid cell and the seed, for progress lines."""
         parts = [self.arm] if self.arm else []
         parts += [f"{k.split('.')[-1]}={v}" for k, v in self.values.items()]
         return " ".join(parts + [f"s{self.seed}"])
+
+    def dir_name(self) -> str:
+        """`m003-adamlr-op=mul-s0`: the member's run directory inside its group.
+
+        The id makes it unique and sorts members in order; the arm, grid cell and seed make it
+        readable. Characters a file system or a shell could trip on become `_`. Group.create
+        stores the name in group.json, so it stays the same for the group's whole life.
+        """
+        parts = [self.id] + ([_safe(self.arm)] if self.arm else [])
+        parts += [f"{_safe(k.split('.')[-1])}={_safe(_text(v))}" for k, v in self.values.items()]
+        name = "-".join([*parts, f"s{self.seed}"])
+        return name if len(name) <= MAX_DIR_NAME else name[:MAX_DIR_NAME]
+
+
+def _text(v: Any) -> str:
+    if isinstance(v, bool):
+        return "true" if v else "false"  # as TOML writes it
+    return repr(v) if isinstance(v, float) else str(v)
+
+
+def _safe(s: str) -> str:
+    return re.sub(r"[^A-Za-z0-9._+-]", "_", s) or "_"
 
 
 def _seeds(value: Any, where: str) -> tuple[int, ...]:
@@ -166,10 +181,15 @@ class Group:
         self.spec = SweepSpec(**{**doc["sweep"], "seeds": tuple(doc["sweep"]["seeds"])})
         fields = ("id", "arm", "values", "seed", "overrides")
         self.members = [Member(**{k: m[k] for k in fields}) for m in doc["members"]]
+        # A group made before member directories had planned names gets them now.
+        self._dirs = {
+            m.id: str(d.get("dir") or m.dir_name()) for m, d in zip(self.members, doc["members"], strict=True)
+        }
         self._results: dict[str, dict[str, Any]] | None = None
 
     @classmethod
     def create(cls, out: str | Path, preset: str, base: RunConfig, spec: SweepSpec, members: list[Member]) -> Group:
+        """Make the group directory and write group.json; no member has run yet."""
         path = new_group_dir(Path(out), preset)
         doc = {
             "preset": preset,
@@ -179,13 +199,15 @@ class Group:
             "base": base.to_dict(),
             "sweep": spec.to_dict(),
             "swept": spec.swept,
-            "members": [{**dataclasses.asdict(m), "run_dir": ""} for m in members],
+            # `dir`: the run directory the member trains in; `run_dir`: set once its row is recorded
+            "members": [{**dataclasses.asdict(m), "dir": m.dir_name(), "run_dir": ""} for m in members],
         }
         write_json_atomic(path / GROUP_FILE, doc)
         return cls(path, doc)
 
     @classmethod
     def open(cls, path: str | Path) -> Group:
+        """Read a group directory back; ConfigError naming the file if it is not one."""
         p = Path(path)
         f = p / GROUP_FILE
         if not f.is_file():
@@ -202,10 +224,16 @@ class Group:
 
     @property
     def columns(self) -> list[str]:
-        return ["member", "arm", *self.spec.swept, "seed", *SUMMARY_FIELDS, "run_dir"]
+        """results.csv's fixed columns; probe columns (first_<col>, final_<col>) follow them."""
+        return ["member", "arm", *self.spec.swept, "seed", *SUMMARY_FIELDS, "error", "run_dir"]
 
     def config(self, m: Member) -> RunConfig:
         return apply_overrides(self.base, m.overrides, f"{self.dir / GROUP_FILE} ({m.id})")
+
+    def member_dir(self, m: Member) -> Path:
+        """The member's run directory: the one its recorded row names, else its planned one."""
+        recorded = self.results().get(m.id, {}).get("run_dir")
+        return self.dir / (recorded or self._dirs[m.id])
 
     def results(self) -> dict[str, dict[str, Any]]:
         """results.csv as {member id: row}; values are strings as written ('' = none)."""
@@ -220,7 +248,7 @@ class Group:
     def pending(self) -> list[Member]:
         """Members missing from results.csv or whose status is not final (interrupted, failed)."""
         res = self.results()
-        return [m for m in self.members if res.get(m.id, {}).get("status") not in DONE]
+        return [m for m in self.members if res.get(m.id, {}).get("status") not in ENDED]
 
     def record(self, row: dict[str, Any]) -> None:
         """Add or replace one member's row; results.csv is rewritten atomically, in member order."""
@@ -230,7 +258,7 @@ class Group:
         full.update({k: _cell(v) for k, v in row.items() if k != "member"})
         res = self.results()
         res[m.id] = {k: _cell(v) for k, v in full.items()}
-        extra = sorted({k for r in res.values() for k in r} - set(self.columns))  # probe finals (final_<col>)
+        extra = sorted({k for r in res.values() for k in r} - set(self.columns))  # probe columns
         cols = self.columns + extra
         tmp = self.dir / (RESULTS_FILE + ".tmp")
         with open(tmp, "w", newline="") as fh:
@@ -244,6 +272,23 @@ class Group:
             if d["id"] == m.id and row.get("run_dir"):
                 d["run_dir"] = Path(str(row["run_dir"])).name
                 write_json_atomic(self.dir / GROUP_FILE, self.doc)
+
+
+def member_fields(group_dir: str | Path) -> dict[Path, dict[str, Any]]:
+    """Each member's run directory -> `group`, `arm`, `member` and its value of every swept key.
+
+    The swept keys are the grid's and the arms' (`Group.columns` order, as in results.csv), so
+    arms and grid cells can be told apart without joining results.csv by hand. Members whose
+    directory does not exist yet are left out.
+    """
+    g = Group.open(group_dir)
+    out: dict[Path, dict[str, Any]] = {}
+    for m in g.members:
+        d = g.member_dir(m)
+        if d.is_dir():
+            swept = {k: m.overrides.get(k, _base_value(g.base, k)) for k in g.spec.swept}
+            out[d] = {"group": g.dir.name, "arm": m.arm, "member": m.id, **swept}
+    return out
 
 
 def _base_value(cfg: RunConfig, key: str) -> Any:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import io
 from pathlib import Path
 
-from engine.sweep.pool import MemberEnded, MemberProgressed, MemberStarted
+from engine.sweep.events import MemberEnded, MemberProgressed, MemberStarted
 from engine.sweep.spec import Group, expand, parse_sweep
 from grok_tui.sweep_progress import PlainSweepProgress, RichSweepProgress
 from tests.conftest import tiny_config

@@ -10,7 +10,7 @@ import pytest
 from textual.widgets import SelectionList
 
 from engine.config import ConfigError
-from engine.sweep.pool import member_spec, run_member
+from engine.sweep.member import member_spec, run_member
 from engine.sweep.spec import Group, SweepSpec, expand
 from grok_tui.app import create_app
 from grok_tui.groupdata import load_group
@@ -29,7 +29,7 @@ def group_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     spec = SweepSpec(seeds=(0, 1), compare="adam", arms=ARMS)
     group = Group.create(tmp_path_factory.mktemp("sweeps"), "tiny", base, spec, [m for m, _ in expand(base, spec)])
     for m in group.members:
-        group.record(run_member(member_spec(group, m), str(group.dir), None, lambda: False))
+        group.record(run_member(member_spec(group, m), None, lambda: False))
     return group.dir
 
 

@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 import torch
 
-from engine.sweep.pool import MemberEnded, MemberStarted, Sweep
+from engine.sweep.events import MemberEnded, MemberProgressed, MemberStarted
+from engine.sweep.pool import Sweep
 from engine.sweep.spec import Group, expand, parse_sweep
 from tests.conftest import tiny_config
 
@@ -37,25 +38,39 @@ def test_pool_runs_every_member_and_records_failures(tmp_path: Path) -> None:
 
 
 def test_stop_marks_running_members_interrupted_and_resume_finishes(tmp_path: Path) -> None:
+    """Whatever the machine's speed: a member ends interrupted (with its checkpoint) or finished, the
+    rest stay pending, and --resume finishes every member in its own directory."""
     spec = parse_sweep({"seeds": 3})
     base = tiny_config(train__max_steps=600, train__eval_every=100, train__checkpoint_every=100)
     g = Group.create(tmp_path, "tiny", base, spec, [m for m, _ in expand(base, spec)])
     sw = Sweep(g, workers=2)
     rows = {}
+    running: set[str] = set()
     for ev in sw.events():
         if isinstance(ev, MemberStarted):
+            running.add(ev.member)
+            assert len(running) <= 2  # never more running members than workers
             sw.stop()
-        if isinstance(ev, MemberEnded):
+        elif isinstance(ev, MemberProgressed):
+            assert ev.member in running
+        elif isinstance(ev, MemberEnded):
+            running.discard(ev.member)
             rows[ev.member] = ev.row
-    assert rows and all(r["status"] == "interrupted" for r in rows.values())
-    assert all(r["steps"] < 600 for r in rows.values())
+    assert rows
+    for r in rows.values():
+        assert r["status"] in ("interrupted", "finished")
+        assert (g.dir / r["run_dir"] / "checkpoint.pt").exists()
+        assert r["steps"] < 600 if r["status"] == "interrupted" else r["steps"] == 600
     g2 = Group.open(g.dir)
-    assert len(g2.pending()) == 3  # interrupted ones and the one never started
+    finished = {k for k, r in rows.items() if r["status"] == "finished"}
+    pending = [m.id for m in g2.pending()]
+    assert pending == sorted({"m000", "m001", "m002"} - finished)
     first = {k: r["run_dir"] for k, r in rows.items()}
     ends = [e.row for e in Sweep(g2, workers=2).events() if isinstance(e, MemberEnded)]
-    assert sorted(r["member"] for r in ends) == ["m000", "m001", "m002"]
+    assert sorted(r["member"] for r in ends) == pending
     assert all(r["status"] == "finished" and r["steps"] == 600 for r in ends)
     for r in ends:  # an interrupted member continues in its own run directory
         if r["member"] in first:
             assert r["run_dir"] == first[r["member"]]
     assert Group.open(g.dir).pending() == []
+    assert sorted(p.name for p in g.dir.iterdir() if p.is_dir()) == [m.dir_name() for m in g.members]

@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 import ray  # in the test extra: CI runs this test, it is never skipped
 
-from engine.sweep.pool import MemberEnded, MemberStarted, Sweep
+from engine.sweep.events import MemberEnded, MemberStarted
+from engine.sweep.pool import Sweep
 from engine.sweep.spec import Group, expand, parse_sweep
 from tests.conftest import tiny_config
 
@@ -32,6 +33,6 @@ def test_ray_backend_runs_members_as_tasks(tmp_path: Path, local_ray: None) -> N
     with open(g.dir / "results.csv", newline="") as fh:
         rows = list(csv.DictReader(fh))
     assert [r["data.op"] for r in rows] == ["add", "add", "mul", "mul"]
-    for r in rows:
-        assert (g.dir / r["run_dir"] / "metrics.csv").exists()
+    for r, m in zip(rows, g.members, strict=True):
+        assert r["run_dir"] == m.dir_name() and (g.dir / r["run_dir"] / "metrics.csv").exists()
     assert Group.open(g.dir).pending() == []

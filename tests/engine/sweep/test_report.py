@@ -6,8 +6,9 @@ import csv
 import math
 from pathlib import Path
 
-from engine.sweep.report import build_tables, quantile, render, summarize, write_csv
+from engine.sweep.report import build_tables, render, write_csv
 from engine.sweep.spec import Group, expand, parse_sweep
+from engine.sweep.stats import quantile, summarize
 from tests.conftest import tiny_config
 
 
@@ -31,6 +32,12 @@ def test_unreached_seeds_count_as_over_budget() -> None:
     assert s["gen_median"] == math.inf and s["gen_q1"] == math.inf  # halfway between 300 and "never" is never
     assert s["delay_median"] == 200 and s["final_val_acc"] == 0.2 and s["budget"] == 900
     assert s["status"] == "1 interrupted"
+
+
+def test_a_nan_generalized_step_is_not_generalized() -> None:
+    """results.csv may hold `nan` (a member's summary written by an older engine): never measured."""
+    s = summarize([{"status": "finished", "generalized_step": "nan", "max_steps": "500"}])
+    assert (s["generalized"], s["gen_median"]) == (0, math.inf)
 
 
 def _group(tmp_path: Path, table: dict, results: list[tuple[str, int | None]]) -> Group:

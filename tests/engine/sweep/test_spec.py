@@ -1,4 +1,4 @@
-"""Sweep expansion, the group directory, results.csv and resume."""
+"""Sweep expansion, member directory names, the group directory and results.csv."""
 
 from __future__ import annotations
 
@@ -9,8 +9,7 @@ from pathlib import Path
 import pytest
 
 from engine.config import ConfigError
-from engine.sweep.pool import member_spec, run_members
-from engine.sweep.spec import Group, check_sets, expand, parse_sweep
+from engine.sweep.spec import Group, Member, check_sets, expand, member_fields, parse_sweep
 from tests.conftest import tiny_config
 
 TABLE = {
@@ -103,23 +102,28 @@ def test_open_rejects_a_plain_directory(tmp_path: Path) -> None:
         Group.open(tmp_path)
 
 
-def test_run_members_writes_run_dirs_and_rows(tmp_path: Path) -> None:
-    """The batch seam, in-process: every member is a normal run directory inside the group."""
-    g = _group(tmp_path, {"seeds": [0], "arms": {"ok": {}, "bad": {"train.device": "cuda:7"}}})
-    specs = [member_spec(g, m) for m in g.members]
-    msgs: list[tuple] = []
-    import torch
-
-    if torch.cuda.device_count() > 7:
-        pytest.skip("this machine has a cuda:7")
-    rows = run_members(specs, str(g.dir), msgs.append, lambda: False)
-    ok, bad = rows
-    assert ok["status"] == "finished" and ok["steps"] == 60 and (g.dir / ok["run_dir"] / "metrics.csv").exists()
-    assert bad["status"] == "failed" and "CUDA" in bad["error"]
-    assert msgs[0][:2] == ("started", "m000")
+def test_member_directories_carry_arm_grid_cell_and_seed(tmp_path: Path) -> None:
+    g = _group(tmp_path)
+    names = [d["dir"] for d in json.loads((g.dir / "group.json").read_text())["members"]]
+    assert names[:3] == ["m000-adam-op=add-s0", "m001-adam-op=add-s1", "m002-adam-op=mul-s0"]
+    assert names[-1] == "m007-adamlr-op=mul-s1"
+    assert len(set(names)) == len(names)
+    assert g.member_dir(g.members[5]) == g.dir / "m005-adamlr-op=add-s1"
+    assert Group.open(g.dir).member_dir(g.members[5]) == g.dir / "m005-adamlr-op=add-s1"  # stored, not recomputed
 
 
-def test_run_members_stops_before_starting_more(tmp_path: Path) -> None:
-    g = _group(tmp_path, {"seeds": [0, 1, 2]})
-    specs = [member_spec(g, m) for m in g.members]
-    assert run_members(specs, str(g.dir), None, lambda: True) == []
+def test_member_directory_names_are_safe_and_bounded() -> None:
+    odd = Member("m012", "a/b c", {"optim.lr": 1e-05, "model.bias": True, "data.op": "x;rm -rf"}, 3, {})
+    assert odd.dir_name() == "m012-a_b_c-lr=1e-05-bias=true-op=x_rm_-rf-s3"
+    long = Member("m013", "arm", {"data.op": "x" * 300}, 0, {})
+    assert len(long.dir_name()) == 120 and long.dir_name().startswith("m013-arm-op=xxx")
+
+
+def test_member_fields_map_member_directories_to_arm_and_grid(tmp_path: Path) -> None:
+    g = _group(tmp_path)
+    for m in g.members[:2]:
+        g.member_dir(m).mkdir()
+    fields = member_fields(g.dir)
+    assert list(fields) == [g.dir / "m000-adam-op=add-s0", g.dir / "m001-adam-op=add-s1"]  # only those that exist
+    one = fields[g.dir / "m001-adam-op=add-s1"]
+    assert one == {"group": g.dir.name, "arm": "adam", "member": "m001", "optim.lr_ratio": 1.0, "data.op": "add"}

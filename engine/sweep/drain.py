@@ -1,0 +1,94 @@
+"""The one loop that turns a backend's tasks and its members' messages into sweep events.
+
+A backend (the local process pool, Ray) runs tasks of members and carries the members' events back
+on one channel, in the order each worker sent them. `drain` yields those events, asks the backend to
+stop when the sweep is stopping, and turns a task that died (a worker killed by the OS, a node lost)
+into `failed` rows for its members that never reported an end.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any, Protocol
+
+from engine.sweep.events import MemberEnded, SweepEvent
+from engine.sweep.member import MemberSpec
+from engine.sweep.results import failed_row
+
+POLL_S = 0.1  # longest wait for a message before the loop looks at the tasks again
+LATE_ROW_S = 30.0  # a task that returned rows its members' MemberEnded has not delivered: wait this long
+
+Outcome = list[dict[str, Any]] | BaseException  # a task's rows, or why it died
+
+
+class Backend(Protocol):
+    """What `drain` needs from a backend."""
+
+    def receive(self, timeout: float) -> list[SweepEvent]:
+        """The events members sent since the last call; waits up to `timeout` for the first one."""
+        ...
+
+    def collect(self) -> list[tuple[Sequence[MemberSpec], Outcome]]:
+        """Tasks that ended since the last call, with their members and outcome."""
+        ...
+
+    def busy(self) -> bool:
+        """True while a task has not ended."""
+        ...
+
+    def request_stop(self) -> None:
+        """Ask running members to stop (interrupted, with a checkpoint) and tasks not started to stay so."""
+        ...
+
+    def close(self) -> None:
+        """Wait for the tasks to end and release the workers."""
+        ...
+
+
+def drain(backend: Backend, stopping: Callable[[], bool]) -> Iterator[SweepEvent]:
+    """Yield every member's events until all tasks ended; each member ends exactly once.
+
+    The rows come from the members' own `MemberEnded` messages, so a worker's end of one member is
+    yielded before its start of the next. A task's returned rows are only a fallback, used when the
+    message has not arrived `LATE_ROW_S` after the task ended; a dead task's members fail.
+    """
+    ended: set[str] = set()
+    owed: dict[str, tuple[float, dict[str, Any]]] = {}  # member -> (deadline, row from its task's return)
+    asked = False
+
+    def deliver(events: list[SweepEvent]) -> Iterator[SweepEvent]:
+        for ev in events:
+            if ev.member in ended:
+                continue  # a fallback row was used already; its late messages say nothing new
+            if isinstance(ev, MemberEnded):
+                ended.add(ev.member)
+                owed.pop(ev.member, None)
+            yield ev
+
+    while True:
+        if stopping() and not asked:
+            asked = True
+            backend.request_stop()
+        yield from deliver(backend.receive(POLL_S))
+        done = backend.collect()
+        if done:
+            yield from deliver(backend.receive(0))  # what the tasks sent before they returned
+        now = time.monotonic()
+        for specs, outcome in done:
+            if isinstance(outcome, BaseException):
+                for s in specs:
+                    if s.id not in ended:
+                        ended.add(s.id)
+                        yield MemberEnded(s.id, failed_row(s.id, repr(outcome)))
+                continue
+            for row in outcome:
+                if row["member"] not in ended:
+                    owed[row["member"]] = (now + LATE_ROW_S, row)
+        for member, (deadline, row) in list(owed.items()):
+            if now > deadline:
+                del owed[member]
+                ended.add(member)
+                yield MemberEnded(member, row)
+        if not backend.busy() and not owed:
+            return

@@ -1,0 +1,127 @@
+"""One sweep member, from its spec to its results row: a normal `Run` in its own directory of the group.
+
+`MemberSpec` is what crosses to a worker (a pool process, a Ray task): built once in the sweep
+process, plain data only. `prepare` looks at a pending member's directory and decides how it goes on
+after an interruption, a signal or a SIGKILL of the sweep process: a member whose run ended is
+adopted from its summary.json, one with a checkpoint continues from it, and one without either
+starts over in the same directory, so a group never holds two directories for one member.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from engine.config import RunConfig
+from engine.rundir import CHECKPOINT, LOCK_FILE, read_metrics, read_summary
+from engine.sweep.events import MemberEnded, MemberProgressed, MemberStarted, SweepEvent
+from engine.sweep.results import ENDED, ProbeTally, failed_row, results_row
+from engine.sweep.spec import Group, Member
+
+NOTIFY_EVERY_S = 0.5  # a member reports its step and polls the stop flag at most this often
+Notify = Callable[[SweepEvent], None]
+Stopped = Callable[[], bool]
+
+
+@dataclass(frozen=True)
+class MemberSpec:
+    """A member as a worker receives it: its id, its checked config and its run directory.
+
+    `resume` is true when `run_dir` holds a checkpoint to continue from; otherwise the member starts
+    at step 0 in `run_dir` (created, or emptied of an earlier start that left no checkpoint).
+    """
+
+    id: str
+    config: RunConfig
+    run_dir: str  # absolute path inside the group directory
+    resume: bool = False
+
+
+def member_spec(group: Group, m: Member) -> MemberSpec:
+    """The member's spec: its config, its directory, and whether a checkpoint there lets it continue."""
+    d = group.member_dir(m).resolve()
+    return MemberSpec(m.id, group.config(m), str(d), resume=(d / CHECKPOINT).is_file())
+
+
+def prepare(group: Group, m: Member) -> MemberSpec | dict[str, Any]:
+    """A pending member's spec, or its results row if its run had already ended (adopt it)."""
+    d = group.member_dir(m).resolve()
+    if d.is_dir() and read_summary(d).get("status") in ENDED:
+        return adopted_row(m.id, d, group.config(m).train.max_steps)
+    return member_spec(group, m)
+
+
+def adopted_row(member: str, run_dir: Path, max_steps: int) -> dict[str, Any]:
+    """The results row of a member that ended, read back from its run directory.
+
+    It equals the row the member's worker would have sent: the summary is the same file and the
+    probe values are the metrics.csv rows, whose floats round-trip exactly.
+    """
+    tally = ProbeTally()
+    for row in read_metrics(run_dir):
+        tally.add(row)
+    return results_row(member, read_summary(run_dir), max_steps=max_steps, run_dir=run_dir.name, tally=tally)
+
+
+def start_over(run_dir: Path) -> None:
+    """Make a member's directory, or empty one whose earlier start left no checkpoint (the lock stays)."""
+    run_dir.mkdir(parents=True, exist_ok=True)
+    for f in run_dir.iterdir():
+        if f.is_file() and f.name != LOCK_FILE:
+            f.unlink()
+
+
+def run_member(spec: MemberSpec, notify: Notify | None, stop: Stopped) -> dict[str, Any]:
+    """Train one member to its end in its run directory; report events to `notify`; return its row."""
+    from engine.events import EvalLogged, RunStarted, StepsTaken
+    from engine.run import Run
+
+    say = notify or (lambda ev: None)
+    d = Path(spec.run_dir)
+    try:
+        if spec.resume:
+            run = Run.resume(d)
+        else:
+            start_over(d)
+            run = Run(spec.config, run_dir=d)
+    except Exception as e:  # noqa: BLE001 - a member that cannot start is recorded, the sweep goes on
+        row = failed_row(spec.id, f"{type(e).__name__}: {e}", d.name if d.is_dir() else "")
+        say(MemberEnded(spec.id, row))
+        return row
+    tally = ProbeTally()
+    mark = -math.inf
+    for ev in run.events():
+        if isinstance(ev, RunStarted):
+            say(MemberStarted(spec.id, run.dir.name, ev.max_steps))
+        elif isinstance(ev, EvalLogged):
+            tally.add(ev.row)
+        elif isinstance(ev, StepsTaken) and time.monotonic() - mark > NOTIFY_EVERY_S:
+            mark = time.monotonic()
+            say(MemberProgressed(spec.id, ev.step))
+            if stop():
+                run.stop("interrupted")
+    row = results_row(spec.id, run.summary, max_steps=run.cfg.train.max_steps, run_dir=run.dir.name, tally=tally)
+    say(MemberEnded(spec.id, row))
+    return row
+
+
+def run_members(specs: list[MemberSpec], notify: Notify | None, stop: Stopped) -> list[dict[str, Any]]:
+    """Run a task's members: as one batched model when they share shapes on a GPU, else one by one.
+
+    Members not started when `stop()` turns true stay missing; `--resume` runs them.
+    """
+    if len(specs) > 1:
+        from engine.sweep.batched import batchable, run_batch
+
+        if batchable(specs):
+            return run_batch(specs, notify, stop)
+    rows = []
+    for s in specs:
+        if stop():
+            break
+        rows.append(run_member(s, notify, stop))
+    return rows

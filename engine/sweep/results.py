@@ -1,0 +1,78 @@
+"""A member's results.csv row: its run summary, its budget, and the first and last value of each probe column.
+
+Written once here and used by every backend (the process pool, Ray, the batched trainer) and by
+`--resume` when it adopts a member that ended after the sweep process died. Torch-free.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+# The run summary's fields a results row carries, in results.csv's column order.
+SUMMARY_FIELDS = (
+    "status",
+    "steps",
+    "max_steps",
+    "memorized_step",
+    "generalized_step",
+    "grokking_delay",
+    "final_train_acc",
+    "final_val_acc",
+    "best_val_acc",
+    "wall_s",
+)
+ENDED = ("finished", "diverged")  # final statuses: a member with one is not run again by --resume
+
+
+def base_columns() -> frozenset[str]:
+    """The metric columns every run has; the rest of a metrics row are probe columns."""
+    from engine.evaluation import BASE_COLUMNS  # imported here: the sweep process stays torch-free
+
+    return frozenset(BASE_COLUMNS)
+
+
+class ProbeTally:
+    """First and last finite value of each probe column over a member's evaluations.
+
+    Probe columns (Hessian λmax, ranks, Fourier share, ...) are NaN at evaluations where the probe
+    is not due, so the first and last *measured* values are what a report compares.
+    """
+
+    def __init__(self, base: Iterable[str] | None = None) -> None:
+        self.base = frozenset(base) if base is not None else base_columns()
+        self.first: dict[str, float] = {}
+        self.last: dict[str, float] = {}
+
+    def add(self, row: Mapping[str, Any]) -> None:
+        for k, v in row.items():
+            if k not in self.base and isinstance(v, int | float) and math.isfinite(v):
+                self.first.setdefault(k, float(v))
+                self.last[k] = float(v)
+
+    def columns(self) -> dict[str, float]:
+        """`first_<col>` and `final_<col>` for every probe column measured at least once."""
+        out = {f"first_{k}": v for k, v in self.first.items()}
+        out.update({f"final_{k}": v for k, v in self.last.items()})
+        return out
+
+
+def results_row(
+    member: str, summary: Mapping[str, Any], *, max_steps: int, run_dir: str, tally: ProbeTally | None = None
+) -> dict[str, Any]:
+    """One member's row, as Group.record writes it; `run_dir` is the directory's name in the group."""
+    row: dict[str, Any] = {"member": member}
+    row.update({k: summary.get(k) for k in SUMMARY_FIELDS})
+    row["max_steps"] = max_steps
+    if summary.get("error"):
+        row["error"] = summary["error"]
+    row["run_dir"] = run_dir
+    if tally is not None:
+        row.update(tally.columns())
+    return row
+
+
+def failed_row(member: str, error: str, run_dir: str = "") -> dict[str, Any]:
+    """The row of a member that could not start or whose worker died."""
+    return {"member": member, "status": "failed", "error": error, "wall_s": 0.0, "run_dir": run_dir}
