@@ -84,6 +84,28 @@ def load_checkpoint(run_dir: Path) -> dict[str, Any]:
     return state
 
 
+def save_checkpoint(run_dir: Path, state: dict[str, Any], cfg: RunConfig) -> None:
+    """Write a Trainer state as run_dir/checkpoint.pt atomically and durably: temp file, fsync, rename,
+    fsync the directory. A batched sweep writes its members' checkpoints with it too."""
+    import torch
+
+    full = {**state, "config": cfg.to_dict()}
+
+    def write(tmp: Path) -> None:
+        with open(tmp, "wb") as fh:
+            torch.save(full, fh)
+
+    try:
+        replace_atomic(run_dir / CHECKPOINT, write)
+    except OSError as e:
+        raise RunWriteError(run_dir / CHECKPOINT, e) from None
+    except RuntimeError as e:  # torch's zip writer reports a failed write as RuntimeError
+        cause = e.__cause__ or e.__context__
+        if isinstance(cause, OSError):
+            raise RunWriteError(run_dir / CHECKPOINT, cause) from None
+        raise
+
+
 def config_changes(saved: dict[str, Any], current: dict[str, Any]) -> dict[str, tuple[Any, Any]]:
     """Dotted keys whose value differs between the checkpoint's config and config.json."""
     a, b = flat(saved), flat(current)
@@ -213,30 +235,15 @@ class Run:
             self._lock = None
 
     def checkpoint(self) -> None:
-        """Write checkpoint.pt atomically and durably: temp file, fsync, rename, fsync the directory."""
-        import torch
-
-        state = {**self.trainer.state_dict(), "config": self.cfg.to_dict()}
-
-        def write(tmp: Path) -> None:
-            with open(tmp, "wb") as fh:
-                torch.save(state, fh)
-
-        try:
-            replace_atomic(self.dir / CHECKPOINT, write)
-        except OSError as e:
-            raise RunWriteError(self.dir / CHECKPOINT, e) from None
-        except RuntimeError as e:  # torch's zip writer reports a failed write as RuntimeError
-            cause = e.__cause__ or e.__context__
-            if isinstance(cause, OSError):
-                raise RunWriteError(self.dir / CHECKPOINT, cause) from None
-            raise
+        """Write checkpoint.pt atomically and durably (`save_checkpoint`)."""
+        save_checkpoint(self.dir, self.trainer.state_dict(), self.cfg)
 
     def events(self) -> Iterator[Event]:
         every = self.cfg.train.checkpoint_every
         last_ckpt = self.trainer.step
+        stream = self.trainer.events()
         try:
-            for ev in self.trainer.events():
+            for ev in stream:
                 if isinstance(ev, RunStarted):
                     ev = dataclasses.replace(ev, run_dir=str(self.dir))
                 if isinstance(ev, RunFinished):
@@ -260,6 +267,7 @@ class Run:
             self._abort("failed", msg, traceback.format_exc())
             yield RunFinished("failed", self.summary, msg)
         finally:
+            stream.close()  # the trainer's loop thread ends here, whatever ended the run
             self.log.close()
             self.close()
 
