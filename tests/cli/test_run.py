@@ -66,7 +66,7 @@ def test_help_is_fast_and_names_commands() -> None:
 
 
 def test_split_shows_fig8_frequencies() -> None:
-    r = grok("split", "--preset", "skewed_mul", "--csv")
+    r = grok("split", "--preset", "skewed_a_mul", "--csv")
     assert r.returncode == 0, r.stderr
     rows = list(csv.DictReader(io.StringIO(r.stdout)))
     assert len(rows) == 97
@@ -76,6 +76,6 @@ def test_split_shows_fig8_frequencies() -> None:
     u = grok("split", "--preset", "uniform_mul", "--csv")
     ua = [int(x["train_a"]) for x in csv.DictReader(io.StringIO(u.stdout))]
     assert max(ua) - min(ua) <= 1
-    t = grok("split", "--preset", "skewed_mul", "--set", "data.split=skewed_test")
+    t = grok("split", "--preset", "skewed_a_mul", "--set", "data.split=skewed_test")
     assert t.returncode == 0, t.stderr
     assert "test" in t.stdout.splitlines()[2]  # the table shows held-out counts beside training counts

@@ -39,6 +39,10 @@ def test_preset_loads_and_cites_its_source(name: str) -> None:
 
 def test_paper_settings() -> None:
     assert load_preset("skewed_mul").config.data.split == "skewed"
+    for op in ("mul", "add"):  # Fig. 4's plateau needs tokens rare in both positions (issue 11)
+        d, a_only = load_preset(f"skewed_{op}").config.data, load_preset(f"skewed_a_{op}").config.data
+        assert (d.skew_on, d.skew_order, d.skew) == ("both", "random", 15.0)
+        assert (a_only.split, a_only.skew_on, a_only.skew_order, a_only.skew) == ("skewed", "a", "value", 3.0)
     a, b = load_preset("adam_mul").config, load_preset("adamlr_mul").config
     assert a.optim.lr == b.optim.lr == 0.01 and a.train.batch_size == 512
     assert a.optim.lr_ratio == 1.0 and b.optim.lr_ratio == 10.0
