@@ -1,9 +1,10 @@
 """Sweep members that share shapes, trained on a GPU as one batched model (engine/batched.py).
 
 `plan` groups a sweep's members into batches; `run_batch` trains one batch and writes each member's
-normal run directory (config.json, metrics.csv, tokens.csv, summary.json; no checkpoint, so an
-interrupted batched member starts over, in the same directory, on --resume). On the CPU one model
-already fills the cores, so members run one by one there.
+normal run directory (config.json, metrics.csv, tokens.csv, summary.json, and a checkpoint every
+train.checkpoint_every steps and at the end, in `Trainer`'s format, so an interrupted batched member
+continues from it on --resume). On the CPU one model already fills the cores, so members run one by
+one there.
 """
 
 from __future__ import annotations
@@ -69,6 +70,7 @@ def run_batch(specs: list[MemberSpec], notify: Notify | None, stop: Stopped) -> 
     """Train the batch as one model; one results row per member, the row `run_member` returns."""
     from engine.batched import ManyTrainer
     from engine.events import EvalLogged, RunFinished, RunStarted, StepsTaken
+    from engine.run import save_checkpoint
     from engine.rundir import RunLock, RunLog
 
     say = notify or (lambda ev: None)
@@ -83,8 +85,13 @@ def run_batch(specs: list[MemberSpec], notify: Notify | None, stop: Stopped) -> 
     tallies = [ProbeTally() for _ in specs]
     summaries: list[dict[str, Any]] = [{} for _ in specs]
     mark = -math.inf
+    every, last_ckpt = cfgs[0].train.checkpoint_every, 0
     try:
         for i, ev in trainer.events():
+            if isinstance(ev, StepsTaken) and ev.step // every > last_ckpt // every:
+                last_ckpt = ev.step
+                for j, (d, c) in enumerate(zip(dirs, cfgs, strict=True)):
+                    save_checkpoint(d, trainer.member_state_dict(j), c)
             if isinstance(ev, RunStarted):
                 ev = dataclasses.replace(ev, run_dir=str(dirs[i]))
                 say(MemberStarted(specs[i].id, dirs[i].name, ev.max_steps))
@@ -97,6 +104,7 @@ def run_batch(specs: list[MemberSpec], notify: Notify | None, stop: Stopped) -> 
                 if stop():
                     trainer.stop("interrupted")
             elif isinstance(ev, RunFinished):
+                save_checkpoint(dirs[i], trainer.member_state_dict(i), cfgs[i])
                 summaries[i] = ev.summary
             logs[i].handle(ev)
     finally:

@@ -9,6 +9,7 @@ and the Hessian looped per member), an lr schedule, StableMax, and a checkpoint 
 from __future__ import annotations
 
 import math
+from pathlib import Path
 
 import pytest
 
@@ -147,3 +148,24 @@ def test_members_resume_from_checkpoints_in_a_batch():
         assert [r["step"] for r in member["rows"]] == [40, 60]
         for r, s in zip(member["rows"], straight["rows"][-2:], strict=True):
             assert close(r["val_loss"], s["val_loss"]) and close(r["train_acc"], s["train_acc"])
+
+
+def test_batched_sweep_members_resume_from_their_checkpoints(tmp_path):
+    """run_batch leaves a checkpoint in each member's directory; `Run.resume` continues it alone."""
+    from engine.run import Run
+    from engine.rundir import read_metrics
+    from engine.sweep.batched import run_batch
+    from engine.sweep.member import MemberSpec
+
+    short = [tiny_config(train__seed=s, train__max_steps=20) for s in (0, 1)]
+    specs = [MemberSpec(f"m{i}", c, str(tmp_path / f"m{i}")) for i, c in enumerate(short)]
+    run_batch(specs, None, lambda: False)
+    for spec in specs:
+        run = Run.resume(spec.run_dir, max_steps=60)
+        for _ in run.events():
+            pass
+        rows = read_metrics(Path(spec.run_dir))
+        straight = solo(tiny_config(train__seed=spec.config.train.seed, train__max_steps=60))["rows"]
+        assert [int(r["step"]) for r in rows] == [r["step"] for r in straight]
+        for r, s in zip(rows, straight, strict=True):
+            assert close(r["val_loss"], s["val_loss"]) and close(r["train_acc"], s["train_acc"]), r["step"]
