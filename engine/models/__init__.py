@@ -17,6 +17,10 @@ _ACT: dict[str, Callable[[torch.Tensor], torch.Tensor]] = {"relu": F.relu, "gelu
 class MLPEmbed(nn.Module):
     """h1 = σ(W ê + b1), h2 = W2 h1 + b2, ê = [e_a, e_op, e_b, e_=] (eq. 2)."""
 
+    # The training step's first layer: "auto" picks by FLOP count; bench/bench_first_layer_path.py pins
+    # "tables" (every batch size, the engine before issue 16) or "plain" to time one against the other.
+    train_path = "auto"
+
     def __init__(self, cfg: RunConfig) -> None:
         super().__init__()
         d, L = cfg.model.d_embed, cfg.data.seq_len
@@ -43,7 +47,8 @@ class MLPEmbed(nn.Module):
         """The training step's forward, equal to `forward` up to rounding: W ê through the gathered tables
         when the batch is larger than the vocabulary, the plain Linear otherwise (FLOP count, first_layer.py)."""
         E, W, b = self.embedding.weight, self.first_layer.weight, self.first_layer.bias
-        if tables_pay(x.shape[0], E.shape[0]):
+        path = self.train_path
+        if path == "tables" or (path == "auto" and tables_pay(x.shape[0], E.shape[0])):
             h = gathered_first_layer(x, E, W, b)
         else:
             h = F.linear(F.embedding(x, E).flatten(1), W, b)  # (B, L) -> (B, L, d) -> (B, L·d) -> (B, hidden)
