@@ -25,6 +25,7 @@ ACTIVATIONS = ("relu", "gelu")
 LAYERNORMS = ("none", "pre_attn", "pre_mlp", "pre", "post", "qk", "v")
 OPTIMIZERS = ("adam", "adamw", "sgd")
 SAMPLERS = ("shuffle", "balanced", "gradient", "replacement")
+FOURIER_ORDERS = ("token", "dlog")
 DTYPES = ("float32", "float64")
 LOSSES = ("ce", "stablemax")
 
@@ -269,6 +270,7 @@ class ProbeConfig:
     grad_every: int = 0  # per-token embedding gradient norms into tokens.csv (Fig. 3)
     fourier_every: int = 0  # DFT of E over the token axis into fourier.csv (Fig. 11)
     fourier_top_k: int = 5  # fourier_top = energy share of the top-k frequencies
+    fourier_order: str = "token"  # token axis order: token = 0..p-1; dlog = 1, g, g^2, ... (mul, div; prime p)
     med_every: int = 0  # main embedding difference (beyond-progress-measures.md)
     norm_every: int = 0  # ‖E‖, ‖W‖, ‖θ‖
     update_every: int = 0  # ‖ΔE‖/‖ΔW‖ between evaluations (App. B, eq. 23)
@@ -283,6 +285,7 @@ class ProbeConfig:
         _check(self.hessian_tol > 0, "probe.hessian_tol", f"must be > 0 (got {self.hessian_tol})")
         _check(0 < self.rank_tol < 1, "probe.rank_tol", f"must be in (0, 1) (got {self.rank_tol})")
         _check(self.fourier_top_k >= 1, "probe.fourier_top_k", f"must be >= 1 (got {self.fourier_top_k})")
+        _one_of(self.fourier_order, "probe.fourier_order", FOURIER_ORDERS)
 
 
 @dataclass(frozen=True)

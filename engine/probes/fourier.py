@@ -6,7 +6,7 @@ from typing import Any
 
 import torch
 
-from engine.config import RunConfig
+from engine.config import ConfigError, RunConfig, is_prime
 from engine.probes.base import Blocks, Probe
 
 
@@ -16,6 +16,32 @@ def embedding_spectrum(e: torch.Tensor) -> torch.Tensor:
     The DFT runs over the token axis, unnormalised; the other frequencies mirror these (k and p−k are conjugate).
     """
     return torch.fft.rfft(e.detach().to("cpu", torch.float64), dim=0).abs().pow(2).sum(1).sqrt()  # (p, d) -> (⌊p/2⌋+1,)
+
+
+def primitive_root(p: int) -> int:
+    """The smallest generator g of the multiplicative group mod a prime p: g^((p-1)/q) ≠ 1 for every prime q | p-1."""
+    n, factors, q = p - 1, set(), 2
+    while q * q <= n:
+        while n % q == 0:
+            factors.add(q)
+            n //= q
+        q += 1
+    if n > 1:
+        factors.add(n)
+    return next(g for g in range(2, p) if all(pow(g, (p - 1) // f, p) != 1 for f in factors)) if p > 2 else 1
+
+
+def token_order(cfg: RunConfig) -> torch.Tensor:
+    """Rows of E in the order the DFT reads them. `token`: 0..p-1. `dlog`: 1, g, g², …, g^(p-2) mod p, the
+    nonzero tokens by discrete logarithm: a ↦ log_g a turns a·b into log a + log b (mod p-1), so on mul
+    and div the model's Fourier features live on this axis, not on the token values (Fig. 11)."""
+    p = cfg.data.p
+    if cfg.probe.fourier_order == "token":
+        return torch.arange(p)
+    if not is_prime(p):
+        raise ConfigError(f"probe.fourier_order: dlog needs a prime data.p (got {p})")
+    g = primitive_root(p)
+    return torch.tensor([pow(g, k, p) for k in range(p - 1)])
 
 
 def top_k_share(spectrum: torch.Tensor, k: int) -> float:
@@ -35,9 +61,10 @@ class FourierProbe(Probe):
     def __init__(self, cfg: RunConfig, blocks: Blocks) -> None:
         super().__init__(cfg.probe.fourier_every if blocks.e_names else 0)
         self.blocks, self.p, self.k = blocks, cfg.data.p, cfg.probe.fourier_top_k
+        self.order = token_order(cfg)
         self.columns = ["fourier_top"]
 
     @torch.no_grad()
     def measure(self, step: int) -> dict[str, Any]:
-        spec = embedding_spectrum(self.blocks.E[: self.p])  # operand tokens 0..p-1 only
+        spec = embedding_spectrum(self.blocks.E[self.order])  # operand tokens only, in probe.fourier_order
         return {"fourier_top": top_k_share(spec, self.k), "fourier": tuple(spec.tolist())}

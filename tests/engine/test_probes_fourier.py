@@ -58,3 +58,45 @@ def test_med_on_hand_built_embeddings() -> None:
     circle = torch.stack([t.cos(), t.sin()], 1)
     assert main_embedding_difference(circle) == pytest.approx(2 * math.sin(math.pi / p), rel=1e-12)
     assert main_embedding_difference(torch.ones(5, 3)) == 0.0
+
+
+def test_primitive_roots() -> None:
+    from engine.probes.fourier import primitive_root
+
+    assert [primitive_root(p) for p in (3, 5, 7, 11, 13, 97)] == [2, 2, 3, 2, 2, 5]
+
+
+def test_dlog_order_puts_a_multiplicative_character_at_one_frequency() -> None:
+    """e_a = cos(2πk·log_g a/(p-1)) u + sin(...) w is one frequency on the dlog axis and spread on the token axis."""
+    from engine.config import ConfigError, RunConfig, apply_overrides
+    from engine.probes.fourier import token_order
+
+    p, k = 97, 7
+    cfg = apply_overrides(RunConfig(), {"data.p": p, "probe.fourier_order": "dlog"})
+    order = token_order(cfg)
+    assert order[:3].tolist() == [1, 5, 25] and sorted(order.tolist()) == list(range(1, p))
+    log = torch.zeros(p, dtype=torch.float64)
+    log[order] = torch.arange(p - 1, dtype=torch.float64)
+    g = torch.Generator().manual_seed(2)
+    u, w = torch.randn(2, 6, generator=g, dtype=torch.float64)
+    e = (
+        torch.cos(2 * math.pi * k * log / (p - 1))[:, None] * u
+        + torch.sin(2 * math.pi * k * log / (p - 1))[:, None] * w
+    )
+    dlog = embedding_spectrum(e[order])
+    assert dlog.shape == ((p - 1) // 2 + 1,) and int(dlog[1:].argmax()) + 1 == k
+    assert top_k_share(dlog, 1) > 0.999
+    assert top_k_share(embedding_spectrum(e[token_order(RunConfig())]), 5) < 0.5
+    with pytest.raises(ConfigError, match="probe.fourier_order"):
+        token_order(apply_overrides(RunConfig(), {"data.op": "add", "data.p": 9, "probe.fourier_order": "dlog"}))
+
+
+def test_fourier_probe_reads_the_dlog_axis_in_a_run() -> None:
+    from engine.events import FourierLogged
+    from engine.trainer import Trainer
+    from tests.conftest import tiny_config
+
+    for order, n in (("token", 11 // 2 + 1), ("dlog", 10 // 2 + 1)):
+        cfg = tiny_config(data__p=11, data__op="div", probe__fourier_every=10, probe__fourier_order=order)
+        spectra = [e.norms for e in Trainer(cfg) if isinstance(e, FourierLogged)]
+        assert spectra and all(len(s) == n for s in spectra)
