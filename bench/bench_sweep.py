@@ -20,9 +20,10 @@ import time
 
 from engine.config import RunConfig, apply_overrides
 from engine.sweep.events import MemberEnded
-from engine.sweep.member import member_spec, run_members
+from engine.sweep.member import member_spec
 from engine.sweep.pool import Sweep, default_workers
 from engine.sweep.spec import Group, expand, parse_sweep
+from engine.sweep.task import run_members
 
 
 def make_group(root: str, runs: int, steps: int) -> Group:

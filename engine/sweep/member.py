@@ -107,21 +107,3 @@ def run_member(spec: MemberSpec, notify: Notify | None, stop: Stopped) -> dict[s
     row = results_row(spec.id, run.summary, max_steps=run.cfg.train.max_steps, run_dir=run.dir.name, tally=tally)
     say(MemberEnded(spec.id, row))
     return row
-
-
-def run_members(specs: list[MemberSpec], notify: Notify | None, stop: Stopped) -> list[dict[str, Any]]:
-    """Run a task's members: as one batched model when they share shapes on a GPU, else one by one.
-
-    Members not started when `stop()` turns true stay missing; `--resume` runs them.
-    """
-    if len(specs) > 1:
-        from engine.sweep.batched import batchable, run_batch
-
-        if batchable(specs):
-            return run_batch(specs, notify, stop)
-    rows = []
-    for s in specs:
-        if stop():
-            break
-        rows.append(run_member(s, notify, stop))
-    return rows

@@ -22,8 +22,9 @@ from engine.rundir import RunLock, lock_holder
 from engine.sweep.batched import plan
 from engine.sweep.drain import Backend, Outcome, drain
 from engine.sweep.events import MemberEnded, SweepEvent
-from engine.sweep.member import MemberSpec, prepare, run_members
+from engine.sweep.member import MemberSpec, prepare
 from engine.sweep.spec import Group
+from engine.sweep.task import run_members
 
 PARENT_POLL_S = 0.5  # a pool worker checks this often that the sweep process still exists
 ORPHAN_GRACE_S = 60.0  # an orphaned worker exits at the latest this long after its parent died

@@ -13,7 +13,8 @@ from engine.config import ConfigError
 from engine.sweep.batched import plan
 from engine.sweep.drain import Outcome
 from engine.sweep.events import SweepEvent
-from engine.sweep.member import MemberSpec, run_members
+from engine.sweep.member import MemberSpec
+from engine.sweep.task import run_members
 
 STOP_WAIT_S = 60.0  # how long `close` waits for stopped tasks to write their last rows
 

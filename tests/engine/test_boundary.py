@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from pathlib import Path
+
+ENGINE = Path(__file__).resolve().parents[2] / "engine"
 
 
 def test_engine_imports_no_ui() -> None:
@@ -15,6 +18,34 @@ def test_engine_imports_no_ui() -> None:
         "list(Trainer(cfg))\n"
         "bad = [m for m in ('textual', 'typer', 'rich', 'grok_tui') if m in sys.modules]\n"
         "assert not bad, bad\n"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_every_engine_module_imports_without_a_ui() -> None:
+    """Every module of engine/, found by walking the package (as harlequin's test_import_hygiene.py does)."""
+    code = (
+        "import importlib, pkgutil, sys, engine\n"
+        "names = [m.name for m in pkgutil.walk_packages(engine.__path__, 'engine.')]\n"
+        "for name in names:\n"
+        "    importlib.import_module(name)\n"
+        "assert len(names) > 40 and 'engine.sweep.pool' in names, names\n"
+        "bad = [m for m in ('textual', 'typer', 'rich', 'grok_tui') if m in sys.modules]\n"
+        "assert not bad, bad\n"
+        "print(len(names))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True)
+    assert int(out.stdout) == sum(1 for p in ENGINE.rglob("*.py") if p.name != "__init__.py") + sum(
+        1 for p in ENGINE.rglob("__init__.py") if p.parent != ENGINE
+    )
+
+
+def test_sweep_process_modules_import_no_torch() -> None:
+    """`grok sweep` and `grok report` run in a process that never imports torch: only the members' workers do."""
+    code = (
+        "import sys\n"
+        "import engine.sweep.pool, engine.sweep.ray, engine.sweep.report, engine.sweep.spec\n"
+        "assert 'torch' not in sys.modules\n"
     )
     subprocess.run([sys.executable, "-c", code], check=True)
 

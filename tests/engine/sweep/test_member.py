@@ -10,8 +10,9 @@ import pytest
 import torch
 
 from engine.sweep.events import MemberEnded, MemberProgressed, MemberStarted, SweepEvent
-from engine.sweep.member import MemberSpec, adopted_row, prepare, run_member, run_members
+from engine.sweep.member import MemberSpec, adopted_row, prepare, run_member
 from engine.sweep.spec import Group, expand, parse_sweep
+from engine.sweep.task import run_members
 from tests.conftest import tiny_config
 
 
