@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+import io
 import json
 import os
 import signal
@@ -14,7 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.cli.conftest import DATA
+from engine.run import load_checkpoint
+from tests.cli.conftest import DATA, grok
 
 SWEEP = str(DATA / "tiny_sweep.toml")
 pytestmark = pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads process groups from /proc")
@@ -134,7 +136,19 @@ def test_signal_stops_the_sweep_cleanly(tmp_path: Path, sig: int, to_group: bool
         sw.kill()
 
 
+def metrics_rows(d: Path) -> list[dict[str, str]]:
+    with open(d / "metrics.csv", newline="") as fh:
+        return list(csv.DictReader(fh))
+
+
+def on_cadence(rows: list[dict[str, str]], every: int = 20) -> dict[int, dict[str, str]]:
+    """Evaluation rows by step (tiny_sweep.toml evaluates every 20 steps), the stop step's row aside."""
+    return {int(r["step"]): r for r in rows if int(r["step"]) % every == 0}
+
+
 def test_resume_after_a_group_signal_runs_what_is_missing(tmp_path: Path) -> None:
+    """Whatever the timing: a member the signal caught is interrupted and continues from its checkpoint
+    in its own directory; one that had finished already is not run again."""
     sw = Sweep(tmp_path, "--config", SWEEP, "--seeds", "1", "--steps", "600", "--out", str(tmp_path))
     try:
         sw.wait_started(1)
@@ -144,20 +158,78 @@ def test_resume_after_a_group_signal_runs_what_is_missing(tmp_path: Path) -> Non
         sw.kill()
     g = group_dir(tmp_path)
     before = results(g)
-    assert before and all(r["status"] == "interrupted" for r in before.values())
+    assert before and {r["status"] for r in before.values()} <= {"interrupted", "finished"}
+    kept = {d: on_cadence(metrics_rows(g / d)) for d, r in before.items() if r["status"] == "interrupted"}
+    done = [d for d, r in before.items() if r["status"] == "finished"]
     again = Sweep(tmp_path, "--resume", str(g))
     try:
         assert again.finish(timeout=300) == 0, again.stderr()
     finally:
         again.kill()
-    assert "4 of 4 members to run" in again.stdout()
+    assert f"{4 - len(done)} of 4 members to run" in again.stdout()
     after = results(g)
     assert len(after) == 4 and {r["status"] for r in after.values()} == {"finished"}
     assert set(before) <= set(after)  # interrupted members continued in their own run directories
-    for run_dir in before:
-        with open(g / run_dir / "metrics.csv", newline="") as fh:
-            steps = [int(r["step"]) for r in csv.DictReader(fh)]
-        assert steps == sorted(set(steps)) and steps[-1] == 600
+    for run_dir, rows in kept.items():
+        now = on_cadence(metrics_rows(g / run_dir))
+        assert sorted(now) == list(range(0, 601, 20))
+        assert all(now[step] == row for step, row in rows.items())  # continued, not rerun: wall_s kept
+    assert sorted(p.name for p in g.iterdir() if p.is_dir()) == sorted(after)
+
+
+@pytest.mark.parametrize("whole_group", [False, True], ids=["parent", "parent-and-workers"])
+def test_resume_after_sigkill_adopts_continues_and_leaves_no_orphans(tmp_path: Path, whole_group: bool) -> None:
+    """D4: `grok sweep` SIGKILLed (alone, or with its workers) once a member has a checkpoint. On
+    --resume a member whose run had ended is adopted from its summary.json, one with a checkpoint
+    continues from it, and the group holds exactly one run directory per member."""
+    sw = Sweep(tmp_path, "--config", SWEEP, "--seeds", "1", "--steps", "400", "--out", str(tmp_path))
+    try:
+        sw.wait_started(1)
+        g = group_dir(tmp_path)
+        deadline = time.monotonic() + 180
+        while not list(g.glob("*/checkpoint.pt")):
+            assert sw.proc.poll() is None, sw.stderr()
+            assert time.monotonic() < deadline, "no member wrote a checkpoint"
+            time.sleep(0.05)
+        if whole_group:
+            os.killpg(sw.proc.pid, signal.SIGKILL)  # nobody stops anything: summaries say `running`
+        else:
+            sw.proc.kill()  # the orphaned workers stop their members as interrupted, then exit
+        sw.finish()
+        wait_group_gone(sw.proc.pid, timeout=90)
+    finally:
+        sw.kill()
+    recorded = results(g) if (g / "results.csv").exists() else {}
+    ended, kept = [], {}
+    for d in sorted(p for p in g.iterdir() if p.is_dir()):
+        status = json.loads((d / "summary.json").read_text())["status"] if (d / "summary.json").exists() else ""
+        if status == "finished":
+            ended.append((d.name, (d / "metrics.csv").read_bytes()))
+        elif (d / "checkpoint.pt").exists():
+            step = load_checkpoint(d)["step"]  # rows past it were written after the last checkpoint
+            kept[d.name] = {s: r for s, r in on_cadence(metrics_rows(d)).items() if s <= step}
+    assert ended or kept
+    again = Sweep(tmp_path, "--resume", str(g))
+    try:
+        assert again.finish(timeout=300) == 0, again.stderr()
+    finally:
+        again.kill()
+    assert f"{4 - sum(r['status'] == 'finished' for r in recorded.values())} of 4 members to run" in again.stdout()
+    after = results(g)
+    members = json.loads((g / "group.json").read_text())["members"]
+    assert sorted(after) == sorted(m["dir"] for m in members)  # each member once, in its planned directory
+    assert sorted(p.name for p in g.iterdir() if p.is_dir()) == sorted(after)  # no orphans
+    assert {r["status"] for r in after.values()} == {"finished"} and {r["steps"] for r in after.values()} == {"400"}
+    for name, data in ended:  # adopted: not trained again
+        assert (g / name / "metrics.csv").read_bytes() == data
+    for name, rows in kept.items():  # continued from the checkpoint: the rows before it are kept
+        now = on_cadence(metrics_rows(g / name))
+        assert sorted(now) == list(range(0, 401, 20))
+        assert all(now[step] == row for step, row in rows.items())
+    export = grok("export", str(g))
+    assert export.returncode == 0, export.stderr
+    exported = {r["run"] for r in csv.DictReader(io.StringIO(export.stdout))}
+    assert exported == set(after)
 
 
 def test_workers_exit_when_the_parent_is_killed(tmp_path: Path) -> None:
