@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import difflib
 import functools
+import json
 import re
 import tomllib
 from dataclasses import dataclass, field
@@ -109,10 +110,10 @@ def load_file(path: Path, name: str | None = None, _seen: tuple[str, ...] = ()) 
     return Preset(stem, str(desc), cfg, path, dict(sweep), str(doc.get("wall_time", "")))
 
 
-def _replace_meta(cfg: RunConfig, **kw: str) -> RunConfig:
+def _replace_meta(cfg: RunConfig, preset: str, description: str) -> RunConfig:
     import dataclasses
 
-    return dataclasses.replace(cfg, **kw)
+    return dataclasses.replace(cfg, preset=preset, description=description)
 
 
 def load_preset(name: str, _seen: tuple[str, ...] = ()) -> Preset:
@@ -160,3 +161,26 @@ def resolve_config(
     if device is not None:
         sets["train.device"] = device
     return apply_overrides(p.config, sets), p.sweep
+
+
+def _toml_value(v: Any) -> str:
+    """A TOML value: inline tables with quoted keys (`"optim.lr" = 1e-3`), arrays, strings, numbers."""
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, str):
+        return json.dumps(v)  # a TOML basic string: the same escapes as JSON
+    if isinstance(v, dict):
+        return "{" + ", ".join(f"{json.dumps(str(k))} = {_toml_value(x)}" for k, x in v.items()) + "}"
+    if isinstance(v, list | tuple):
+        return "[" + ", ".join(_toml_value(x) for x in v) + "]"
+    return repr(v)
+
+
+def preset_toml(p: Preset) -> str:
+    """What `grok presets NAME` prints: the resolved config and its [sweep] table, loadable by --config."""
+    from engine.config import to_toml
+
+    text = to_toml(p.config)
+    if p.sweep:
+        text += "\n[sweep]\n" + "".join(f"{json.dumps(k)} = {_toml_value(v)}\n" for k, v in p.sweep.items())
+    return text

@@ -64,9 +64,6 @@ def load_checkpoint(run_dir: Path) -> dict[str, Any]:
     A checkpoint holds only dicts, lists, tensors, strings and numbers; anything else (a pickle that
     calls a function, a truncated or foreign file) is refused with a one-line ConfigError.
     """
-    import pickle
-    import zipfile
-
     import torch
 
     path = run_dir / CHECKPOINT
@@ -74,11 +71,11 @@ def load_checkpoint(run_dir: Path) -> dict[str, Any]:
         raise ConfigError(f"{run_dir}: no {CHECKPOINT} to resume from")
     try:
         state = torch.load(path, map_location="cpu", weights_only=True)
-    except (pickle.UnpicklingError, RuntimeError, EOFError, ValueError, zipfile.BadZipFile, AttributeError) as e:
+    except (PermissionError, IsADirectoryError) as e:
+        raise ConfigError(f"{path}: cannot read: {e.strerror or e}") from None
+    except Exception as e:  # noqa: BLE001 - unpickling refused, a bad zip, a truncated file (EINVAL), ...
         reason = clean_text(str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__)
         raise ConfigError(f"{path}: not a grok-tui checkpoint ({reason[:200]})") from None
-    except OSError as e:
-        raise ConfigError(f"{path}: cannot read: {e.strerror or e}") from None
     if not isinstance(state, dict) or not {"step", "model", "opt", "rng"} <= state.keys():
         raise ConfigError(f"{path}: not a grok-tui checkpoint (missing its step, model, optimizer or RNG state)")
     return state

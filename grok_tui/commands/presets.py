@@ -16,17 +16,10 @@ def register(app: typer.Typer) -> None:
         name: Annotated[str | None, typer.Argument(help="Print this preset's resolved config.")] = None,
     ) -> None:
         """List every preset with its description, or print one as TOML."""
-        from engine.config import to_toml
-        from engine.presets import all_presets, load_preset
+        from engine.presets import all_presets, load_preset, preset_toml
 
         if name:
-            p = load_preset(name)
-            text = to_toml(p.config)
-            if p.sweep:
-                import json
-
-                text += "\n[sweep]\n" + "".join(f"{k} = {json.dumps(v)}\n" for k, v in p.sweep.items())
-            typer.echo(text, nl=False)
+            typer.echo(preset_toml(load_preset(name)), nl=False)
             return
         items = all_presets()
         width = max(len(p.name) for p in items)
