@@ -109,7 +109,7 @@ def _starved_pick(
     is_starved[starved] = True
     touches = is_starved[pairs[pool, 0]] | is_starved[pairs[pool, 1]]
     used = np.zeros(cfg.p, dtype=np.int64)
-    kept = []
+    kept: list[int] = []
     for i in rng.permutation(pool[touches]):
         toks = {int(t) for t in pairs[i] if is_starved[t]}
         if all(used[t] < cfg.starve_m for t in toks) and len(kept) < n:

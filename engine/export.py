@@ -100,7 +100,8 @@ def resolve(paths: Iterable[str | Path | Source]) -> list[Source]:
 
 def _run_meta(run_dir: Path) -> dict[str, str]:
     doc = read_config_doc(run_dir)
-    train = doc.get("train") if isinstance(doc.get("train"), dict) else {}
+    train = doc.get("train")
+    train = train if isinstance(train, dict) else {}
     return {"run": _text(run_dir.name), "preset": _cell(doc.get("preset", "")), "seed": _cell(train.get("seed"))}
 
 

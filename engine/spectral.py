@@ -56,8 +56,8 @@ def reader_matrix(w: torch.Tensor, d: int) -> torch.Tensor | None:
 
 def stacked_w(ws: list[torch.Tensor], d: int) -> torch.Tensor | None:
     """The W matrices that read E, stacked along their outputs: one map from the E-space to all of them."""
-    mats = [reader_matrix(w.detach(), d) for w in ws]
-    if not mats or any(m is None for m in mats) or len({m.shape[1] for m in mats}) != 1:
+    mats = [m for m in (reader_matrix(w.detach(), d) for w in ws) if m is not None]
+    if not mats or len(mats) != len(ws) or len({m.shape[1] for m in mats}) != 1:
         return None
     return torch.cat(mats, 0)
 

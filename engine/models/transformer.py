@@ -13,6 +13,7 @@ alone; the logits are the same as a full-sequence pass (tests/engine/test_transf
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 
 import torch
 import torch.nn.functional as F
@@ -20,7 +21,7 @@ from torch import nn
 
 from engine.config import RunConfig
 
-_ACT = {"relu": F.relu, "gelu": F.gelu}
+_ACT: dict[str, Callable[[torch.Tensor], torch.Tensor]] = {"relu": F.relu, "gelu": F.gelu}
 
 # Where LN acts, per placement (docs/TRANSFORMER.md): on the inputs of W_Q, W_K (qk), of W_V (v),
 # on the MLP input (mlp), or after each residual sum (post).
@@ -84,17 +85,17 @@ class Block(nn.Module):
 
     def forward(self, x0: torch.Tensor) -> torch.Tensor:
         """x0 (B, L, d) -> the `=` row of the residual stream after the block, (B, d)."""
-        ln = self.layernorm
-        normed = self.ln_attn(x0) if ln in LN_QK + LN_V else x0
+        ln, ln_attn, ln_mlp = self.layernorm, self.ln_attn, self.ln_mlp  # an LN exists where `ln` uses it
+        normed = ln_attn(x0) if ln_attn is not None and ln in LN_QK + LN_V else x0
         qk_in = normed if ln in LN_QK else x0  # qk: LN on the query/key inputs only
         v_in = normed if ln in LN_V else x0  # v: LN on the value input only
         r1 = x0[:, -1] + self.attn(qk_in[:, -1], qk_in, v_in)  # x1 = x0 + Attn(·), `=` row
-        if ln == "post":
-            r1 = self.ln_attn(r1)  # x1 = LN(x0 + Attn(x0))
-        mlp_in = self.ln_mlp(r1) if ln in LN_MLP else r1
+        if ln_attn is not None and ln == "post":
+            r1 = ln_attn(r1)  # x1 = LN(x0 + Attn(x0))
+        mlp_in = ln_mlp(r1) if ln_mlp is not None and ln in LN_MLP else r1
         r2 = r1 + self.mlp(mlp_in)  # x2 = x1 + MLP(·)
-        if ln == "post":
-            r2 = self.ln_mlp(r2)  # x2 = LN(x1 + MLP(x1))
+        if ln_mlp is not None and ln == "post":
+            r2 = ln_mlp(r2)  # x2 = LN(x1 + MLP(x1))
         return r2
 
 

@@ -64,12 +64,20 @@ class Blocks:
     def of(cls, model: nn.Module, cfg: RunConfig, params: dict[str, torch.Tensor] | None = None) -> Blocks:
         """E and W of `model`, read from `params` (default: the model's own parameters)."""
         e = embedding_names(model)
-        ps = dict(model.named_parameters()) if params is None else params
+        ps: dict[str, torch.Tensor] = dict(model.named_parameters()) if params is None else params
         return cls(ps, e[:1], [n for n in w_names(model, cfg) if n not in e])
 
     @property
     def E(self) -> torch.Tensor | None:
         return self.params[self.e_names[0]].detach() if self.e_names else None
+
+    @property
+    def embedding(self) -> torch.Tensor:
+        """E, for the probes that are on only when the model has one."""
+        E = self.E
+        if E is None:
+            raise ValueError("this probe needs the embedding E, and the model has none")
+        return E
 
     @property
     def Ws(self) -> list[torch.Tensor]:

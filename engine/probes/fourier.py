@@ -66,5 +66,5 @@ class FourierProbe(Probe):
 
     @torch.no_grad()
     def measure(self, step: int) -> dict[str, Any]:
-        spec = embedding_spectrum(self.blocks.E[self.order])  # operand tokens only, in probe.fourier_order
+        spec = embedding_spectrum(self.blocks.embedding[self.order])  # operand tokens only, in probe.fourier_order
         return {"fourier_top": top_k_share(spec, self.k), "fourier": tuple(spec.tolist())}

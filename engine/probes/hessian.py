@@ -109,7 +109,7 @@ def block_hvp(
         for n, shape, size in shapes:
             tangent[n] = v[i : i + size].view(shape)
             i += size
-        _, hv = jvp(grad_fn, (block,), (tangent,))  # forward over reverse: d/dε ∇L(B + εv)
+        hv = jvp(grad_fn, (block,), (tangent,))[1]  # forward over reverse: d/dε ∇L(B + εv)
         return torch.cat([hv[n].reshape(-1) for n, _, _ in shapes])
 
     return hvp, sum(size for _, _, size in shapes)

@@ -28,4 +28,4 @@ class MedProbe(Probe):
 
     @torch.no_grad()
     def measure(self, step: int) -> dict[str, Any]:
-        return {"med": main_embedding_difference(self.blocks.E[: self.p])}
+        return {"med": main_embedding_difference(self.blocks.embedding[: self.p])}

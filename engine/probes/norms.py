@@ -33,7 +33,7 @@ class NormProbe(Probe):
         b = self.blocks
         out: dict[str, Any] = {}
         if b.e_names:
-            out["norm_E"] = frobenius([b.E])
+            out["norm_E"] = frobenius([b.embedding])
         if b.w_names:
             out["norm_W"] = frobenius(b.Ws)
         out["norm_all"] = frobenius([p.detach() for p in b.params.values()])
@@ -56,7 +56,7 @@ class UpdateProbe(Probe):
 
     @torch.no_grad()
     def measure(self, step: int) -> dict[str, Any]:
-        now = [self.blocks.E, *self.blocks.Ws]
+        now = [self.blocks.embedding, *self.blocks.Ws]
         ratio = NAN
         if self.snapshot is not None:
             d_e = frobenius([now[0] - self.snapshot[0].to(now[0])])
@@ -72,4 +72,4 @@ class UpdateProbe(Probe):
     def load_state_dict(self, s: dict[str, Any]) -> None:
         super().load_state_dict(s)
         snap = s.get("snapshot")
-        self.snapshot = [t.to(self.blocks.E.device) for t in snap] if snap is not None else None
+        self.snapshot = [t.to(self.blocks.embedding.device) for t in snap] if snap is not None else None

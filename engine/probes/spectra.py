@@ -42,12 +42,11 @@ class RankProbe(Probe):
         else:  # the raw MLP: W reads the 4 numbers directly
             W = torch.cat([w.reshape(w.shape[0], -1) for w in Ws], 0) if Ws else None
         spectra: dict[str, torch.Tensor | None] = {"W": singular_values(W) if W is not None else None}
-        if E is not None:
-            spectra["E"] = singular_values(E)
-            spectra["EW"] = singular_values(ew_matrix(E, W, b.d)) if W is not None else None
         out: dict[str, Any] = {}
         if E is not None:
-            out["sigma_E"] = float(spectra["E"][0])
+            s_e = spectra["E"] = singular_values(E)
+            spectra["EW"] = singular_values(ew_matrix(E, W, b.d)) if W is not None else None
+            out["sigma_E"] = float(s_e[0])
         # σmax(W) as adaptive Adam-LR uses it: the largest over the W matrices (one for the MLP).
         out["sigma_W"] = max(sigma_max(w) for w in Ws) if len(Ws) > 1 else _first(spectra["W"])
         if E is not None:
