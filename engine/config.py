@@ -74,6 +74,8 @@ def _one_of(value: str, name: str, choices: tuple[str, ...]) -> None:
 
 @dataclass(frozen=True)
 class DataConfig:
+    """[data]: the modular-arithmetic task and how its pairs split into train and test (§3.3, §4.2, §5.1)."""
+
     op: str = "mul"  # (a op b) mod p; "poly" is a^2 + ab + b^2 (beyond-progress-measures.md)
     p: int = 97  # modulus; the paper's P (§3.3)
     frac_test: float = 0.2  # held out at random first (§5.1)
@@ -142,6 +144,8 @@ class DataConfig:
 
 @dataclass(frozen=True)
 class ModelConfig:
+    """[model]: the network, the MLPs of eq. 1 and eq. 2 or a one-layer transformer, and its widths."""
+
     kind: str = "mlp_embed"  # mlp_raw (eq. 1), mlp_embed (eq. 2), mlp_onehot (one-hot tokens, no E) or transformer
     bias: bool = True  # biases in every Linear of the MLPs (false: the grokking-at-the-edge MLP)
     d_embed: int = 128  # d in E ∈ R^{V×d} (§5)
@@ -177,18 +181,20 @@ class ModelConfig:
 
 @dataclass(frozen=True)
 class OptimConfig:
+    """[optim]: the optimizer, its lr and weight decay, Adam-LR's c (§4.3, Prop. 4.1) and gradient filters."""
+
     name: str = "adam"  # adam (coupled L2, as in the paper) | adamw | sgd
     lr: float = 1e-3  # lr of every group but the embedding
     weight_decay: float = 1e-3  # the paper's 0.001 (§5)
     lr_ratio: float = 1.0  # c = lr_E / lr (Adam-LR, §4.3); 1 = plain optimizer
     adaptive: bool = False  # recompute c every adaptive_every steps (Prop. 4.1)
-    adaptive_every: int = 100
+    adaptive_every: int = 100  # steps between recomputations of c (and at step 0)
     kappa: float = 0.5  # c = kappa * σmax(E)/σmax(W) * f_W/f_E (eq. 24), clamped below
-    ratio_min: float = 1.0
+    ratio_min: float = 1.0  # adaptive c is clamped to [ratio_min, ratio_max]
     ratio_max: float = 100.0
-    betas: tuple[float, float] = (0.9, 0.999)
+    betas: tuple[float, float] = (0.9, 0.999)  # Adam's (β1, β2)
     momentum: float = 0.9  # sgd only
-    eps: float = 1e-8
+    eps: float = 1e-8  # Adam's ε in the denominator
     grokfast_alpha: float = 0.0  # Grokfast-EMA filter decay; 0 = off
     grokfast_lambda: float = 0.0  # Grokfast-EMA amplification
     orthogonal: bool = False  # ⊥Grad: drop the gradient component parallel to the weights
@@ -218,18 +224,20 @@ class OptimConfig:
 
 @dataclass(frozen=True)
 class TrainConfig:
+    """[train]: the loop: batches, budget, evaluation cadence, sampler, seed, device, early stop, checkpoints."""
+
     batch_size: int = 512  # 0 = full batch
-    max_steps: int = 20_000
+    max_steps: int = 20_000  # optimizer steps in the budget
     eval_every: int = 100  # full train and test sets are evaluated every eval_every steps
     sampler: str = "shuffle"  # shuffle | balanced (eq. 10) | gradient (eq. 19) | replacement (uniform, the control)
     # The paper leaves gamma open. In sampler_compare (skewed mul split, 2k steps, 3 seeds) gamma 1
     # never fit the training set (a few tokens took almost every draw); 4 and 16 generalized 3/3.
     gamma: float = 4.0  # gradient sampler temperature, p_i ∝ exp(L_i^2 / gamma) with L normalised to mean 1
-    seed: int = 0
+    seed: int = 0  # sets the split, the init and the batch order
     device: str = "auto"  # auto = cuda, then mps, then cpu
     target_val_acc: float = 0.99  # early stop once val_acc >= target ...
     patience: int = 0  # ... for this many evaluations in a row; 0 = never stop early
-    dtype: str = "float32"
+    dtype: str = "float32"  # float32 | float64 for parameters and activations
     loss: str = "ce"  # ce | stablemax
     checkpoint_every: int = 2000  # steps between checkpoints (also written on every exit)
     threads: int = 0  # torch intra-op threads; 0 = torch's default
@@ -290,15 +298,18 @@ class ProbeConfig:
 
 @dataclass(frozen=True)
 class RunConfig:
-    data: DataConfig = field(default_factory=DataConfig)
-    model: ModelConfig = field(default_factory=ModelConfig)
-    optim: OptimConfig = field(default_factory=OptimConfig)
-    train: TrainConfig = field(default_factory=TrainConfig)
-    probe: ProbeConfig = field(default_factory=ProbeConfig)
+    """Everything that defines a run: one group per TOML table, plus where it came from."""
+
+    data: DataConfig = field(default_factory=DataConfig)  # [data]
+    model: ModelConfig = field(default_factory=ModelConfig)  # [model]
+    optim: OptimConfig = field(default_factory=OptimConfig)  # [optim]
+    train: TrainConfig = field(default_factory=TrainConfig)  # [train]
+    probe: ProbeConfig = field(default_factory=ProbeConfig)  # [probe]
     preset: str = ""  # the preset this run came from, if any
-    description: str = ""
+    description: str = ""  # the preset's one-line description
 
     def to_dict(self) -> dict[str, Any]:
+        """The nested dict config.json holds (tuples as tuples; json writes them as lists)."""
         return dataclasses.asdict(self)
 
 

@@ -16,6 +16,8 @@ from engine.config import RunConfig
 
 
 class GradHook(Protocol):
+    """A gradient transform: calling it rewrites the parameters' `.grad` in place; its memory is its state."""
+
     def __call__(self) -> None: ...
 
     def state_dict(self) -> dict[str, Any]: ...

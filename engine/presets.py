@@ -25,10 +25,12 @@ PRESET_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]*")  # a file stem in presets
 
 @dataclass(frozen=True)
 class Preset:
-    name: str
-    description: str
-    config: RunConfig
-    path: Path
+    """A presets/<name>.toml file, loaded: its run config and, for a sweep, its [sweep] table."""
+
+    name: str  # the file's stem
+    description: str  # its one-line `description`
+    config: RunConfig  # the resolved config (base presets and tables applied)
+    path: Path  # the file it came from
     sweep: dict[str, Any] = field(default_factory=dict)  # the [sweep] table, if any
     wall_time: str = ""  # measured wall time at the default budget, shown by `grok presets`
 

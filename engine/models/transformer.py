@@ -60,6 +60,8 @@ class Attention(nn.Module):
 
 
 class MLP(nn.Module):
+    """The block's MLP: d -> d_mlp -> d with the configured activation."""
+
     def __init__(self, d: int, d_mlp: int, activation: str) -> None:
         super().__init__()
         self.fc_in = nn.Linear(d, d_mlp)
