@@ -179,9 +179,11 @@ class Sweep:
         self.stopping = False
 
     def stop(self) -> None:
+        """Stop early: running members end interrupted with a checkpoint, the others stay pending."""
         self.stopping = True
 
     def events(self) -> Iterator[SweepEvent]:
+        """Adopt what ended unrecorded, run the rest, and yield every member's events as they come."""
         if not self.members:
             return
         with RunLock(self.group.dir):

@@ -55,6 +55,8 @@ class RayBackend:
 
         @ray.remote(num_cpus=0)
         class StopFlag:
+            """An actor every task polls: set once, when the sweep stops."""
+
             def __init__(self) -> None:
                 self.value = False
 

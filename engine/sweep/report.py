@@ -86,6 +86,7 @@ def _fmt_summary(r: dict[str, Any]) -> dict[str, str]:
 
 
 def render_table(t: Table) -> str:
+    """A table as aligned text; a summary row shows medians with their IQR and `>N` for unreached."""
     if t.rows and "n" in t.rows[0]:
         shown = [{**{k: r[k] for k in t.keys}, **_fmt_summary(r)} for r in t.rows]
     else:
@@ -102,6 +103,7 @@ def render_table(t: Table) -> str:
 
 
 def render(group: Group) -> str:
+    """The whole report as `grok report` and the end of `grok sweep` print it."""
     tables, compare = build_tables(group)
     head = f"sweep {group.dir.name}: preset {group.preset or '-'}, {len(group.results())}/{len(group.members)} members"
     parts = [head + "\n"] + [render_table(t) for t in tables]

@@ -46,6 +46,7 @@ class ProbeTally:
         self.last: dict[str, float] = {}
 
     def add(self, row: Mapping[str, Any]) -> None:
+        """Take one evaluation's metrics row."""
         for k, v in row.items():
             if k not in self.base and isinstance(v, int | float) and math.isfinite(v):
                 self.first.setdefault(k, float(v))

@@ -220,6 +220,7 @@ class Group:
 
     @property
     def preset(self) -> str:
+        """The preset the group was made from ('' for a --config file without one)."""
         return str(self.doc.get("preset", ""))
 
     @property
@@ -228,6 +229,7 @@ class Group:
         return ["member", "arm", *self.spec.swept, "seed", *SUMMARY_FIELDS, "error", "run_dir"]
 
     def config(self, m: Member) -> RunConfig:
+        """The member's config: the group's base with the member's overrides, checked again."""
         return apply_overrides(self.base, m.overrides, f"{self.dir / GROUP_FILE} ({m.id})")
 
     def member_dir(self, m: Member) -> Path:

@@ -77,14 +77,25 @@ def test_ctrl_c_marks_running_members_interrupted(tmp_path: Path) -> None:
     proc = subprocess.Popen(
         [*cmd, "--out", str(tmp_path)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env
     )
-    assert proc.stdout is not None
-    deadline = time.monotonic() + 240
-    for line in proc.stdout:
-        if line.startswith("start ") or time.monotonic() > deadline:
-            break
-    time.sleep(1.0)
-    proc.send_signal(signal.SIGINT)
-    out, err = proc.communicate(timeout=120)
+    try:
+        assert proc.stdout is not None
+        started = ""
+        for line in proc.stdout:  # the first member's start line, or the end of the output if it never comes
+            if line.startswith("start "):
+                started = line.rsplit("-> ", 1)[1].strip()
+                break
+        assert started, proc.stderr.read() if proc.stderr else ""
+        ckpt = _group_dir(tmp_path) / started / "checkpoint.pt"
+        deadline = time.monotonic() + 240
+        while not ckpt.exists():  # the member trains: its first checkpoint is written
+            assert proc.poll() is None and time.monotonic() < deadline, f"no {ckpt}"
+            time.sleep(0.05)
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=120)
+    finally:
+        if proc.poll() is None:  # a failed wait: nothing outlives the test (its workers follow their parent)
+            proc.kill()
+            proc.communicate()
     assert proc.returncode == 130, err
     assert "grok sweep --resume" in out
     g = _group_dir(tmp_path)

@@ -97,6 +97,15 @@ def wait_group_gone(pgid: int, timeout: float = 30) -> None:
         time.sleep(0.2)
 
 
+def wait_checkpoints(sw: Sweep, g: Path, names: list[str], timeout: float = 180) -> None:
+    """Wait until each of these members has written a checkpoint: it trains, past its start-up."""
+    deadline = time.monotonic() + timeout
+    while not all((g / n / "checkpoint.pt").exists() for n in names):
+        assert sw.proc.poll() is None, sw.stderr()
+        assert time.monotonic() < deadline, f"no checkpoint in {names}: {sw.lines}"
+        time.sleep(0.05)
+
+
 def group_dir(out: Path) -> Path:
     (g,) = [p for p in out.iterdir() if p.name.endswith("-sweep")]
     return g
@@ -116,7 +125,7 @@ def test_signal_stops_the_sweep_cleanly(tmp_path: Path, sig: int, to_group: bool
     sw = Sweep(tmp_path, "--config", SWEEP, "--seeds", "1", "--steps", "20000", "--out", str(tmp_path))
     try:
         started = sw.wait_started(2)
-        time.sleep(0.5)
+        wait_checkpoints(sw, group_dir(tmp_path), started)
         if to_group:
             os.killpg(sw.proc.pid, sig)  # a terminal hang-up or `kill -- -PGID`: the workers get it too
         else:
@@ -236,7 +245,7 @@ def test_workers_exit_when_the_parent_is_killed(tmp_path: Path) -> None:
     sw = Sweep(tmp_path, "--config", SWEEP, "--seeds", "1", "--steps", "20000", "--out", str(tmp_path))
     try:
         started = sw.wait_started(2)
-        time.sleep(0.5)
+        wait_checkpoints(sw, group_dir(tmp_path), started)
         assert len(alive_in_group(sw.proc.pid)) >= 3  # the parent and two workers
         sw.proc.kill()  # SIGKILL: no handler runs, nobody sets the stop flag
         sw.finish()
