@@ -259,7 +259,7 @@ class Run:
             self.fault = str(e)
             self._abort("failed", self.fault, checkpoint=False)
             yield RunFinished("failed", self.summary, self.fault)
-        except Exception as e:  # an engine fault: record it, keep what was written
+        except Exception as e:  # noqa: BLE001 - an engine fault: record it, keep what was written
             msg = f"{type(e).__name__}: {e}"
             self._abort("failed", msg, traceback.format_exc())
             yield RunFinished("failed", self.summary, msg)

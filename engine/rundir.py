@@ -92,7 +92,7 @@ def lock_holder(path: str | Path) -> int | None:
     `RunLock`), so readers never make a writer fail.
     """
     try:
-        fh = open(Path(path) / LOCK_FILE)  # noqa: SIM115 - closed below on every path
+        fh = open(Path(path) / LOCK_FILE)  # closed below on every path
     except OSError:
         return None
     with fh:
@@ -134,7 +134,7 @@ class RunLock:
         if self._fh is not None:
             return self
         try:
-            fh = open(self.path / LOCK_FILE, "a+")  # noqa: SIM115 - kept open while the lock is held
+            fh = open(self.path / LOCK_FILE, "a+")  # kept open while the lock is held
         except OSError as e:
             raise RunDirError(f"{self.path}: cannot write run directory: {e.strerror or e}") from None
         deadline = time.monotonic() + self.RETRY_S

@@ -59,13 +59,13 @@ class GatheredFirstLayer(torch.autograd.Function):
     """h = Linear(Embedding(x).flatten(1)) via the tables T_l (see the module docstring)."""
 
     @staticmethod
-    def forward(ctx, x: torch.Tensor, E: torch.Tensor, W: torch.Tensor, b: torch.Tensor | None):  # noqa: ANN205
+    def forward(ctx, x: torch.Tensor, E: torch.Tensor, W: torch.Tensor, b: torch.Tensor | None):
         T = tables(E, W)
         ctx.save_for_backward(x, E, W)
         return gather_sum(T, x, b)
 
     @staticmethod
-    def backward(ctx, gh: torch.Tensor):  # noqa: ANN205
+    def backward(ctx, gh: torch.Tensor):
         x, E, W = ctx.saved_tensors
         V, d = E.shape
         H, Ld = W.shape

@@ -13,7 +13,7 @@ from engine.trainer import Trainer
 from tests.conftest import tiny_config
 
 
-def _all_tokens(cfg) -> torch.Tensor:  # noqa: ANN001
+def _all_tokens(cfg) -> torch.Tensor:
     return torch.as_tensor(D.tokens(cfg.data, D.operand_pairs(cfg.data)))
 
 
