@@ -13,10 +13,6 @@ EXIT_USAGE = 2
 EXIT_DIVERGED = 3
 
 
-class UserExit(SystemExit):
-    pass
-
-
 def fail(msg: str, code: int = EXIT_USAGE) -> None:
     try:
         print(f"error: {msg}", file=sys.stderr)
