@@ -3,6 +3,11 @@
 from __future__ import annotations
 
 import os
+import signal
+import sys
+import threading
+import time
+from collections.abc import Iterator
 
 import pytest
 import torch
@@ -33,3 +38,80 @@ def tiny_config(**over: object) -> RunConfig:
 @pytest.fixture
 def tiny() -> RunConfig:
     return tiny_config()
+
+
+# --- nothing outlives its test --------------------------------------------------------------------
+# A thread or a child process left running by a test can hang the whole run at exit (asyncio.run and
+# the interpreter both wait on non-daemon threads) or burn a core under every later test. Each test
+# gets OUTLIVE_S to let what it started end; whatever is still alive then fails that test by name,
+# and children are killed so that they cannot hang or slow the rest of the run.
+
+OUTLIVE_S = 10.0
+
+
+def _children() -> dict[int, str]:
+    """Live (not zombie) child processes of this process: pid -> command name, from /proc."""
+    out: dict[int, str] = {}
+    me = os.getpid()
+    for entry in os.scandir("/proc"):
+        if not entry.name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry.name}/stat") as fh:
+                stat = fh.read()
+        except OSError:
+            continue
+        name, _, rest = stat.rpartition(")")
+        fields = rest.split()
+        if len(fields) > 1 and int(fields[1]) == me and fields[0] != "Z" and not _shared_helper(entry.name):
+            out[int(entry.name)] = name.partition("(")[2]
+    return out
+
+
+def _shared_helper(pid: str) -> bool:
+    """multiprocessing's resource tracker and forkserver serve the whole session by design."""
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as fh:
+            cmd = fh.read()
+    except OSError:
+        return False
+    return b"resource_tracker" in cmd or b"forkserver" in cmd
+
+
+def _stray_threads(before: set[threading.Thread]) -> list[threading.Thread]:
+    return [t for t in threading.enumerate() if t not in before and t.is_alive() and not t.daemon]
+
+
+@pytest.fixture(autouse=True)
+def _nothing_outlives_its_test() -> Iterator[None]:
+    threads = set(threading.enumerate())
+    children = set(_children()) if os.path.isdir("/proc") else set()
+    yield
+    deadline = time.monotonic() + OUTLIVE_S
+    for t in _stray_threads(threads):
+        t.join(timeout=max(deadline - time.monotonic(), 0.0))
+    stray = _stray_threads(threads)
+    left: dict[int, str] = {}
+    if os.path.isdir("/proc"):
+        while (left := {p: n for p, n in _children().items() if p not in children}) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        for pid in left:
+            try:
+                os.kill(pid, signal.SIGKILL)
+                os.waitpid(pid, 0)
+            except (ChildProcessError, ProcessLookupError):
+                pass
+    problems = [f"thread {t.name!r} ({t.__class__.__name__})" for t in stray]
+    problems += [f"child process {pid} ({name}), killed" for pid, name in left.items()]
+    if problems:
+        pytest.fail(f"outlived the test by {OUTLIVE_S:.0f} s: {'; '.join(problems)}", pytrace=False)
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    """A non-daemon thread still running at the very end would hang the interpreter's exit: say which, and leave."""
+    stray = [t for t in threading.enumerate() if t is not threading.main_thread() and t.is_alive() and not t.daemon]
+    if stray:
+        names = ", ".join(repr(t.name) for t in stray)
+        sys.stderr.write(f"\nerror: non-daemon thread(s) still running after the session: {names}; exiting\n")
+        sys.stderr.flush()
+        os._exit(1)
