@@ -3,8 +3,13 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import dataclasses
+import os
+import signal
+import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +23,7 @@ from textual.worker import Worker, get_current_worker
 from engine.config import RunConfig
 from grok_tui import runner
 from grok_tui.charts import views
+from grok_tui.commands import signals
 from grok_tui.rundata import RunData
 from grok_tui.widgets.bar_chart import BarChart
 from grok_tui.widgets.chart import Chart
@@ -28,6 +34,10 @@ from grok_tui.widgets.status_bar import StatusBar
 WIDE = 120  # columns from which paired charts sit side by side
 BIG = (150, 44)  # from this size the overview of every chart is the first view
 QUIT_WAIT_S = 1.5  # the engine gets this long to close its log before the app exits anyway
+# A dropped SSH connection (SIGHUP), a `kill` (SIGTERM) or SIGINT close the run as `q` does:
+# status interrupted, a checkpoint at the current step, every row kept.
+HANGUP_WAIT_S = 60.0  # after SIGHUP, the engine gets this long to checkpoint (a Hessian probe may be running)
+STOP_SIGNALS = tuple(getattr(signal, name) for name in signals.STOP_SIGNALS if hasattr(signal, name))
 # While a run trains, the UI thread may use at most this share of one core (measured with
 # time.thread_time(), so compositing and input count too); charts that would exceed it wait.
 # Training and UI share the machine's cores: the naive TUI ran at 0.78x headless (docs/TUI.md).
@@ -45,17 +55,48 @@ class GrokApp(App[None]):
     TITLE = "grok-tui"
     ENABLE_COMMAND_PALETTE = False
     BINDINGS = [
+        # `?` and `q` first: a narrow footer keeps them
+        Binding("question_mark", "help", "help", key_display="?", tooltip="this help"),
+        Binding("q", "quit", "quit", tooltip="quit: stop the engine, log the run as interrupted"),
         Binding("space", "pause", "pause", key_display="␣", tooltip="pause or resume training"),
         Binding("s", "stop", "stop", tooltip="stop: finish the run cleanly (status finished)"),
         Binding("r", "restart", "rerun", tooltip="restart with the same config and the next seed"),
-        Binding("n", "new", "new", tooltip="new run from the preset picker"),
+        Binding("n", "new", "new", tooltip="new run from the preset picker (probes included)"),
         Binding("e", "export", "csv", tooltip="export the run to CSV beside its run directory"),
         Binding("l", "toggle_log", "log", tooltip="toggle the log / linear step axis"),
         Binding("o", "toggle_loss", "loss", tooltip="show loss instead of accuracy (narrow terminals)"),
         Binding("t", "next_view", "view", tooltip="next view: Training, Tokens, Curvature, Spectra, Fourier, All"),
-        Binding("c", "compare", "compare", tooltip="overlay validation accuracy of several runs"),
-        Binding("question_mark", "help", "help", key_display="?", tooltip="this help"),
-        Binding("q", "quit", "quit", tooltip="quit: stop the engine, log the run as interrupted"),
+        Binding("c", "compare", "compare", tooltip="overlay a column (y cycles it) of several runs"),
+        Binding(
+            "comma",
+            "cursor(-0.01)",
+            "cursor",
+            key_display=",",
+            tooltip="cursor left: every chart of the view reads its values",
+        ),
+        Binding("full_stop", "cursor(0.01)", "cursor", key_display=".", show=False, tooltip="cursor right"),
+        Binding("less_than_sign", "cursor(-0.1)", "cursor", key_display="<", show=False, tooltip="cursor 10× left"),
+        Binding("greater_than_sign", "cursor(0.1)", "cursor", key_display=">", show=False, tooltip="cursor 10× right"),
+        Binding("z", "zoom", "zoom", tooltip="zoom in: around the cursor, or onto the steps run so far"),
+        Binding("Z", "unzoom", "unzoom", show=False, tooltip="zoom out to the whole run (and hide the cursor)"),
+        Binding("m", "smooth", "smooth", tooltip="EMA smoothing of the step charts: off, 0.6, 0.9 (raw faint)"),
+        Binding(
+            "left_square_bracket",
+            "scrub(-1)",
+            "scrub",
+            key_display="[",
+            tooltip="time scrubber: Tokens, heat map, Fourier one evaluation back",
+        ),
+        Binding(
+            "right_square_bracket",
+            "scrub(1)",
+            "scrub",
+            key_display="]",
+            show=False,
+            tooltip="scrub forward (past the last: follow the run again)",
+        ),
+        Binding("escape", "escape", "hide cursor", key_display="esc", show=False, tooltip="hide the cursor"),
+        Binding("ctrl+c", "quit", "quit", show=False, priority=True, tooltip="quit, as q does"),
     ]
 
     def __init__(
@@ -68,9 +109,15 @@ class GrokApp(App[None]):
         run_factory: runner.RunFactory = runner.make_run,
         redraw_hz: float = 5.0,
         ui_share: float = UI_SHARE,
+        resume: runner.RunFactory | None = None,
     ) -> None:
         super().__init__()
         self.cfg = cfg
+        self.resume = resume  # the first run continues a run directory (`--resume`)
+        self.stop_signal: int | None = None  # the signal that closed the app, if any
+        self.engine_done: threading.Event | None = None  # set when the current run's thread has ended
+        self.trained = False  # a run was started here (the exit prints its directory and summary)
+        self._quitting = False
         self.out = Path(out)
         self.data = opened or RunData(label=cfg.preset if cfg else "")
         if opened is None and cfg is None:
@@ -81,7 +128,8 @@ class GrokApp(App[None]):
         self.run_factory = run_factory
         self.redraw_hz = redraw_hz
         self.ui_share = ui_share
-        self._cpu_mark, self._wall_mark = time.thread_time(), time.perf_counter()
+        self.cpu_clock: Callable[[], float] = time.thread_time  # the UI thread's CPU seconds (tests fake it)
+        self._cpu_mark, self._wall_mark = self.cpu_clock(), time.perf_counter()
         self._allowance = UI_BURST_S
         self._charts_at = 0.0  # wall time of the last chart redraw
         self._status_at = 0.0
@@ -89,41 +137,42 @@ class GrokApp(App[None]):
         self.deferred = 0  # chart redraws put off by the CPU budget (tests, bench)
         self.engine: Any = None
         self.worker: Worker[None] | None = None
-        self.log_x = True  # the literature's log step axis (REFERENCES.md)
+        self.axis = views.Axis(log=True)  # the literature's log step axis (REFERENCES.md); zoom, cursor, EMA
+        self.scrub: int | None = None  # the time scrubber's step; None follows the run
         self.last_export: Path | None = None
 
     def compose(self) -> ComposeResult:
-        d, lx = lambda: self.data, lambda: self.log_x  # noqa: E731 - charts read the current run
+        d, ax, at = lambda: self.data, lambda: self.axis, lambda: self.scrub  # charts read the current run
         yield StatusBar(id="status")
         with TabbedContent(initial="tab-train", id="tabs"):
             with TabPane("Training", id="tab-train"):
                 with Horizontal(classes="pair", id="train-pair"):
-                    yield LineChart(lambda: views.accuracy(d(), lx()), id="acc")
-                    yield LineChart(lambda: views.loss(d(), lx()), id="loss")
+                    yield LineChart(lambda: views.accuracy(d(), ax()), id="acc")
+                    yield LineChart(lambda: views.loss(d(), ax()), id="loss")
             with TabPane("Tokens", id="tab-tokens"):
                 with Horizontal(classes="pair"):
-                    yield BarChart(lambda: views.token_bars(d()), id="tokens")
-                    yield HeatMap(lambda: views.grad_heat(d()), id="heat")
+                    yield BarChart(lambda: views.token_bars(d(), at()), id="tokens")
+                    yield HeatMap(lambda: views.grad_heat(d(), at()), id="heat")
             with TabPane("Curvature", id="tab-curv"):
                 with Horizontal(classes="pair"):
-                    yield LineChart(lambda: views.curvature(d(), lx()), id="curv")
-                    yield LineChart(lambda: views.accuracy(d(), lx()), id="curv-acc")
+                    yield LineChart(lambda: views.curvature(d(), ax()), id="curv")
+                    yield LineChart(lambda: views.accuracy(d(), ax()), id="curv-acc")
             with TabPane("Spectra", id="tab-spectra"):
                 with Horizontal(classes="pair"):
-                    yield LineChart(lambda: views.ranks(d(), lx()), id="rank")
-                    yield LineChart(lambda: views.ratios(d(), lx()), id="ratio")
+                    yield LineChart(lambda: views.ranks(d(), ax()), id="rank")
+                    yield LineChart(lambda: views.ratios(d(), ax()), id="ratio")
             with TabPane("Fourier", id="tab-fourier"):
-                yield BarChart(lambda: views.fourier_bars(d()), id="fourier")
+                yield BarChart(lambda: views.fourier_bars(d(), at()), id="fourier")
             with TabPane("All", id="tab-all"):
                 with Grid(id="overview"):
-                    yield LineChart(lambda: views.accuracy(d(), lx()), id="all-acc")
-                    yield LineChart(lambda: views.loss(d(), lx()), id="all-loss")
-                    yield BarChart(lambda: views.token_bars(d()), id="all-tokens")
-                    yield HeatMap(lambda: views.grad_heat(d()), id="all-heat")
-                    yield LineChart(lambda: views.curvature(d(), lx()), id="all-curv")
-                    yield LineChart(lambda: views.ranks(d(), lx()), id="all-rank")
-                    yield LineChart(lambda: views.ratios(d(), lx()), id="all-ratio")
-                    yield BarChart(lambda: views.fourier_bars(d()), id="all-fourier")
+                    yield LineChart(lambda: views.accuracy(d(), ax()), id="all-acc")
+                    yield LineChart(lambda: views.loss(d(), ax()), id="all-loss")
+                    yield BarChart(lambda: views.token_bars(d(), at()), id="all-tokens")
+                    yield HeatMap(lambda: views.grad_heat(d(), at()), id="all-heat")
+                    yield LineChart(lambda: views.curvature(d(), ax()), id="all-curv")
+                    yield LineChart(lambda: views.ranks(d(), ax()), id="all-rank")
+                    yield LineChart(lambda: views.ratios(d(), ax()), id="all-ratio")
+                    yield BarChart(lambda: views.fourier_bars(d(), at()), id="all-fourier")
         yield Footer(compact=True)
 
     def on_mount(self) -> None:
@@ -134,13 +183,46 @@ class GrokApp(App[None]):
         if self.size.width >= BIG[0] and self.size.height >= BIG[1]:
             self.query_one("#tabs", TabbedContent).active = "tab-all"
         self.set_interval(1 / self.redraw_hz, self.redraw)
+        if not self.is_headless:  # run_test() shares the test process: leave its signals alone
+            loop = asyncio.get_running_loop()
+            for sig in STOP_SIGNALS:
+                with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
+                    if sig == getattr(signal, "SIGHUP", None):
+                        signal.signal(sig, self._on_hangup)
+                    else:
+                        loop.add_signal_handler(sig, self._on_stop_signal, sig)
         if self.cfg is not None and not self.opened:
-            self.start_run(self.cfg)
+            self.start_run(self.cfg, self.resume)
         elif self.compare_dirs:
             self.action_compare()
         elif not self.opened:
             self.action_new()
         self.redraw(force=True)
+
+    def _on_stop_signal(self, sig: int) -> None:
+        """SIGHUP, SIGTERM, SIGINT: quit as `q` does (on the event loop, so the engine is stopped cleanly)."""
+        self.stop_signal = self.stop_signal or sig
+        self.run_worker(self.action_quit(), group="quit")
+
+    def _on_hangup(self, sig: int, frame: Any) -> None:
+        """The terminal is gone (a dropped SSH connection, a closed tmux): close the run, then exit.
+
+        Nothing can be drawn or printed any more, and Textual's shutdown would block writing to
+        the dead terminal (its writer thread dies on EIO and its queue fills), so this handler
+        runs synchronously: stop the engine, wait until it has logged its last row, checkpointed
+        and written summary.json (engine/run.py), and leave with 128 + SIGHUP.
+        """
+        self.stop_signal = sig
+        if self.engine is not None and self.data.live:
+            self.engine.stop("interrupted")
+        if self.engine_done is not None:
+            self.engine_done.wait(HANGUP_WAIT_S)
+        os._exit(128 + sig)
+
+    def on_unmount(self) -> None:
+        """However the app ends (q, a signal, an exception in a test), the engine thread stops too."""
+        if self.engine is not None and self.data.live:
+            self.engine.stop("interrupted")
 
     def on_resize(self) -> None:
         self._layout()
@@ -154,7 +236,7 @@ class GrokApp(App[None]):
 
     def _within_budget(self) -> bool:
         """Token bucket over the UI thread's CPU time: earns ui_share × wall time, spends CPU time."""
-        cpu, wall = time.thread_time(), time.perf_counter()
+        cpu, wall = self.cpu_clock(), time.perf_counter()
         earned = self.ui_share * (wall - self._wall_mark)
         allowance = self._allowance + earned - (cpu - self._cpu_mark)
         if not self.data.live:
@@ -172,9 +254,13 @@ class GrokApp(App[None]):
             self._status_key, self._status_at = key, now
 
     @property
-    def chart_stamp(self) -> tuple[int, int, bool]:
-        """Moves whenever a chart of the main screen may show something new: run, data, axis."""
-        return (id(self.data), self.data.plot_version, self.log_x)
+    def log_x(self) -> bool:
+        return self.axis.log
+
+    @property
+    def chart_stamp(self) -> tuple[Any, ...]:
+        """Moves whenever a chart of the main screen may show something new: run, data, axis, scrubber."""
+        return (id(self.data), self.data.plot_version, self.axis, self.scrub)
 
     def redraw(self, force: bool = False) -> None:
         """The timer's tick; `force` for a key the user pressed (a view or axis change)."""
@@ -201,23 +287,27 @@ class GrokApp(App[None]):
 
     # --- the engine thread ---------------------------------------------------------------------
 
-    def start_run(self, cfg: RunConfig) -> None:
+    def start_run(self, cfg: RunConfig, factory: runner.RunFactory | None = None) -> None:
         if self.engine is not None and self.data.live:
             self.engine.stop("interrupted")
-        self.cfg, self.opened, self.engine = cfg, False, None
+        self.cfg, self.opened, self.engine, self.trained = cfg, False, None, True
         self.data = RunData(label=cfg.preset)
-        self.worker = self._train(cfg, self.data)
+        self.worker = self._train(cfg, self.data, factory or self.run_factory)
         self.redraw(force=True)
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="engine")
-    def _train(self, cfg: RunConfig, data: RunData) -> None:
+    def _train(self, cfg: RunConfig, data: RunData, factory: runner.RunFactory) -> None:
         worker = get_current_worker()
+        done = self.engine_done = threading.Event()
 
         def keep(run: Any) -> None:
             if data is self.data:
                 self.engine = run
 
-        runner.consume(self.run_factory, cfg, self.out, data, lambda: worker.is_cancelled, keep)
+        try:
+            runner.consume(factory, cfg, self.out, data, lambda: worker.is_cancelled, keep)
+        finally:
+            done.set()  # the run directory is closed: a hangup may exit now
 
     # --- controls ------------------------------------------------------------------------------
 
@@ -277,9 +367,89 @@ class GrokApp(App[None]):
         self.last_export = target
         self.notify(f"exported {n} rows to {target}", timeout=8)
 
-    def action_toggle_log(self) -> None:
-        self.log_x = not self.log_x
+    def _set_axis(self, **changes: Any) -> None:
+        self.axis = dataclasses.replace(self.axis, **changes)
         self.redraw(force=True)
+        self._refresh_compare()
+
+    def _refresh_compare(self) -> None:
+        from grok_tui.screens.compare import CompareScreen
+
+        if isinstance(self.screen, CompareScreen):
+            self.screen.redraw()
+
+    def action_toggle_log(self) -> None:
+        # a zoom window is kept in steps, so it stays on the same steps on either scale
+        self._set_axis(log=not self.axis.log)
+
+    def action_cursor(self, delta: float) -> None:
+        """The cursor appears at the middle on the first key, then moves by `delta` of the axis."""
+        f = 0.5 if self.axis.cursor is None else min(max(self.axis.cursor + delta, 0.0), 1.0)
+        self._set_axis(cursor=f)
+
+    def action_zoom(self) -> None:
+        """Halve the visible step range around the cursor; with no cursor, fit the steps run so far."""
+        x_max = float(self._axis_max())
+        lo, hi = self.axis.bounds(x_max)
+        if self.axis.cursor is None:
+            step = max(self.data.step, 10)
+            if (lo, hi) == (0.0, float(step)):
+                return
+            self._set_axis(window=(0.0, float(step)))
+            return
+        c = self.axis.cursor_step(x_max) or 0.0
+        from grok_tui.charts.series import axis_frac
+
+        if self.axis.log:  # halve the span in log space, around the cursor
+            import math
+
+            l0, l1, lc = math.log10(lo + 1), math.log10(hi + 1), math.log10(c + 1)
+            half = (l1 - l0) / 4
+            new = (10 ** max(lc - half, 0.0) - 1, 10 ** (lc + half) - 1)
+        else:
+            half = (hi - lo) / 4
+            new = (max(c - half, 0.0), c + half)
+        new = (max(new[0], 0.0), min(max(new[1], new[0] + 2.0), x_max))
+        self._set_axis(window=new, cursor=axis_frac(c, new[1], self.axis.log, new[0]))
+
+    def action_unzoom(self) -> None:
+        self._set_axis(window=None, cursor=None)
+
+    def action_smooth(self) -> None:
+        weights = (0.0, 0.6, 0.9)
+        i = weights.index(self.axis.smooth) if self.axis.smooth in weights else 0
+        self._set_axis(smooth=weights[(i + 1) % len(weights)])
+        self.notify(f"EMA smoothing {self.axis.smooth:g}" if self.axis.smooth else "smoothing off", timeout=2)
+
+    def _axis_max(self) -> int:
+        from grok_tui.screens.compare import CompareScreen
+
+        if isinstance(self.screen, CompareScreen):
+            return int(self.screen.x_max())
+        return self.data.max_steps
+
+    def action_scrub(self, delta: int) -> None:
+        """Move the time scrubber over the logged evaluations; past the last, follow the run again."""
+        with self.data.lock:
+            steps = self.data.logged_steps()
+        if not steps:
+            self.notify("nothing logged to scrub through yet", severity="warning")
+            return
+        if self.scrub is None:
+            i = len(steps) - 1 + min(delta, 0)
+        else:
+            import bisect
+
+            i = bisect.bisect_right(steps, self.scrub) - 1 + delta
+        if i >= len(steps):
+            self.scrub = None
+        else:
+            self.scrub = steps[max(i, 0)]
+        self.redraw(force=True)
+
+    def action_escape(self) -> None:
+        if self.axis.cursor is not None:
+            self._set_axis(cursor=None)
 
     def action_toggle_loss(self) -> None:
         self.main_screen.toggle_class("-show-loss")
@@ -287,7 +457,7 @@ class GrokApp(App[None]):
 
     def action_next_view(self) -> None:
         tabs = self.query_one("#tabs", TabbedContent)
-        ids = [p.id for p in tabs.query(TabPane)]
+        ids = [str(p.id) for p in tabs.query(TabPane)]
         tabs.active = ids[(ids.index(tabs.active) + 1) % len(ids)]
 
     def action_compare(self) -> None:
@@ -298,16 +468,24 @@ class GrokApp(App[None]):
     def action_help(self) -> None:
         from grok_tui.screens.help import HelpScreen
 
-        self.push_screen(HelpScreen())
+        self.push_screen(HelpScreen([b for b in self.BINDINGS if isinstance(b, Binding)]))
 
     async def action_quit(self) -> None:
-        """Stop the engine, let it close the run log as interrupted, and exit within 2 s."""
+        """Stop the engine, let it close the run log as interrupted, and exit within 2 s.
+
+        The engine stops at its next step, logs a last row there and checkpoints it (engine/run.py);
+        should that take longer, the worker is cancelled and the process still waits for the
+        engine thread before it ends, so the checkpoint is never cut short.
+        """
+        if self._quitting:
+            return
+        self._quitting = True
         if self.engine is not None and self.data.live:
             self.engine.stop("interrupted")
-        self.workers.cancel_group(self, "engine")
         deadline = time.monotonic() + QUIT_WAIT_S
         while self.worker is not None and not self.worker.is_finished and time.monotonic() < deadline:
             await asyncio.sleep(0.02)
+        self.workers.cancel_group(self, "engine")
         self.exit()
 
 
@@ -324,6 +502,7 @@ def create_app(
     run_factory: runner.RunFactory = runner.make_run,
     redraw_hz: float = 5.0,
     ui_share: float = UI_SHARE,
+    resume_dir: str | None = None,
 ) -> GrokApp:
     """The app for a command line; raises ConfigError for bad options before any screen opens."""
     from engine.config import ConfigError, parse_set
@@ -334,7 +513,9 @@ def create_app(
     for key, v in (("train.seed", seed), ("train.max_steps", steps), ("train.device", device)):
         if v is not None:
             overrides[key] = v
-    cfg, opened = None, None
+    cfg, opened, resume = None, None, None
+    if open_dir and resume_dir:
+        raise ConfigError("--open shows a run, --resume continues one: pass one of them")
     if open_dir:
         if preset or config:
             raise ConfigError("--open shows a finished run; drop --preset/--config")
@@ -343,6 +524,11 @@ def create_app(
 
         cfg = read_config(Path(open_dir))
         out = Path(open_dir).parent
+    elif resume_dir:
+        if preset or config or sets or seed is not None:
+            raise ConfigError("--resume continues a run with its own config; drop --preset/--config/--set/--seed")
+        cfg, resume = runner.resume_factory(resume_dir, steps, device)
+        out = Path(resume_dir).parent
     elif preset or config:
         cfg, _ = resolve_config(preset, config, overrides)
     for d in compare or []:
@@ -352,4 +538,4 @@ def create_app(
             Group.open(d)  # an unreadable group.json is a one-line error now, not in the screen
         elif not (Path(d) / "config.json").is_file():
             raise ConfigError(f"{d}: not a run directory (no config.json) or sweep group directory (no group.json)")
-    return GrokApp(cfg, out, opened, compare, overrides, run_factory, redraw_hz, ui_share)
+    return GrokApp(cfg, out, opened, compare, overrides, run_factory, redraw_hz, ui_share, resume)

@@ -2,17 +2,15 @@
 
 from __future__ import annotations
 
-import json
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from engine.rundir import read_metrics
+from engine.config import ConfigError
+from engine.rundir import is_group, is_run_dir, read_config_doc, read_metrics
 from engine.sweep.spec import GROUP_FILE, Group
 
-
-def is_group(path: str | Path) -> bool:
-    return (Path(path) / GROUP_FILE).is_file()
+__all__ = ["Cell", "GroupData", "is_group", "load_group", "stamp"]
 
 
 @dataclass
@@ -45,9 +43,11 @@ def member_dirs(group: Group) -> dict[str, Path]:
         return out
     configs = []
     for d in sorted(group.dir.iterdir(), key=lambda p: p.name, reverse=True):  # newest first
+        if not is_run_dir(d):
+            continue
         try:
-            configs.append((d, json.loads((d / "config.json").read_text())))
-        except (OSError, ValueError):
+            configs.append((d, read_config_doc(d)))
+        except ConfigError:
             continue
     for m in missing:
         for d, doc in configs:

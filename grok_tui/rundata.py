@@ -1,7 +1,9 @@
 """What the TUI knows about one run: the engine's events folded into capped series, thread-safely.
 
 The engine thread calls `apply` for every event; the UI timer reads under the same lock. Nothing
-here draws; `version` tells the charts whether anything changed since they last drew.
+here draws; `version` tells the charts whether anything changed since they last drew. Phases
+come from the engine (EvalLogged, the summary, or engine/phases.py for an old run directory),
+never recomputed here.
 """
 
 from __future__ import annotations
@@ -21,8 +23,12 @@ from engine.events import (
     StepsTaken,
     TokensLogged,
 )
-from engine.phases import GENERALIZED_ACC, MEMORIZED_ACC
-from grok_tui.charts.series import Snapshots, Trace
+from engine.rundir import clean_text
+from grok_tui.charts.series import Raw, Snapshots, Trace
+
+HISTORY = 512  # logged evaluations kept for the time scrubber (evenly spaced once a run has more)
+
+__all__ = ["RunData", "clean_text", "load_run"]
 
 
 class RunData:
@@ -32,7 +38,7 @@ class RunData:
         self.lock = threading.Lock()
         self.version = 0  # bumped by every event (the status bar)
         self.plot_version = 0  # bumped only by events that change a chart (not StepsTaken)
-        self.label = label
+        self.label = clean_text(label)
         self.status = "starting"
         self.config: dict[str, Any] = {}
         self.columns: tuple[str, ...] = ()
@@ -43,10 +49,15 @@ class RunData:
         self.steps_per_s = 0.0
         self.token_freq: tuple[int, ...] = ()
         self.updates: tuple[int, ...] = ()
+        self.token_val_acc: tuple[float, ...] = ()
         self.grad = Snapshots()
+        # (step, (updates, per-token val_acc)) and (step, spectrum) at logged evaluations: the scrubber
+        self.token_history = Snapshots(HISTORY)
+        self.fourier_history = Snapshots(HISTORY)
         self.fourier: tuple[float, ...] = ()
         self.fourier_step = 0
         self.traces: dict[str, Trace] = {}
+        self.raw: dict[str, Raw] = {}  # every logged value (capped), for zoom, cursor and smoothing
         self.last_row: dict[str, float] = {}
         self.memorized_step: int | None = None
         self.generalized_step: int | None = None
@@ -67,25 +78,34 @@ class RunData:
             self.step, self.steps_per_s = ev.step, ev.steps_per_s
         elif isinstance(ev, EvalLogged):
             self._row(ev.step, ev.row)
+            # the phases as the engine's PhaseTracker saw them after this evaluation
+            for key in ("memorized_step", "generalized_step"):
+                v = getattr(ev, key, None)
+                if v is not None:
+                    setattr(self, key, int(v))
         elif isinstance(ev, TokensLogged):
             self.updates = ev.updates
+            self.token_val_acc = tuple(ev.val_acc) if ev.val_acc is not None else ()
+            self.token_history.add(ev.step, (ev.updates, self.token_val_acc))
             if ev.grad_norm is not None:
                 self.grad.add(ev.step, ev.grad_norm)
         elif isinstance(ev, FourierLogged):
             self.fourier, self.fourier_step = ev.norms, ev.step
+            self.fourier_history.add(ev.step, ev.norms)
         elif isinstance(ev, RunStarted):
-            self.config, self.columns, self.device = ev.config, ev.columns, ev.device
+            self.config, self.columns, self.device = ev.config, ev.columns, clean_text(ev.device)
             self.run_dir, self.step, self.max_steps = ev.run_dir, ev.step, max(ev.max_steps, 1)
             self.token_freq = ev.token_freq
             self.status = "running"
         elif isinstance(ev, StatusChanged):
             self.status = ev.status
         elif isinstance(ev, RunFinished):
-            self.status, self.summary = ev.status, dict(ev.summary)
-            self.error = ev.error or str(ev.summary.get("error", ""))
+            self.status, self.summary = clean_text(ev.status), dict(ev.summary)
+            self.error = clean_text(ev.error or str(ev.summary.get("error", "")))
             for key in ("memorized_step", "generalized_step"):
-                if ev.summary.get(key) is not None:
-                    setattr(self, key, int(ev.summary[key]))
+                v = ev.summary.get(key)
+                if isinstance(v, int | float) and math.isfinite(v):
+                    setattr(self, key, int(v))
 
     def _row(self, step: int, row: dict[str, float]) -> None:
         self.step = max(self.step, step)
@@ -96,22 +116,14 @@ class RunData:
             trace = self.traces.get(col)
             if trace is None:
                 trace = self.traces[col] = Trace(self.max_steps)
+                self.raw[col] = Raw()
             trace.add(step, float(y))
-        s_e, s_w = row.get("sigma_E"), row.get("sigma_W")
-        if s_e is not None and s_w is not None and s_w > 0 and math.isfinite(s_e / s_w):
-            # σmax(E)/σmax(W), the spectral factor of adaptive Adam-LR (eq. 24)
-            trace = self.traces.get("sigma_ratio") or self.traces.setdefault("sigma_ratio", Trace(self.max_steps))
-            trace.add(step, s_e / s_w)
-        # Phase markers as the engine defines them (engine/phases.py), live from the rows.
-        if self.memorized_step is None and row.get("train_acc", 0.0) >= MEMORIZED_ACC:
-            self.memorized_step = step
-        if self.generalized_step is None and row.get("val_acc", 0.0) >= GENERALIZED_ACC:
-            self.generalized_step = step
+            self.raw[col].add(step, float(y))
 
     def fail(self, error: str) -> None:
         """The engine thread raised: keep what arrived, mark the run failed."""
         with self.lock:
-            self.status, self.error = "failed", error
+            self.status, self.error = "failed", clean_text(error)
             self.version += 1
             self.plot_version += 1
 
@@ -119,7 +131,7 @@ class RunData:
 
     @property
     def preset(self) -> str:
-        return str(self.config.get("preset") or self.label or "custom")
+        return clean_text(self.config.get("preset") or self.label or "custom")
 
     @property
     def delay(self) -> int | None:
@@ -142,60 +154,66 @@ class RunData:
             return math.nan
         return (self.max_steps - self.step) / self.steps_per_s
 
+    def logged_steps(self) -> list[int]:
+        """Steps of the evaluations the scrubber can show (token counts and, when on, spectra)."""
+        return sorted({s for s, _ in self.token_history.items} | {s for s, _ in self.fourier_history.items})
+
 
 def load_run(run_dir: str | Path) -> RunData:
-    """A finished (or still running) run directory read back into a RunData, for --open and compare."""
-    import json
+    """A run directory read back into a RunData, for --open and compare (through engine/rundir.py)."""
+    from engine.phases import phases_from_rows
+    from engine.rundir import read_csv, read_run
 
-    from engine.rundir import read_csv, read_metrics, read_summary
-
-    path = Path(run_dir)
-    try:
-        doc = json.loads((path / "config.json").read_text())
-    except (OSError, ValueError):
-        from engine.config import ConfigError
-
-        raise ConfigError(f"{path}: not a run directory (no readable config.json)") from None
-    meta = doc.get("_meta", {})
-    rows = read_metrics(path)
-    columns = tuple(rows[0].keys()) if rows else ()
+    rec = read_run(run_dir)  # ConfigError naming the file for anything unreadable
+    path = rec.path
+    meta = rec.meta
+    columns = tuple(rec.rows[0].keys()) if rec.rows else ()
+    train = rec.config.get("train", {}) if isinstance(rec.config.get("train"), dict) else {}
     data = RunData(label=path.name)
+    freq = meta.get("token_freq", [])
     data.apply(
         RunStarted(
-            config={k: v for k, v in doc.items() if k != "_meta"},
+            config=rec.config,
             device=str(meta.get("device", "")),
             n_train=int(meta.get("n_train", 0)),
             n_test=int(meta.get("n_test", 0)),
-            vocab_size=len(meta.get("token_freq", [])),
-            token_freq=tuple(meta.get("token_freq", [])),
+            vocab_size=len(freq),
+            token_freq=tuple(int(f) for f in freq),
             step=0,
-            max_steps=int(doc.get("train", {}).get("max_steps", 1)),
+            max_steps=int(train.get("max_steps", 1)),
             columns=columns,
             run_dir=str(path),
         )
     )
-    for r in rows:
+    for r in rec.rows:
         data.apply(EvalLogged(int(r["step"]), r))
     by_step: dict[int, list[dict[str, str]]] = {}
-    for r in read_csv(path / "tokens.csv"):
-        by_step.setdefault(int(r["step"]), []).append(r)
+    for tok in read_csv(path / "tokens.csv"):
+        by_step.setdefault(int(tok["step"]), []).append(tok)
     for step, toks in sorted(by_step.items()):
         toks.sort(key=lambda r: int(r["token"]))
         grads = [r.get("grad_norm", "") for r in toks]
         grad = tuple(float(g) for g in grads) if all(grads) else None
-        data.apply(TokensLogged(step, tuple(int(r["updates"]) for r in toks), grad))
+        accs = [r.get("val_acc") for r in toks]
+        acc = tuple(float(a) if a else math.nan for a in accs) if any(accs) else None
+        data.apply(TokensLogged(step, tuple(int(float(r["updates"])) for r in toks), grad, acc))
     spectra: dict[int, list[float]] = {}
-    for r in read_csv(path / "fourier.csv"):
-        spectra.setdefault(int(r["step"]), []).append(float(r["norm"] or "nan"))
-    if spectra:
-        step = max(spectra)
+    for freq_row in read_csv(path / "fourier.csv"):
+        spectra.setdefault(int(freq_row["step"]), []).append(float(freq_row["norm"] or "nan"))
+    for step in sorted(spectra):
         data.apply(FourierLogged(step, tuple(spectra[step])))
-    summary = read_summary(path)
-    status = str(summary.get("status", "finished"))
-    if status == "running":  # another process is writing it: show it as it stands
-        data.status = "running"
+    summary = dict(rec.summary)
+    if rec.rows and summary.get("memorized_step") is None and rec.status in ("running", "paused", "dead"):
+        # the summary lags a live or killed run: the phases from its rows, by the engine's rule
+        summary.update(phases_from_rows(rec.rows, float(train.get("target_val_acc", 1.0)), 0))
+    if rec.status in ("running", "paused"):  # another process is writing it: show it as it stands
+        with data.lock:
+            data.status = rec.status
+            for key in ("memorized_step", "generalized_step"):
+                if summary.get(key) is not None:
+                    setattr(data, key, int(summary[key]))
     else:
-        data.apply(RunFinished(status, summary, str(summary.get("error", ""))))
+        data.apply(RunFinished(rec.status or "finished", summary, str(summary.get("error", ""))))
     with data.lock:
-        data.step = int(summary.get("steps", data.step) or data.step)
+        data.step = rec.step
     return data

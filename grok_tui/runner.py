@@ -19,6 +19,25 @@ def make_run(cfg: RunConfig, out: str | Path) -> Any:
     return Run(cfg, out)
 
 
+def resume_factory(run_dir: str | Path, max_steps: int | None, device: str | None) -> tuple[RunConfig, RunFactory]:
+    """`--resume RUN_DIR`: the run's own config, and a factory that continues it from its checkpoint.
+
+    The checks `grok run --resume` makes (a finished run needs --steps, the checkpoint must load)
+    run here, before any screen opens, so a bad directory is one `error:` line.
+    """
+    import dataclasses
+
+    from engine.run import Run
+
+    run = Run.resume(run_dir, max_steps=max_steps, device=device)
+    cfg = dataclasses.replace(run.cfg)
+
+    def factory(_cfg: RunConfig, _out: str | Path) -> Any:
+        return run
+
+    return cfg, factory
+
+
 def consume(
     factory: RunFactory,
     cfg: RunConfig,

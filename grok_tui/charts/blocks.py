@@ -6,7 +6,7 @@ import math
 
 from rich.text import Text
 
-from grok_tui.charts.canvas import LABEL_W, fmt_num
+from grok_tui.charts.canvas import LABEL_W, fmt_num, note_rows
 from grok_tui.charts.lines import Lines
 
 EIGHTHS = " ▁▂▃▄▅▆▇█"
@@ -24,11 +24,15 @@ def _title(out: Lines, title: str, legend: str, width: int) -> None:
 
 
 def _empty(out: Lines, note: str, ph: int, pw: int) -> Lines:
-    for r in range(ph):
+    for row in note_rows(note, pw, ph):
         out.append(" " * (LABEL_W + 1))
-        out.append(note.center(pw) if r == ph // 2 else "", style="italic")
+        out.append(row, style="italic")
         out.append("\n")
     return out
+
+
+RARE_GLYPH = "▲"  # under a rare token's bar, with or without colour
+ACC_COLORS = ("#d7301f", "#fc8d59", "#fee08b", "#91cf60", "#1a9850")  # per-token val acc, 0 -> 1
 
 
 def _groups(n: int, cols: int) -> list[range]:
@@ -48,30 +52,39 @@ def render_bars(
     legend: str = "",
     ticks: dict[int, str] | None = None,
     color: str = "cyan",
+    y_lo: float | None = None,
+    y_fmt: str = "{}",
+    strip: list[float] | None = None,
+    strip_label: str = "",
 ) -> Lines:
-    """Vertical bars; `rare` bars are drawn in a warning colour, or hatched under NO_COLOR."""
+    """Vertical bars from `y_lo` (0 by default) up; `rare` bars in a warning colour (hatched under
+    NO_COLOR) with a ▲ row beneath them; `strip`, values in [0, 1] shaded one row per bar group
+    (per-token val accuracy beside the update counts)."""
     out = Lines()
     _title(out, title, legend, width)
-    ph, pw = height - 2, width - LABEL_W - 1
+    marks = bool(rare) and any(rare or [])
+    extra = int(marks) + int(strip is not None)
+    ph, pw = height - 2 - extra, width - LABEL_W - 1
     if ph < 2 or pw < 8:
         return out
     finite = [v for v in values if math.isfinite(v)]
     if not finite:
-        return _empty(out, note or "waiting for data…", ph, pw)
+        return _empty(out, note or "waiting for data…", ph + extra, pw)
     groups = _groups(len(values), pw)
     bar_w = max(pw // len(groups), 1)
-    vmax = max(max(finite), 1e-12)
+    lo = 0.0 if y_lo is None else y_lo
+    vmax = max(max(finite), lo + 1e-12)
     bars = []
     for g in groups:
         vs = [values[i] for i in g if math.isfinite(values[i])]
-        v = sum(vs) / len(vs) if vs else 0.0
-        bars.append((int(round(v / vmax * ph * 8)), bool(rare) and any(rare[i] for i in g)))
+        v = sum(vs) / len(vs) if vs else lo
+        bars.append((int(round((v - lo) / (vmax - lo) * ph * 8)), bool(rare) and any((rare or [])[i] for i in g)))
     for r in range(ph):
         level = (ph - 1 - r) * 8  # eighths below this row
         if r == 0:
-            out.append(f"{fmt_num(max(finite)):>{LABEL_W}}┤", style="dim")
+            out.append(f"{y_fmt.format(fmt_num(vmax)):>{LABEL_W}}┤", style="dim")
         elif r == ph - 1:
-            out.append(f"{0:>{LABEL_W}}┤", style="dim")
+            out.append(f"{y_fmt.format(fmt_num(lo)):>{LABEL_W}}┤", style="dim")
         else:
             out.append(" " * LABEL_W + "│", style="dim")
         for eighths, is_rare in bars:
@@ -81,6 +94,23 @@ def render_bars(
                 ch = "▒" if fill >= 4 else "░"
             style = "" if mono else ("bold red" if is_rare else color)
             out.append(ch * bar_w, style=style)
+        out.append("\n")
+    if marks:
+        out.append(f"{'rare':>{LABEL_W}}│", style="dim")
+        for _, is_rare in bars:
+            out.append((RARE_GLYPH if is_rare else " ").center(bar_w), style="" if mono else "bold red")
+        out.append("\n")
+    if strip is not None:
+        out.append(f"{strip_label:>{LABEL_W}}│", style="dim")
+        for g in groups:
+            vs = [strip[i] for i in g if i < len(strip) and math.isfinite(strip[i])]
+            if not vs:
+                out.append(" " * bar_w)
+                continue
+            v = min(max(sum(vs) / len(vs), 0.0), 1.0)
+            k = min(int(v * len(ACC_COLORS)), len(ACC_COLORS) - 1)
+            shade = SHADES[1 + min(int(v * 4), 3)]
+            out.append(shade * bar_w, style="" if mono else ACC_COLORS[k])
         out.append("\n")
     axis = [" "] * pw
     for i, label in (ticks or {}).items():
@@ -114,7 +144,8 @@ def render_heat(
         return _empty(out, note or "waiting for data…", ph, pw)
     n_tok = len(frames[0][1])
     rows = _groups(n_tok, ph)
-    cols = [frames[min(c * len(frames) // pw, len(frames) - 1)] for c in range(pw)] if len(frames) > pw else frames
+    # evenly spaced snapshots, the first and the last included (the axis names both steps)
+    cols = [frames[round(c * (len(frames) - 1) / (pw - 1))] for c in range(pw)] if len(frames) > pw else frames
     col_w = max(pw // len(cols), 1)
     logs = [[math.log10(max(sum(f[i] for i in g) / len(g), 1e-12)) for g in rows] for _, f in cols]
     flat = [v for col in logs for v in col if v > -12]
@@ -122,7 +153,8 @@ def render_heat(
     span = max(hi - lo, 1e-9)
     ramp = SHADES if mono else HEAT
     for r, g in enumerate(rows):
-        label = f"tok {g[0]}" if r in (0, len(rows) - 1) else ""
+        # a row stands for the tokens g[0]..g[-1]: the first and last rows say which
+        label = (f"{g[0]}" if len(g) == 1 else f"{g[0]}-{g[-1]}") if r in (0, len(rows) - 1) else ""
         out.append(f"{label:>{LABEL_W}}│", style="dim")
         for col in logs:
             v = col[r]

@@ -7,6 +7,7 @@ Drawing cost depends only on the chart's size and the capped number of points pe
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass, field
 
 from rich.text import Text
@@ -36,6 +37,9 @@ class Plot:
     y_range: tuple[float, float] | None = None
     note: str = ""  # e.g. "probe off: ..." shown in place of an empty chart
     markers: list[tuple[float, str]] = field(default_factory=list)  # (step, letter), e.g. memorized
+    x_lo: float = 0.0  # the axis starts here (zoomed in), in steps
+    cursor: float | None = None  # the cursor's step: a vertical line, and the legend reads values there
+    legend: list[str] = field(default_factory=list)  # key entries below the title (compare: "1 run-name")
 
 
 def fmt_num(v: float) -> str:
@@ -50,13 +54,65 @@ def fmt_num(v: float) -> str:
     return f"{v:.3g}"
 
 
-def _x_ticks(x_max: float, x_log: bool) -> list[float]:
+def fmt_step(v: float) -> str:
+    """A step for the axis' end tick and the readouts: 10000 -> 10k, 1234 -> 1,234."""
+    v = round(v)
+    if v >= 10_000 and v % 1000 == 0:
+        return f"{v // 1000}k"
+    return f"{v:,}"
+
+
+def wrap_note(note: str, width: int) -> list[str]:
+    """A note split at spaces (and after ':') to lines of at most `width`, so a hint fits its chart."""
+    words = note.replace(": ", ":\n").split("\n")
+    out: list[str] = []
+    for part in words:
+        line = ""
+        for w in part.split(" "):
+            if line and len(line) + 1 + len(w) > width:
+                out.append(line)
+                line = w
+            else:
+                line = f"{line} {w}" if line else w
+        out.append(line)
+    return [ln[:width] for ln in out]
+
+
+def note_rows(note: str, pw: int, ph: int) -> list[str]:
+    """`ph` rows holding the wrapped note, centred."""
+    lines = wrap_note(note, pw)[:ph]
+    top = max((ph - len(lines)) // 2, 0)
+    rows = [""] * ph
+    for i, ln in enumerate(lines):
+        rows[top + i] = ln.center(pw)
+    return rows
+
+
+def pack_keys(entries: list[str], width: int, rows: int) -> list[str]:
+    """Key entries packed into at most `rows` lines of `width`; entries cut to fit, never dropped
+    silently (the last line says how many more there are)."""
+    if not entries:
+        return []
+    col = min(max(len(e) for e in entries) + 2, width)
+    per = max(width // col, 1)
+    lines = [
+        "".join(e[: col - 2].ljust(col) for e in entries[i : i + per]).rstrip() for i in range(0, len(entries), per)
+    ]
+    if len(lines) > rows:
+        shown = (rows - 1) * per
+        lines = lines[: rows - 1] + [f"… and {len(entries) - shown} more (see the list)"]
+    return [ln[:width] for ln in lines]
+
+
+def _x_ticks(x_lo: float, x_max: float, x_log: bool) -> list[float]:
     if x_log:
-        return [10.0**k for k in range(0, int(math.log10(max(x_max, 10))) + 1)]
-    raw = x_max / 4
+        ticks = [x_lo] + [10.0**k for k in range(1, int(math.log10(max(x_max, 10))) + 1)]
+        return [t for t in ticks if x_lo <= t <= x_max]
+    raw = (x_max - x_lo) / 4
     mag = 10 ** math.floor(math.log10(max(raw, 1e-9)))
     step = next(m * mag for m in (1, 2, 2.5, 5, 10) if m * mag >= raw)
-    return [step * i for i in range(0, int(x_max / step) + 1)]
+    first = math.ceil(x_lo / step) * step
+    return [x_lo] + [first + step * i for i in range(0, int((x_max - first) / step) + 1)]
 
 
 def _y_bounds(plot: Plot) -> tuple[float, float] | None:
@@ -78,28 +134,103 @@ def _y_bounds(plot: Plot) -> tuple[float, float] | None:
     return lo, hi
 
 
-def render_plot(plot: Plot, width: int, height: int, mono: bool) -> Lines:
-    out = Lines()
-    head = Text(plot.title, style="bold")
+def _head(plot: Plot, width: int, mono: bool) -> Text:
+    if plot.cursor is not None:
+        head = Text(f"@ step {fmt_step(plot.cursor)}", style="bold reverse")
+    else:
+        head = Text(plot.title, style="bold")
     for line in plot.lines:
-        if line.points and line.label:  # an unlabelled line (a band) stays out of the legend
+        if line.points and line.label:  # an unlabelled line (a band, a raw curve under its EMA) stays out
             head.append("  ")
             head.append(f"{line.glyph} " if mono else "━ ", style="" if mono else line.color)
             head.append(line.label)
     head.truncate(width, overflow="ellipsis")
-    out.append_text(head)
+    return head
+
+
+def _marker_row(plot: Plot, pw: int) -> list[tuple[str, str]]:
+    """The row above the plot area: M and G with their step, and the cursor's ▼; never covered by a curve."""
+    row = [" "] * pw
+    style = [""] * pw
+    for step, letter in plot.markers:
+        c = int(round(axis_frac(step, plot.x_max, plot.x_log, plot.x_lo) * (pw - 1)))
+        if not (0 <= c < pw) or step < plot.x_lo or step > plot.x_max:
+            continue
+        if row[c] != " ":
+            continue
+        right, left = f"{letter} {fmt_step(step)}", f"{fmt_step(step)} {letter}"
+        start, text = c, letter
+        if c + len(right) <= pw and all(ch == " " for ch in row[c : c + len(right) + 1]):
+            text = right
+        elif c - len(left) + 1 >= 0 and all(ch == " " for ch in row[max(c - len(left), 0) : c + 1]):
+            start, text = c - len(left) + 1, left  # no room on the right: the step before the letter
+        row[start : start + len(text)] = text
+        style[start : start + len(text)] = ["bold"] * len(text)
+    if plot.cursor is not None:
+        c = int(round(axis_frac(plot.cursor, plot.x_max, plot.x_log, plot.x_lo) * (pw - 1)))
+        row[c], style[c] = "▼", "bold reverse"
+    return list(zip(row, style, strict=True))
+
+
+def _append_runs(out: Lines, cells: list[tuple[str, str]]) -> None:
+    run_style, run = "", list[str]()
+    for ch, st in cells:
+        st = st if ch != " " else ""
+        if st != run_style and run:
+            out.append("".join(run), style=run_style)
+            run = []
+        run_style = st
+        run.append(ch)
+    out.append("".join(run), style=run_style)
+
+
+def _axis_row(plot: Plot, pw: int) -> str:
+    """Ticks of the step axis, the end tick at the last column, and `step` in the middle."""
+    axis = [" "] * pw
+    end = fmt_step(plot.x_max)
+    axis[pw - len(end) :] = end
+
+    def put(c: int, label: str) -> bool:
+        c = min(max(c, 0), pw - len(label))
+        if all(ch == " " for ch in axis[max(c - 1, 0) : c + len(label) + 1]):
+            axis[c : c + len(label)] = label
+            return True
+        return False
+
+    for tick in _x_ticks(plot.x_lo, plot.x_max, plot.x_log):
+        put(int(round(axis_frac(tick, plot.x_max, plot.x_log, plot.x_lo) * (pw - 1))), fmt_num(tick))
+    # the axis label: in the middle if free, else in the widest gap between ticks
+    if not put(pw // 2 - 2, "step"):
+        text = "".join(axis)
+        gaps = [(len(m.group()), m.start()) for m in re.finditer(r" {7,}", text)]
+        if gaps:
+            width, start = max(gaps)
+            put(start + (width - 4) // 2, "step")
+    return "".join(axis)
+
+
+def render_plot(plot: Plot, width: int, height: int, mono: bool) -> Lines:
+    out = Lines()
+    out.append_text(_head(plot, width, mono))
     out.append("\n")
-    ph, pw = height - 2, width - LABEL_W - 1
+    keys = pack_keys(plot.legend, width, max(height // 4, 1))
+    for key in keys:  # the numbered key list of compare
+        out.append(key + "\n", style="dim")
+    with_markers = bool(plot.markers) or plot.cursor is not None
+    ph, pw = height - 2 - len(keys) - with_markers, width - LABEL_W - 1
     if ph < 2 or pw < 8:
         return out
     bounds = _y_bounds(plot)
     if bounds is None or not any(line.points for line in plot.lines):
-        note = plot.note or "waiting for data…"
-        for r in range(ph):
+        for row in note_rows(plot.note or "waiting for data…", pw, ph + with_markers):
             out.append(" " * (LABEL_W + 1))
-            out.append(note.center(pw) if r == ph // 2 else "", style="italic")
+            out.append(row, style="italic")
             out.append("\n")
         return out
+    if with_markers:
+        out.append(" " * (LABEL_W + 1))
+        _append_runs(out, _marker_row(plot, pw))
+        out.append("\n")
     y0, y1 = bounds
     xres, yres = (1, 1) if mono else (2, 4)
     W, H = pw * xres, ph * yres
@@ -112,7 +243,6 @@ def render_plot(plot: Plot, width: int, height: int, mono: bool) -> Lines:
 
     chars: dict[tuple[int, int], str] = {}
     styles: dict[tuple[int, int], str] = {}
-    bits: dict[tuple[int, int], int] = {}
     for line in plot.lines:
         pixels: set[tuple[int, int]] = set()
         prev: tuple[int, int] | None = None
@@ -127,6 +257,7 @@ def render_plot(plot: Plot, width: int, height: int, mono: bool) -> Lines:
                 for i in range(1, n):
                     pixels.add((prev[0] + i, int(round(prev[1] + (cur[1] - prev[1]) * i / n))))
             prev = cur
+        bits: dict[tuple[int, int], int] = {}
         for x, y in pixels:
             cell = (x // xres, y // yres)
             if mono:
@@ -134,13 +265,21 @@ def render_plot(plot: Plot, width: int, height: int, mono: bool) -> Lines:
             else:
                 bits[cell] = bits.get(cell, 0) | BRAILLE[y % 4][x % 2]
             styles[cell] = line.color
-    if not mono:
-        chars = {cell: chr(0x2800 + b) for cell, b in bits.items()}
-    for step, letter in plot.markers:
-        cx = int(round(axis_frac(step, plot.x_max, plot.x_log) * (pw - 1)))
+        for cell, b in bits.items():  # a later line's cell keeps the earlier dots it shares
+            prev_ch = chars.get(cell)
+            old = ord(prev_ch) - 0x2800 if prev_ch and 0x2800 <= ord(prev_ch) < 0x2900 else 0
+            chars[cell] = chr(0x2800 + (b | old))
+    for step, _ in plot.markers:
+        if plot.x_lo <= step <= plot.x_max:
+            cx = int(round(axis_frac(step, plot.x_max, plot.x_log, plot.x_lo) * (pw - 1)))
+            for r in range(ph):
+                if (cx, r) not in chars:
+                    chars[(cx, r)], styles[(cx, r)] = "┊", "dim"
+    if plot.cursor is not None:
+        cx = int(round(axis_frac(plot.cursor, plot.x_max, plot.x_log, plot.x_lo) * (pw - 1)))
         for r in range(ph):
-            if (cx, r) not in chars:
-                chars[(cx, r)], styles[(cx, r)] = ("┊" if r else letter), "dim"
+            if (cx, r) not in chars or chars[(cx, r)] == "┊":
+                chars[(cx, r)], styles[(cx, r)] = "│", "bold"
     labels = {0: y1, ph - 1: y0, (ph - 1) // 2: (y0 + y1) / 2}
     for r in range(ph):
         if r in labels:
@@ -148,24 +287,8 @@ def render_plot(plot: Plot, width: int, height: int, mono: bool) -> Lines:
             out.append(f"{fmt_num(v):>{LABEL_W}}┤", style="dim")
         else:
             out.append(" " * LABEL_W + "│", style="dim")
-        run_style, run = "", []
-        for c in range(pw):
-            ch = chars.get((c, r), " ")
-            st = styles.get((c, r), "") if ch != " " else ""
-            if st != run_style and run:
-                out.append("".join(run), style=run_style)
-                run = []
-            run_style = st
-            run.append(ch)
-        out.append("".join(run), style=run_style)
+        _append_runs(out, [(chars.get((c, r), " "), styles.get((c, r), "")) for c in range(pw)])
         out.append("\n")
-    axis = [" "] * pw
-    for tick in _x_ticks(plot.x_max, plot.x_log):
-        label = fmt_num(tick)
-        c = int(round(axis_frac(tick, plot.x_max, plot.x_log) * (pw - 1)))
-        c = min(c, pw - len(label))
-        if all(ch == " " for ch in axis[max(c - 1, 0) : c + len(label) + 1]):
-            axis[c : c + len(label)] = label
     out.append(" " * (LABEL_W - 4) + ("log " if plot.x_log else "lin ") + "└", style="dim")
-    out.append("".join(axis), style="dim")
+    out.append(_axis_row(plot, pw), style="dim")
     return out

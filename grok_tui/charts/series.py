@@ -3,22 +3,41 @@
 A run of 100k steps and a run of 1k steps both draw from at most `BUCKETS` points per column, so
 a redraw costs the same whatever the run length. Each bucket keeps the min, max and last value
 that fell in it, which preserves spikes (e.g. a validation-accuracy jump) under downsampling.
+
+The log step axis is log10(1 + step), so step 0 sits at the axis' origin and is labelled 0.
 """
 
 from __future__ import annotations
 
+import bisect
 import math
 from dataclasses import dataclass
+from typing import Any
 
 BUCKETS = 320  # about 2 braille pixels per terminal column on a 160-column chart
+RAW_CAP = 20_000  # logged values kept per column for zoom, cursor and smoothing (then every other)
 
 
-def axis_frac(x: float, x_max: float, log: bool) -> float:
-    """Position of step `x` on an axis over [1, x_max] (log) or [0, x_max] (linear), in [0, 1]."""
+def _log(x: float) -> float:
+    return math.log10(1.0 + max(x, 0.0))
+
+
+def axis_frac(x: float, x_max: float, log: bool, x_lo: float = 0.0) -> float:
+    """Position of step `x` on an axis over [x_lo, x_max], log10(1 + step) or linear, in [0, 1]."""
     if log:
-        top = math.log10(max(x_max, 10.0))
-        return min(max(math.log10(max(x, 1.0)) / top, 0.0), 1.0)
-    return min(max(x / max(x_max, 1.0), 0.0), 1.0)
+        lo, hi = _log(x_lo), _log(max(x_max, x_lo + 1.0))
+        f = (_log(x) - lo) / max(hi - lo, 1e-12)
+    else:
+        f = (x - x_lo) / max(x_max - x_lo, 1e-12)
+    return min(max(f, 0.0), 1.0)
+
+
+def axis_step(f: float, x_max: float, log: bool, x_lo: float = 0.0) -> float:
+    """The step at position `f` of that axis (the inverse of axis_frac)."""
+    if log:
+        lo, hi = _log(x_lo), _log(max(x_max, x_lo + 1.0))
+        return 10 ** (lo + f * (hi - lo)) - 1.0
+    return x_lo + f * (x_max - x_lo)
 
 
 @dataclass
@@ -70,6 +89,58 @@ def trace_of(xs: list[float], ys: list[float], x_max: float | None = None) -> Tr
     return t
 
 
+class Raw:
+    """Every finite value of one column with its step (evenly thinned past `cap`)."""
+
+    def __init__(self, cap: int = RAW_CAP) -> None:
+        self.cap = cap
+        self.xs: list[float] = []
+        self.ys: list[float] = []
+
+    def add(self, x: float, y: float) -> None:
+        if not math.isfinite(y):
+            return
+        self.xs.append(x)
+        self.ys.append(y)
+        if len(self.xs) > self.cap:
+            self.xs, self.ys = self.xs[::2], self.ys[::2]
+
+    def at(self, x: float) -> tuple[float, float] | None:
+        """The logged (step, value) nearest to step `x`."""
+        if not self.xs:
+            return None
+        i = bisect.bisect_left(self.xs, x)
+        cands = [j for j in (i - 1, i) if 0 <= j < len(self.xs)]
+        j = min(cands, key=lambda k: abs(self.xs[k] - x))
+        return self.xs[j], self.ys[j]
+
+
+def ema(ys: list[float], weight: float) -> list[float]:
+    """Exponential moving average with TensorBoard's debiasing: s_t = w·s_{t-1} + (1-w)·y_t, / (1-w^t)."""
+    out, s = [], 0.0
+    for t, y in enumerate(ys, start=1):
+        s = weight * s + (1 - weight) * y
+        out.append(s / (1 - weight**t))
+    return out
+
+
+def bucketed(xs: list[float], ys: list[float], x_lo: float, x_max: float, log: bool, n: int = BUCKETS) -> list[Point]:
+    """Points of (xs, ys) inside [x_lo, x_max] on that axis, `n` buckets with min, max and last."""
+    out: dict[int, Point] = {}
+    lo_i = bisect.bisect_left(xs, x_lo)
+    hi_i = bisect.bisect_right(xs, x_max)
+    for x, y in zip(xs[lo_i:hi_i], ys[lo_i:hi_i], strict=True):
+        fx = axis_frac(x, x_max, log, x_lo)
+        i = min(int(fx * n), n - 1)
+        b = out.get(i)
+        if b is None:
+            out[i] = Point(fx, y, y, y)
+        else:
+            b.fx, b.last = fx, y
+            b.lo, b.hi = min(b.lo, y), max(b.hi, y)
+    return [out[i] for i in sorted(out)]
+
+
 class Snapshots:
     """Up to `cap` evenly spaced snapshots of a vector over time (per-token gradient norms, Fig. 3).
 
@@ -80,12 +151,23 @@ class Snapshots:
         self.cap = cap
         self.stride = 1
         self.seen = 0
-        self.items: list[tuple[int, tuple[float, ...]]] = []
+        self.items: list[tuple[int, Any]] = []
 
-    def add(self, step: int, values: tuple[float, ...]) -> None:
+    def add(self, step: int, values: Any) -> None:
         if self.seen % self.stride == 0:
             self.items.append((step, values))
             if len(self.items) > self.cap:
                 self.items = self.items[::2]
                 self.stride *= 2
         self.seen += 1
+
+    def upto(self, step: int | None) -> list[tuple[int, Any]]:
+        """The snapshots taken at or before `step` (all of them for None)."""
+        if step is None:
+            return list(self.items)
+        return [it for it in self.items if it[0] <= step]
+
+    def at(self, step: int | None) -> tuple[int, Any] | None:
+        """The last snapshot at or before `step` (the latest for None)."""
+        items = self.upto(step)
+        return items[-1] if items else None

@@ -1,166 +1,296 @@
-"""The lab's charts as data: which columns each chart draws, and what it says when its probe is off."""
+"""The lab's charts as data: which columns each chart draws, and what it says when its probe is off.
+
+Every step chart of a view shares one `Axis`: log or linear, a zoom window, the cursor and the EMA
+smoothing. The per-token charts take `at`, the time scrubber's step (None: the latest).
+"""
 
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from typing import Any
 
-from grok_tui.charts.canvas import Line, Plot, fmt_num
-from grok_tui.charts.series import Point, Trace, axis_frac
+from grok_tui.charts.canvas import Line, Plot, fmt_num, fmt_step
+from grok_tui.charts.series import Point, Raw, Trace, axis_frac, axis_step, bucketed, ema
 from grok_tui.rundata import RunData
 
 COLORS = ("cyan", "magenta", "yellow", "green", "red", "blue", "white", "bright_cyan")
 GLYPHS = ("+", "*", "o", "x", "#", "%", "@", "=")
 
 # Each probe's cadence key, for the "probe off" hint (engine/config.py ProbeConfig).
-PROBE_HINT = {
-    "hessian": "probe off: --set probe.hessian_every=500",
-    "rank": "probe off: --set probe.rank_every=500",
-    "fourier": "probe off: --set probe.fourier_every=500",
-    "grad": "probe off: --set probe.grad_every=500",
+PROBE_KEYS = {
+    "hessian": "probe.hessian_every",
+    "rank": "probe.rank_every",
+    "fourier": "probe.fourier_every",
+    "grad": "probe.grad_every",
 }
 
 
-def _points(data: RunData, column: str, log: bool) -> list[Point]:
-    t = data.traces.get(column)
-    return [Point(p.fx, p.lo, p.hi, p.last) for p in t.points(log)] if t else []
+def probe_hint(probe: str) -> str:
+    """`probe off: --set probe.X_every=N` with N the engine's default cadence (engine.probes)."""
+    from engine.probes import DEFAULT_CADENCES  # imported once the run has started (torch is loaded)
+
+    key = PROBE_KEYS[probe]
+    return f"probe off: --set {key}={DEFAULT_CADENCES[key]}"
 
 
-def _plot(data: RunData, title: str, columns: list[tuple[str, str]], log_x: bool, probe: str = "", **kw: Any) -> Plot:
+@dataclass(frozen=True)
+class Axis:
+    """What the step charts of a view share (frozen: part of the charts' redraw stamp)."""
+
+    log: bool = True
+    window: tuple[float, float] | None = None  # zoomed into these steps
+    cursor: float | None = None  # the cursor's position on the axis, 0..1
+    smooth: float = 0.0  # EMA weight; 0 = raw
+
+    def bounds(self, x_max: float) -> tuple[float, float]:
+        return self.window if self.window is not None else (0.0, x_max)
+
+    def cursor_step(self, x_max: float) -> float | None:
+        if self.cursor is None:
+            return None
+        lo, hi = self.bounds(x_max)
+        return axis_step(self.cursor, hi, self.log, lo)
+
+
+def _line_points(trace: Trace | None, raw: Raw | None, axis: Axis, x_max: float) -> tuple[list[Point], list[Point]]:
+    """(points, faint raw points under an EMA); the fast bucketed path when not zoomed or smoothed."""
+    if raw is None or trace is None:
+        return [], []
+    if axis.window is None and not axis.smooth:
+        return [Point(p.fx, p.lo, p.hi, p.last) for p in trace.points(axis.log)], []
+    lo, hi = axis.bounds(x_max)
+    pts = bucketed(raw.xs, raw.ys, lo, hi, axis.log)
+    if not axis.smooth:
+        return pts, []
+    return bucketed(raw.xs, ema(raw.ys, axis.smooth), lo, hi, axis.log), pts
+
+
+def _readout(raw: Raw | None, step: float, smooth: float) -> str:
+    hit = raw.at(step) if raw is not None else None
+    if hit is None:
+        return "-"
+    if smooth:
+        i = raw.xs.index(hit[0])  # type: ignore[union-attr]
+        return fmt_num(ema(raw.ys[: i + 1], smooth)[-1])  # type: ignore[union-attr]
+    return fmt_num(hit[1])
+
+
+def _plot(data: RunData, title: str, columns: list[tuple[str, str]], axis: Axis, probe: str = "", **kw: Any) -> Plot:
     """A line plot of `columns` [(column, label)]; says so if the probe behind them is off."""
     with data.lock:
-        lines = [
-            Line(label, _points(data, col, log_x), COLORS[i % len(COLORS)], GLYPHS[i % len(GLYPHS)])
-            for i, (col, label) in enumerate(columns)
-        ]
+        x_max = float(data.max_steps)
+        lo, hi = axis.bounds(x_max)
+        cursor = axis.cursor_step(x_max)
+        lines, faint = [], []
+        for i, (col, label) in enumerate(columns):
+            color, glyph = COLORS[i % len(COLORS)], GLYPHS[i % len(GLYPHS)]
+            raw = data.raw.get(col)
+            pts, under = _line_points(data.traces.get(col), raw, axis, x_max)
+            if cursor is not None and pts:
+                label = f"{label} {_readout(raw, cursor, axis.smooth)}"
+            lines.append(Line(label, pts, color, glyph))
+            if under:
+                faint.append(Line("", under, f"dim {color}", "·"))
         note = ""
-        if not data.columns:
+        if data.status == "idle":
+            note = "no run: press n to start one"
+        elif not data.columns:
             note = "waiting for the run…"
         elif probe and not any(data.has(c) for c, _ in columns):
-            note = PROBE_HINT[probe]
-        return Plot(title, [ln for ln in lines if ln.points], data.max_steps, log_x, note=note, **kw)
+            note = probe_hint(probe)
+        if axis.smooth:
+            title += f" · EMA {axis.smooth:g}"
+        drawn = [ln for ln in lines if ln.points]
+        return Plot(title, faint + drawn, hi, axis.log, note=note, x_lo=lo, cursor=cursor, **kw)
 
 
 def phase_markers(data: RunData) -> list[tuple[float, str]]:
-    """M at the memorized step, G at the generalized step, on every step-axis chart."""
+    """M at the memorized step, G at the generalized step (engine/phases.py), on every step chart."""
     out = []
     if data.memorized_step is not None:
-        out.append((float(max(data.memorized_step, 1)), "M"))
+        out.append((float(data.memorized_step), "M"))
     if data.generalized_step is not None:
-        out.append((float(max(data.generalized_step, 1)), "G"))
+        out.append((float(data.generalized_step), "G"))
     return out
 
 
-def accuracy(data: RunData, log_x: bool) -> Plot:
-    cols = [("train_acc", "train"), ("val_acc", "val")]
-    return _plot(data, "accuracy", cols, log_x, y_range=(0.0, 1.0), markers=phase_markers(data))
+def accuracy(data: RunData, axis: Axis) -> Plot:
+    # val rare: test pairs holding one of the probe.rare_k least-trained tokens (engine/metrics.py, Fig. 4)
+    cols = [("train_acc", "train"), ("val_acc", "val"), ("val_acc_rare", "val rare")]
+    return _plot(data, "accuracy", cols, axis, y_range=(0.0, 1.0), markers=phase_markers(data))
 
 
-def loss(data: RunData, log_x: bool) -> Plot:
+def loss(data: RunData, axis: Axis) -> Plot:
     cols = [("train_loss", "train"), ("val_loss", "val")]
-    return _plot(data, "loss (log y)", cols, log_x, y_log=True, markers=phase_markers(data))
+    return _plot(data, "loss (log y)", cols, axis, y_log=True, markers=phase_markers(data))
 
 
-def curvature(data: RunData, log_x: bool) -> Plot:
+def curvature(data: RunData, axis: Axis) -> Plot:
     # λmax of the Hessian restricted to E and to W (Figs. 7, 9): train accuracy reaches 100% as
     # λmax(W) starts to fall, validation accuracy rises as λmax(E) falls; M and G mark those steps.
-    cols = [("hess_E", "λmax(E)"), ("hess_W", "λmax(W)"), ("hess_all", "λmax(θ)")]
-    return _plot(data, "curvature λmax (log y)", cols, log_x, probe="hessian", y_log=True, markers=phase_markers(data))
+    cols = [("hess_E", "E"), ("hess_W", "W"), ("hess_all", "θ")]
+    return _plot(data, "λmax (log y)", cols, axis, probe="hessian", y_log=True, markers=phase_markers(data))
 
 
-def ranks(data: RunData, log_x: bool) -> Plot:
+def ranks(data: RunData, axis: Axis) -> Plot:
     # Numerical rank of E, W and EW (Fig. 10).
-    cols = [("rank_E", "rank E"), ("rank_W", "rank W"), ("rank_EW", "rank EW")]
-    return _plot(data, "rank", cols, log_x, probe="rank", markers=phase_markers(data))
+    cols = [("rank_E", "E"), ("rank_W", "W"), ("rank_EW", "EW")]
+    return _plot(data, "rank", cols, axis, probe="rank", markers=phase_markers(data))
 
 
-def ratios(data: RunData, log_x: bool) -> Plot:
-    # σmax(E)/σmax(W) against the c in force (Adam-LR, §4.3, eq. 24).
-    cols = [("sigma_ratio", "σmax(E)/σmax(W)"), ("lr_ratio", "c = lr_E/lr")]
-    plot = _plot(data, "σ ratio and c (log y)", cols, log_x, y_log=True, markers=phase_markers(data))
-    if data.columns and not data.has("sigma_E"):
-        plot.title = "c (log y) · σmax(E)/σmax(W) " + PROBE_HINT["rank"]
+def ratios(data: RunData, axis: Axis) -> Plot:
+    # σmax(E)/σmax(W) (the rank probe's sigma_ratio column) against the c in force (Adam-LR, §4.3, eq. 24).
+    cols = [("sigma_ratio", "σE/σW"), ("lr_ratio", "c")]
+    plot = _plot(data, "σmax ratio, c (log y)", cols, axis, y_log=True, markers=phase_markers(data))
+    if data.columns and not data.has("sigma_ratio"):
+        plot.title = "c (log y) · σ ratio: " + probe_hint("rank")
     return plot
 
 
-def compare(runs: list[RunData], log_x: bool, x_max: float = 1.0) -> Plot:
-    """Validation accuracy of several runs on one axis (the paper's comparisons, Figs. 4-6); the
-    axis ends at the longest run's max_steps, or at `x_max` if that is further."""
-    for d in runs:
+# Columns compare can overlay, with the y range they are drawn on (None: fitted; "log": log y).
+COMPARE_COLUMNS: dict[str, tuple[str, tuple[float, float] | None, bool]] = {
+    "val_acc": ("val accuracy", (0.0, 1.0), False),
+    "train_acc": ("train accuracy", (0.0, 1.0), False),
+    "val_acc_rare": ("val accuracy on rare tokens", (0.0, 1.0), False),
+    "val_loss": ("val loss (log y)", None, True),
+    "train_loss": ("train loss (log y)", None, True),
+    "hess_E": ("λmax(E) (log y)", None, True),
+    "hess_W": ("λmax(W) (log y)", None, True),
+    "rank_E": ("rank E", None, False),
+    "rank_W": ("rank W", None, False),
+    "rank_EW": ("rank EW", None, False),
+    "sigma_ratio": ("σmax(E)/σmax(W) (log y)", None, True),
+}
+
+
+def compare(
+    runs: list[tuple[int, RunData]], axis: Axis, column: str = "val_acc", x_max: float = 1.0, numbered: bool = True
+) -> Plot:
+    """One column of several runs on one step axis (the paper's comparisons, Figs. 4-6).
+
+    Each run is (k, data): k fixes its colour and glyph and its number in the key, so a run keeps
+    its colour while others are toggled. The axis ends at the longest run's max_steps, or at
+    `x_max` if that is further."""
+    for _, d in runs:
         with d.lock:
             x_max = max(x_max, d.max_steps)
-    lines = []
-    for i, d in enumerate(runs):
+    lo, hi = axis.bounds(x_max)
+    cursor = axis.cursor_step(x_max)
+    lines, keys = [], []
+    for k, d in runs:
         with d.lock:
-            t = d.traces.get("val_acc")
-            pts = _rebucket(t, x_max, log_x) if t is not None else []
-        lines.append(Line(d.label or d.preset, pts, COLORS[i % len(COLORS)], GLYPHS[i % len(GLYPHS)]))
-    note = "no runs selected" if not runs else "no val_acc yet"
-    return Plot("val accuracy", lines, x_max, log_x, y_range=(0.0, 1.0), note=note)
+            raw = d.raw.get(column)
+            if raw is None:
+                pts: list[Point] = []
+            elif axis.window is None and not axis.smooth and d.traces.get(column) is not None:
+                pts = _rebucket(d.traces[column], x_max, axis.log)
+            else:
+                pts = bucketed(raw.xs, ema(raw.ys, axis.smooth) if axis.smooth else raw.ys, lo, hi, axis.log)
+            name = d.label or d.preset
+        label = f"{k + 1}" if numbered else name
+        if cursor is not None and pts:
+            label += f" {_readout(raw, cursor, axis.smooth)}"
+        lines.append(Line(label, pts, COLORS[k % len(COLORS)], GLYPHS[k % len(GLYPHS)]))
+        if numbered:
+            keys.append(f"{k + 1} {name}")
+    title, y_range, y_log = COMPARE_COLUMNS.get(column, (column, None, False))
+    note = "no runs selected" if not runs else f"no {column} yet"
+    return Plot(
+        title, lines, hi, axis.log, y_log=y_log, y_range=y_range, note=note, x_lo=lo, cursor=cursor, legend=keys
+    )
 
 
 def _rebucket(t: Trace, x_max: float, log_x: bool) -> list[Point]:
     """Move a trace's points onto an axis that ends at `x_max` (runs of different lengths)."""
     out = []
     for p in t.points(log_x):
-        x = 10 ** (p.fx * math.log10(max(t.x_max, 10.0))) if log_x else p.fx * t.x_max
+        x = axis_step(p.fx, t.x_max, log_x)
         out.append(Point(axis_frac(x, x_max, log_x), p.lo, p.hi, p.last))
     return out
 
 
-def token_bars(data: RunData) -> dict[str, Any]:
-    """Per-token update counts over the p+2 tokens, coloured by how rare each token is in the
-    training split, so a skewed split (§4.2, Fig. 8) shows at a glance."""
+def rare_mask(data: RunData, n: int) -> list[bool]:
+    """The probe.rare_k operand tokens with the fewest training occurrences: the engine's own choice
+    (engine/metrics.py rare_tokens), the tokens val_acc_rare is measured on."""
+    import numpy as np
+
+    from engine.metrics import rare_tokens
+
+    p = int(data.config.get("data", {}).get("p", 0) or 0)
+    k = int(data.config.get("probe", {}).get("rare_k", 0) or 0)
+    freq = data.token_freq
+    if not p or not k or len(freq) < p or n < p:
+        return []
+    rare = set(rare_tokens(np.asarray(freq[:p]), k).tolist())
+    return [i in rare for i in range(n)]
+
+
+def token_bars(data: RunData, at: int | None = None) -> dict[str, Any]:
+    """Per-token update counts over the p+2 tokens relative to their mean (a skewed split, §4.2,
+    Fig. 8, moves them apart by a few percent), the rare tokens marked ▲, and beside each token the
+    val accuracy of the test pairs that hold it (engine/metrics.py)."""
     with data.lock:
-        values = [float(v) for v in data.updates]
-        freq = list(data.token_freq)
-        p = int(data.config.get("data", {}).get("p", max(len(values) - 2, 0)))
-    rare: list[bool] = []
-    ops = freq[:p] or values[:p]
-    if ops and len(freq) in (0, len(values)):
-        # A token is rare when it occurs less than half as often as the most common operand;
-        # b is drawn uniformly in every split, so only a skewed split crosses that line.
-        top = max(ops)
-        rare = [v < 0.5 * top for v in ops] + [False] * (len(values) - len(ops))
+        snap = data.token_history.at(at)
+        step = snap[0] if snap else 0
+        updates, accs = snap[1] if snap else ((), ())
+        p = int(data.config.get("data", {}).get("p", max(len(updates) - 2, 0)))
+        idle = data.status == "idle"
+    values = [float(v) for v in updates]
+    rare = rare_mask(data, len(values)) if values else []
+    ops = values[:p] or values
+    mean = sum(ops) / len(ops) if ops else 0.0
+    rel = [v / mean if mean > 0 else math.nan for v in values]
+    finite = [v for v in rel[:p] if math.isfinite(v)]
+    y_lo = None
+    if finite:
+        lo, hi = min(finite), max(finite)
+        y_lo = max(lo - 0.25 * max(hi - lo, 0.01), 0.0)  # the scale starts near the data, not at 0
     ticks = {0: "0", p // 2: str(p // 2), p - 1: str(p - 1), p: "op", p + 1: "="} if p else {}
     legend = ""
     if values:
-        lo, hi = min(values[:p] or values), max(values[:p] or values)
-        legend = f"operands {fmt_num(lo)}..{fmt_num(hi)}; {sum(rare)} rare in train split (< ½ max)"
+        legend = f"step {fmt_step(step)} · mean {fmt_num(mean)}"
+    strip = [a if isinstance(a, float) else math.nan for a in accs] if accs else None
     return {
-        "title": "updates per token",
-        "values": values,
-        "rare": rare,
+        "title": "updates÷mean" + (" (scrubbed)" if at is not None else ""),
+        "values": rel[:p] if p and len(rel) > p else rel,  # op and '=' occur in every pair: off the scale
+        "rare": rare[:p] if p else rare,
         "legend": legend,
-        "ticks": ticks,
-        "note": "waiting for the first evaluation…",
+        "ticks": {i: t for i, t in ticks.items() if i < p},
+        "note": "no run: press n to start one"
+        if idle
+        else (f"step {step}: no updates yet" if values else "waiting for the first evaluation…"),
+        "y_lo": y_lo,
+        "y_fmt": "{}×",
+        "strip": strip[:p] if strip is not None and p else strip,
+        "strip_label": "val acc",
     }
 
 
-def fourier_bars(data: RunData) -> dict[str, Any]:
-    """‖DFT of E‖ over frequencies 0..⌊p/2⌋ (App. C.3, Fig. 11)."""
+def fourier_bars(data: RunData, at: int | None = None) -> dict[str, Any]:
+    """‖DFT of E‖ over frequencies 0..⌊p/2⌋ (App. C.3, Fig. 11), at the scrubber's step."""
     with data.lock:
-        values = list(data.fourier)
-        step = data.fourier_step
+        snap = data.fourier_history.at(at)
         off = bool(data.columns) and not data.config.get("probe", {}).get("fourier_every", 0)
+    step, values = (snap[0], list(snap[1])) if snap else (0, [])
     n = len(values)
     return {
-        "title": "Fourier spectrum of E",
+        "title": "Fourier spectrum of E" + (" (scrubbed)" if at is not None else ""),
         "values": values,
-        "legend": f"step {step}" if values else "",
+        "legend": f"step {fmt_step(step)}" if values else "",
         "ticks": {0: "0", n // 2: str(n // 2), n - 1: str(n - 1)} if n else {},
-        "note": PROBE_HINT["fourier"] if off else "waiting for the Fourier probe…",
+        "note": probe_hint("fourier") if off else "waiting for the Fourier probe…",
         "color": "green",
     }
 
 
-def grad_heat(data: RunData) -> dict[str, Any]:
-    """Per-token embedding gradient norms over time (Fig. 3)."""
+def grad_heat(data: RunData, at: int | None = None) -> dict[str, Any]:
+    """Per-token embedding gradient norms over time (Fig. 3), up to the scrubber's step."""
     with data.lock:
-        frames = list(data.grad.items)
+        frames = data.grad.upto(at)
         off = bool(data.columns) and not data.config.get("probe", {}).get("grad_every", 0)
     return {
-        "title": "‖∇e_token‖ over time (log)",
+        "title": "‖∇e‖ per token (rows) over time (log)" + (" (scrubbed)" if at is not None else ""),
         "frames": frames,
-        "note": PROBE_HINT["grad"] if off else "waiting for the gradient probe…",
+        "note": probe_hint("grad") if off else "waiting for the gradient probe…",
     }

@@ -2,18 +2,24 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from grok_tui import options as o
 from grok_tui.errors import user_errors
+from grok_tui.rundata import clean_text
+
+if TYPE_CHECKING:
+    from grok_tui.app import GrokApp
 
 OpenDir = Annotated[str | None, typer.Option("--open", help="Browse a finished RUN_DIR with the same charts.")]
 Compare = Annotated[
     list[str] | None,
     typer.Option("--compare", help="Overlay val accuracy of RUN_DIRs or sweep GROUP_DIRs (repeat, or list after it)."),
 ]
+Resume = Annotated[str | None, typer.Option("--resume", help="Continue RUN_DIR from its checkpoint, in the app.")]
 Extra = Annotated[list[str] | None, typer.Argument(help="More RUN_DIRs for --compare.", show_default=False)]
 
 
@@ -25,8 +31,10 @@ def tui(
     steps: o.Steps = None,
     device: o.Device = None,
     out: o.Out = "runs",
+    out_short: o.OutShort = None,
     open_dir: OpenDir = None,
     compare: Compare = None,
+    resume: Resume = None,
     more: Extra = None,
 ) -> None:
     """Train one run and watch it live; with no preset, pick one. The run directory is a headless run's."""
@@ -36,8 +44,26 @@ def tui(
     if more and not compare:
         raise ConfigError(f"unexpected argument {more[0]!r}; RUN_DIRs go after --compare")
     dirs = [*(compare or []), *(more or [])]
-    app = create_app(preset, config, set_, seed, steps, device, out, open_dir, dirs)
+    out = o.out_dir(out, out_short)
+    app = create_app(preset, config, set_, seed, steps, device, out, open_dir, dirs, resume_dir=resume)
     app.run()
+    raise typer.Exit(farewell(app))
+
+
+def farewell(app: GrokApp) -> int:
+    """After the app closed: the last run's directory and summary, as `grok run` prints them.
+
+    The exit code is 128 + the signal that closed the app (SIGHUP, SIGTERM, SIGINT), else 0.
+    """
+    from engine.rundir import read_summary
+    from grok_tui.commands.run import format_summary
+    from grok_tui.commands.signals import say
+
+    if app.trained and app.data.run_dir:
+        run_dir = Path(app.data.run_dir)
+        say(f"run directory: {clean_text(str(run_dir))}")
+        say(format_summary(read_summary(run_dir) or app.data.summary))
+    return 128 + app.stop_signal if app.stop_signal else 0
 
 
 def register(app: typer.Typer) -> None:

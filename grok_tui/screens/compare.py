@@ -1,7 +1,8 @@
-"""The compare view: validation accuracy of several runs overlaid (Adam vs Adam-LR, random vs skewed).
+"""The compare view: one logged column of several runs overlaid (Adam vs Adam-LR, random vs skewed).
 
-A sweep group directory draws one curve per arm × grid cell: the mean val_acc over its seeds, with
-the min–max band across seeds behind it (`grok_tui.groupdata`).
+A sweep group directory draws one curve per arm × grid cell: the mean over its seeds, with the
+min–max band across seeds behind it (`grok_tui.groupdata`). Every run keeps one colour and number
+(its place in the list) while others are toggled; the legend is a numbered key list.
 """
 
 from __future__ import annotations
@@ -14,12 +15,15 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal
 from textual.screen import Screen
-from textual.widgets import Footer, Label, SelectionList
+from textual.widgets import Footer, Label, OptionList
+from textual.widgets.option_list import Option
 
+from engine.config import ConfigError
+from engine.rundir import clean_text, is_group, is_run_dir
 from grok_tui.charts import views
 from grok_tui.charts.canvas import Line, Plot
 from grok_tui.charts.series import Point, Trace
-from grok_tui.groupdata import Cell, GroupData, is_group, load_group, stamp
+from grok_tui.groupdata import Cell, GroupData, load_group, stamp
 from grok_tui.rundata import RunData, load_run
 from grok_tui.widgets.line_chart import LineChart
 
@@ -31,7 +35,7 @@ def run_dirs(root: Path) -> list[Path]:
     """Run directories and sweep group directories under `root`, newest first."""
     if not root.is_dir():
         return []
-    found = (d for d in root.iterdir() if (d / "config.json").is_file() or is_group(d))
+    found = (d for d in root.iterdir() if is_run_dir(d) or is_group(d))
     return sorted(found, key=lambda d: d.name, reverse=True)
 
 
@@ -46,29 +50,36 @@ def _cell_points(cell: Cell, x_max: float, log_x: bool) -> tuple[list[Point], li
     return mean.points(log_x), band.points(log_x)
 
 
-def compare_plot(runs: list[RunData], groups: list[GroupData], log_x: bool) -> Plot:
-    """views.compare for runs, plus one mean curve and min–max band per sweep cell on the same step axis."""
-    plot = views.compare(runs, log_x, max([1.0, *(c.max_steps for g in groups for c in g.cells)]))
+def compare_plot(
+    runs: list[tuple[int, RunData]], groups: list[tuple[int, GroupData]], axis: views.Axis, column: str = "val_acc"
+) -> Plot:
+    """views.compare for runs, plus one mean curve and min–max band per sweep cell (val_acc) on the same axis."""
+    plot = views.compare(runs, axis, column, max([1.0, *(c.max_steps for _, g in groups for c in g.cells)]))
     if not groups:
         return plot
     colors, glyphs = views.COLORS, views.GLYPHS
     bands: list[Line] = []
     means: list[Line] = []
-    cells = [(g, c) for g in groups for c in g.cells]
-    for i, (g, cell) in enumerate(cells, start=len(runs)):
-        color = colors[i % len(colors)]
-        mean, band = _cell_points(cell, plot.x_max, log_x)
-        label = f"{g.path.name}: {cell.label}" if len(groups) > 1 else cell.label
-        bands.append(Line("", band, f"dim {color}", BAND_GLYPH))  # drawn first, under every curve
-        means.append(Line(f"{label} ({cell.seeds} seeds)", mean, color, glyphs[i % len(glyphs)]))
-    plot.title = "val accuracy (sweeps: mean over seeds, band min–max)"
+    for k, g in groups:
+        for j, cell in enumerate(g.cells):
+            i = k + j
+            color = colors[i % len(colors)]
+            mean, band = _cell_points(cell, plot.x_max, axis.log)
+            label = f"{g.path.name}: {cell.label}" if len(groups) > 1 else cell.label
+            bands.append(Line("", band, f"dim {color}", BAND_GLYPH))  # drawn first, under every curve
+            means.append(Line(f"{k + 1}.{j + 1}", mean, color, glyphs[i % len(glyphs)]))
+            plot.legend.append(f"{k + 1}.{j + 1} {clean_text(label)} ({cell.seeds} seeds)")
+    plot.title += " (sweeps: mean over seeds, band min–max)"
     plot.lines = [*bands, *plot.lines, *means]
-    plot.note = "no val_acc yet"
     return plot
 
 
 class CompareScreen(Screen[None]):
-    BINDINGS = [Binding("escape", "close", "back")]
+    BINDINGS = [
+        Binding("escape", "close", "back"),
+        Binding("space,enter", "toggle_run", "select", key_display="␣"),
+        Binding("y", "next_column", "column", tooltip="overlay the next logged column"),
+    ]
     DEFAULT_CSS = """
     CompareScreen #runs { width: 38; height: 1fr; }
     CompareScreen #compare-body { height: 1fr; }
@@ -79,79 +90,119 @@ class CompareScreen(Screen[None]):
         super().__init__()
         self.root = root
         self.chosen = [str(Path(c)) for c in chosen]
+        self.values: list[str] = []  # option values in list order: a run's number and colour
+        self.selected: list[str] = []
+        self.column = "val_acc"
         self.loaded: dict[str, tuple[float, RunData]] = {}  # dir -> (metrics.csv mtime, data)
-        self.groups: dict[str, tuple[tuple[float, ...], GroupData]] = {}  # group dir -> (mtimes, data)
+        self.groups: dict[str, tuple[tuple[Any, ...], GroupData]] = {}  # group dir -> (mtimes and column, data)
         self.version = 0
 
     def compose(self) -> ComposeResult:
-        yield Label("compare: space toggles a run or sweep, l log x, esc back", id="compare-title")
+        yield Label("compare: ␣ toggles a run, y the column, , . cursor, z zoom, l log x, esc back", id="compare-title")
         with Horizontal(id="compare-body"):
-            yield SelectionList[str](id="runs")
+            yield OptionList(id="runs")
             yield LineChart(
-                lambda: compare_plot(self.selected_runs(), self.selected_groups(), self.app.log_x),  # type: ignore[attr-defined]
+                lambda: compare_plot(self.selected_runs(), self.selected_groups(), self._axis(), self.column),
                 id="compare-chart",
             )
         yield Footer(compact=True)
 
+    def _axis(self) -> views.Axis:
+        return self.app.axis  # type: ignore[attr-defined]
+
     def on_mount(self) -> None:
-        runs = self.query_one("#runs", SelectionList)
         live = self.app.data  # type: ignore[attr-defined]
         if live.run_dir:
-            runs.add_option((LIVE, LIVE, True))
+            self.values.append(LIVE)
         names = {str(d) for d in run_dirs(self.root)} | set(self.chosen)
         live_dir = str(Path(live.run_dir)) if live.run_dir else ""
-        for d in sorted(names, reverse=True):
-            if d != live_dir:
-                name = Path(d).name + (" (sweep)" if is_group(d) else "")
-                runs.add_option((name, d, d in self.chosen))
+        self.values += [d for d in sorted(names, reverse=True) if d != live_dir]
+        self.selected = [v for v in self.values if v == LIVE or v in self.chosen]
+        runs = self.query_one("#runs", OptionList)
+        runs.add_options([Option(self._prompt(i, v), id=str(i)) for i, v in enumerate(self.values)])
+        if self.values:
+            runs.highlighted = 0  # the first key moves from here
         self.set_interval(1.0, self._reload)
         self._reload()
         runs.focus()
 
-    def selected_runs(self) -> list[RunData]:
+    def _prompt(self, i: int, value: str) -> str:
+        mark = "[x]" if value in self.selected else "[ ]"
+        name = LIVE if value == LIVE else clean_text(Path(value).name) + (" (sweep)" if is_group(value) else "")
+        return f"{mark} {i + 1} {name}"
+
+    def action_toggle_run(self) -> None:
+        runs = self.query_one("#runs", OptionList)
+        i = runs.highlighted
+        if i is None or i >= len(self.values):
+            return
+        v = self.values[i]
+        self.selected = [s for s in self.selected if s != v] if v in self.selected else [*self.selected, v]
+        runs.replace_option_prompt_at_index(i, self._prompt(i, v))
+        self._reload()
+
+    @on(OptionList.OptionSelected, "#runs")
+    def _selected(self) -> None:
+        self.action_toggle_run()
+
+    def action_next_column(self) -> None:
+        """Cycle through the columns the selected runs logged (the known ones first)."""
+        have: list[str] = []
+        for _, d in self.selected_runs():
+            with d.lock:
+                have += [c for c in d.raw if c not in have and d.raw[c].xs]
+        have = have or list(views.COMPARE_COLUMNS)  # only sweeps selected: the columns every run logs
+        cols = [c for c in views.COMPARE_COLUMNS if c in have] + [c for c in have if c not in views.COMPARE_COLUMNS]
+        cols = [c for c in cols if c not in ("epoch", "wall_s")] or ["val_acc"]
+        i = cols.index(self.column) if self.column in cols else -1
+        self.column = cols[(i + 1) % len(cols)]
+        self._reload()
+
+    def x_max(self) -> float:
+        return self.query_one(LineChart).source().x_max
+
+    def selected_runs(self) -> list[tuple[int, RunData]]:
         out = []
-        for value in self.query_one("#runs", SelectionList).selected:
+        for i, value in enumerate(self.values):
+            if value not in self.selected:
+                continue
             if value == LIVE:
-                out.append(self.app.data)  # type: ignore[attr-defined]
+                out.append((i, self.app.data))  # type: ignore[attr-defined]
             elif value in self.loaded:
-                out.append(self.loaded[value][1])
+                out.append((i, self.loaded[value][1]))
         return out
 
-    def selected_groups(self) -> list[GroupData]:
-        return [self.groups[v][1] for v in self.query_one("#runs", SelectionList).selected if v in self.groups]
+    def selected_groups(self) -> list[tuple[int, GroupData]]:
+        return [(i, self.groups[v][1]) for i, v in enumerate(self.values) if v in self.selected and v in self.groups]
 
     def _reload(self) -> None:
         """Re-read selected runs and sweeps whose metrics changed (still going in another process)."""
-        for value in self.query_one("#runs", SelectionList).selected:
+        for value in self.selected:
             if value == LIVE:
                 continue
-            if is_group(value):
-                mtimes = stamp(value)
-                if value not in self.groups or self.groups[value][0] != mtimes:
-                    try:
-                        self.groups[value] = (mtimes, load_group(value))
-                    except ValueError as e:  # ConfigError: an unreadable group.json
-                        self.notify(str(e), severity="error")
-                        continue
-                    self.version += 1
-                continue
-            path = Path(value) / "metrics.csv"
-            mtime = path.stat().st_mtime if path.exists() else 0.0
-            if value not in self.loaded or self.loaded[value][0] != mtime:
-                try:
-                    self.loaded[value] = (mtime, load_run(value))
-                except ValueError as e:
-                    self.notify(str(e), severity="error")
+            try:
+                if is_group(value):
+                    mtimes = (*stamp(value), self.column)
+                    if value not in self.groups or self.groups[value][0] != mtimes:
+                        self.groups[value] = (mtimes, load_group(value, self.column))
+                        self.version += 1
                     continue
-                self.version += 1
-        app: Any = self.app
-        chosen = tuple(self.query_one("#runs", SelectionList).selected)
-        stamp_ = (self.version, app.data.plot_version, app.log_x, chosen)
-        self.query_one(LineChart).poll(stamp_)
+                path = Path(value) / "metrics.csv"
+                mtime = path.stat().st_mtime if path.exists() else 0.0
+                if value not in self.loaded or self.loaded[value][0] != mtime:
+                    self.loaded[value] = (mtime, load_run(value))
+                    self.version += 1
+            except (ConfigError, OSError) as e:  # a run directory this version cannot read: say so, keep going
+                self.notify(clean_text(e), severity="error")
+                self.selected.remove(value)
+                i = self.values.index(value)
+                self.query_one("#runs", OptionList).replace_option_prompt_at_index(i, self._prompt(i, value))
+        self.redraw()
 
-    @on(SelectionList.SelectedChanged)
-    def _changed(self) -> None:
-        self._reload()
+    def redraw(self) -> None:
+        app: Any = self.app
+        stamp_ = (self.version, app.data.plot_version, app.axis, tuple(self.selected), self.column)
+        self.query_one(LineChart).poll(stamp_)
 
     def action_close(self) -> None:
         self.app.pop_screen()

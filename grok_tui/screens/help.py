@@ -11,8 +11,11 @@ from textual.screen import ModalScreen
 from textual.widgets import Static
 
 VIEWS = (
-    ("Training", "train and validation accuracy (M = memorized, G = generalized) and loss against step"),
-    ("Tokens", "updates per token over the p+2 tokens (rare ones stand out), per-token gradient heat map (Fig. 3)"),
+    ("Training", "train, val and rare-token val accuracy (M = memorized, G = generalized, above the plot) and loss"),
+    (
+        "Tokens",
+        "updates per token ÷ their mean, rare tokens ▲, per-token val accuracy below; gradient heat map (Fig. 3)",
+    ),
     ("Curvature", "λmax of the Hessian on E and W, log y (Figs. 7, 9)"),
     ("Spectra", "rank of E, W, EW (Fig. 10); σmax(E)/σmax(W) and the c in force"),
     ("Fourier", "the current spectrum of E over the token axis (Fig. 11)"),
@@ -33,7 +36,16 @@ def help_text(bindings: list[Binding]) -> Table:
     for name, what in VIEWS:
         keys.add_row(name, what)
     keys.add_row("", "")
-    keys.add_row("", Text("A chart whose probe is off says which --set turns it on.", style="italic"))
+    keys.add_row("", Text("A chart whose probe is off says which --set turns it on (or use n).", style="italic"))
+    keys.add_row(
+        "",
+        Text(
+            "The cursor (, .) reads every series of the view at one step in the chart's legend; z zooms "
+            "around it, Z zooms out; m smooths with an EMA, the raw curve faint beneath. [ ] scrub the "
+            "Tokens bars, heat map and Fourier spectrum back through the logged evaluations.",
+            style="italic",
+        ),
+    )
     keys.add_row(
         "",
         Text(
@@ -53,12 +65,14 @@ class HelpScreen(ModalScreen[None]):
         background: $surface; padding: 0 1; }
     """
 
-    def compose(self) -> ComposeResult:
-        from grok_tui.app import GrokApp
+    def __init__(self, bindings: list[Binding]) -> None:
+        super().__init__()
+        self.bindings = bindings  # the app's, handed in: this module never imports the app
 
+    def compose(self) -> ComposeResult:
         with VerticalScroll():
             yield Static(Text("grok-tui keys", style="bold"))
-            self.table = help_text([b for b in GrokApp.BINDINGS if isinstance(b, Binding)])
+            self.table = help_text(self.bindings)
             yield Static(self.table)
 
     def action_close(self) -> None:

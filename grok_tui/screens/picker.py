@@ -57,7 +57,7 @@ class PickerScreen(Screen[RunConfig | None]):
         self.presets = all_presets()
         self.current = current
         self.overrides = dict(overrides or {})
-        self.chosen = None
+        self.chosen: Any = None  # the preset highlighted
 
     def compose(self) -> ComposeResult:
         yield Label("New run: pick a preset (↑/↓), edit, then Start (enter in a field, or ctrl+s)", id="title")

@@ -8,7 +8,7 @@ from rich.text import Text
 
 from grok_tui.charts.lines import Lines
 from grok_tui.eta import format_eta
-from grok_tui.rundata import RunData
+from grok_tui.rundata import RunData, clean_text
 from grok_tui.widgets.drawn import Drawn
 
 STATUS_STYLE = {
@@ -32,24 +32,33 @@ def _step(v: int | None) -> str:
 
 
 def status_text(d: RunData) -> Text:
+    """Two lines; what matters most comes first, so a 60-column terminal keeps status, step, val, ETA."""
     with d.lock:
         t = Text(no_wrap=True, overflow="ellipsis")
         t.append(f" {d.status.upper()} ", style="reverse " + STATUS_STYLE.get(d.status, ""))
-        t.append(f" {d.preset}", style="bold")
-        t.append(f"  {d.device or '?'}  step {d.step:,}/{d.max_steps:,}")
+        if d.status == "idle":
+            t.append("  no run: press n to start one  ·  ? help  ·  q quit", style="bold")
+            return t
+        t.append(f" step {d.step:,}/{d.max_steps:,}")
+        va = d.latest("val_acc")
+        if math.isfinite(va):
+            t.append(f"  val {va:.3f}", style="bold")
+        if d.live:
+            t.append(f"  ETA {eta_text(d.eta_s())}")
         sps = f"{d.steps_per_s:,.0f}" if d.steps_per_s else "—"
-        t.append(f"  {sps} steps/s  ETA {eta_text(d.eta_s())}")
+        t.append(f"  {clean_text(d.preset)}", style="bold")
+        t.append(f"  {d.device or '?'}  {sps} steps/s")
         t.append("\n")
         t.append(f" memorized {_step(d.memorized_step)} · generalized {_step(d.generalized_step)}")
         t.append(f" · delay {_step(d.delay)}", style="bold")
         if d.error:
-            t.append(f"  {d.status}: {d.error}", style="bold red")
+            t.append(f"  {d.status}: {clean_text(d.error)}", style="bold red")
         else:
-            tr, va = d.latest("train_acc"), d.latest("val_acc")
+            tr = d.latest("train_acc")
             if math.isfinite(tr):
-                t.append(f"  train {tr:.3f} val {va:.3f}")
+                t.append(f"  train {tr:.3f}")
             if d.run_dir:
-                t.append(f"  {d.run_dir}", style="dim")
+                t.append(f"  {clean_text(d.run_dir)}", style="dim")
         return t
 
 
@@ -59,7 +68,7 @@ class StatusBar(Drawn):
     DEFAULT_CSS = "StatusBar { height: 2; }"
 
     def __init__(self, **kw: object) -> None:
-        super().__init__(**kw)  # type: ignore[arg-type]
+        super().__init__(**kw)
         self._text = Text()
 
     @property

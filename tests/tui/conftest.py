@@ -25,10 +25,14 @@ from engine.events import (
     StepsTaken,
     TokensLogged,
 )
+from engine.phases import PhaseTracker
 from engine.rundir import RunLog, new_run_dir
-from engine.trainer import BASE_COLUMNS
 
-PROBE_COLUMNS = ("hess_E", "hess_W", "sigma_E", "sigma_W", "rank_E", "rank_W", "rank_EW")
+# The engine's row columns the script fills in (engine/evaluation.py), then the probes'.
+BASE_COLUMNS = ("step", "epoch", "wall_s", "train_loss", "train_acc", "val_loss", "val_acc", "lr", "lr_embed")
+BASE_COLUMNS += ("lr_ratio", "f_E", "val_acc_rare", "val_acc_common")
+CARRIES_PHASES = "memorized_step" in {f.name for f in dataclasses.fields(EvalLogged)}
+PROBE_COLUMNS = ("hess_E", "hess_W", "sigma_E", "sigma_W", "sigma_ratio", "rank_E", "rank_W", "rank_EW")
 
 
 def script(cfg: RunConfig, probes: bool = True, evals: int = 40, fail_at: int | None = None) -> Iterator[Event]:
@@ -38,6 +42,7 @@ def script(cfg: RunConfig, probes: bool = True, evals: int = 40, fail_at: int | 
     freq = tuple(int(200 * math.exp(-3 * a / (p - 1))) + 5 for a in range(p)) + (600, 600)
     yield RunStarted(cfg.to_dict(), "cpu", 600, 400, p + 2, freq, 0, steps, cols)
     step = -1
+    phases = PhaseTracker(cfg.train.target_val_acc, 0)
     for i in range(evals + 1):
         step = max(int(round(steps ** (i / evals))) if i else 0, step + 1)  # log-spaced, distinct
         if fail_at is not None and i == fail_at:
@@ -57,6 +62,8 @@ def script(cfg: RunConfig, probes: bool = True, evals: int = 40, fail_at: int | 
             lr_embed=1e-3,
             lr_ratio=1.0 + 9 * u,
             f_E=0.5,
+            val_acc_rare=1 / (1 + math.exp(-20 * (u - 0.9))),
+            val_acc_common=1 / (1 + math.exp(-20 * (u - 0.78))),
         )
         if probes:
             row.update(
@@ -64,16 +71,24 @@ def script(cfg: RunConfig, probes: bool = True, evals: int = 40, fail_at: int | 
                 hess_W=50 * (1.2 - u),
                 sigma_E=3 + u,
                 sigma_W=2.0,
+                sigma_ratio=(3 + u) / 2.0,
                 rank_E=8.0,
                 rank_W=30 - 10 * u,
                 rank_EW=8 - 4 * u,
             )
-        yield EvalLogged(step, row)
+        phases.observe(step, row["train_acc"], row["val_acc"], row["train_loss"])
+        # the engine's EvalLogged carries the phases its PhaseTracker saw (engine/phases.py)
+        marks = {"memorized_step": phases.memorized_step, "generalized_step": phases.generalized_step}
+        yield EvalLogged(step, row, **(marks if CARRIES_PHASES else {}))  # type: ignore[arg-type]
+        val = tuple(row["val_acc"] * (0.5 + 0.5 * f / 205) for f in freq[:p]) + (math.nan, math.nan)
         updates = tuple(int(f * step / 50) for f in freq)
         grad = tuple(f / 200 * (1 + (step + k) % 3) for k, f in enumerate(freq)) if probes else None
-        yield TokensLogged(step, updates, grad)
+        yield TokensLogged(step, updates, grad, val)
         if probes:
             yield FourierLogged(step, tuple(1.0 + 10 * u * (k % 7 == 0) for k in range(p // 2 + 1)))
+
+
+HOLD_LIMIT_S = 120.0  # a held run ends by itself after this, should nothing ever stop it
 
 
 class ScriptedRun:
@@ -113,7 +128,8 @@ class ScriptedRun:
             if self._stop is not None:
                 break
             yield ev
-        while self.hold and self._stop is None:
+        deadline = time.monotonic() + HOLD_LIMIT_S
+        while self.hold and self._stop is None and time.monotonic() < deadline:
             if self._pause.is_set():
                 yield StatusChanged("paused")
                 while self._pause.is_set() and self._stop is None:

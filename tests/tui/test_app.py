@@ -9,7 +9,7 @@ import time
 from pathlib import Path
 
 from rich.console import Console
-from textual.widgets import Input, SelectionList, TabbedContent
+from textual.widgets import Input, OptionList, TabbedContent
 
 from grok_tui.app import create_app
 from grok_tui.screens.compare import CompareScreen
@@ -67,18 +67,26 @@ async def test_charts_redraw_on_timer_not_per_event(tmp_path: Path, scripted) ->
         assert drawn < app.data.version  # far fewer draws than events
 
 
+PROBES_OFF = [f"probe.{k}_every=0" for k in ("hessian", "rank", "grad", "fourier")]
+
+
 @aio
-async def test_probe_off_charts_say_so(tmp_path: Path, scripted) -> None:
-    app = _app(tmp_path, scripted(probes=False))
-    async with app.run_test() as pilot:
+async def test_probe_off_charts_say_so_with_the_default_cadence_and_the_hint_fits(tmp_path: Path, scripted) -> None:
+    from engine.probes import DEFAULT_CADENCES
+
+    app = _app(tmp_path, scripted(probes=False), sets=PROBES_OFF)
+    async with app.run_test(size=(60, 20)) as pilot:
         await wait_for(pilot, lambda: app.data.status == "finished")
-        assert app.query_one("#curv", Chart).source().note == "probe off: --set probe.hessian_every=500"
-        assert "probe.rank_every" in app.query_one("#rank", Chart).source().note
+        hint = f"probe off: --set probe.hessian_every={DEFAULT_CADENCES['probe.hessian_every']}"
+        assert app.query_one("#curv", Chart).source().note == hint
+        assert f"probe.rank_every={DEFAULT_CADENCES['probe.rank_every']}" in app.query_one("#rank", Chart).source().note
         assert "probe.fourier_every" in app.query_one("#fourier", Chart).source()["note"]
         assert "probe.grad_every" in app.query_one("#heat", Chart).source()["note"]
         app.query_one("#tabs", TabbedContent).active = "tab-curv"
         curv = app.query_one("#curv", Chart)
-        await wait_for(pilot, lambda: "probe off: --set probe.hessian_every=500" in curv.shown, timeout=2)
+        # at 60 columns the hint wraps inside its chart: every word of it is on screen
+        await wait_for(pilot, lambda: "--set probe.hessian_every=" in curv.shown, timeout=2)
+        assert f"probe.hessian_every={DEFAULT_CADENCES['probe.hessian_every']}" in curv.shown
 
 
 @aio
@@ -212,21 +220,37 @@ async def test_help_lists_every_binding(tmp_path: Path, scripted) -> None:
 
 
 @aio
-async def test_c_compares_runs(tmp_path: Path, scripted) -> None:
+async def test_c_compares_any_column_with_glyphs_stable_colours_and_a_key_list(tmp_path: Path, scripted) -> None:
     factory = scripted()
     app = _app(tmp_path, factory)
-    async with app.run_test(size=(120, 30)) as pilot:
+    async with app.run_test(size=(80, 24)) as pilot:
         await wait_for(pilot, lambda: app.data.status == "finished")
         await pilot.press("r")
         await wait_for(pilot, lambda: len(factory.runs) == 2 and app.data.status == "finished")
         await pilot.press("c")
         screen = app.screen
         assert isinstance(screen, CompareScreen)
-        runs = screen.query_one("#runs", SelectionList)
-        runs.select_all()
-        await pilot.pause(0.2)
-        plot = screen.query_one("#compare-chart", Chart).source()
-        assert len(plot.lines) == 2 and all(ln.points for ln in plot.lines)
+        runs = screen.query_one("#runs", OptionList)
+        prompts = [str(runs.get_option_at_index(i).prompt) for i in range(runs.option_count)]
+        assert prompts[0].startswith("[x] 1 (live run)") and prompts[1].startswith("[ ] 2 ")  # state by glyph
+        await pilot.press("down")  # the first key moves the highlight
+        assert runs.highlighted == 1
+        await pilot.press("space")
+        assert str(runs.get_option_at_index(1).prompt).startswith("[x] 2 ")
+        chart = screen.query_one("#compare-chart", Chart)
+        plot = chart.source()
+        assert [ln.label for ln in plot.lines] == ["1", "2"] and all(ln.points for ln in plot.lines)
+        colors = [ln.color for ln in plot.lines]
+        await pilot.press("up", "space")  # the live run off: run 2 keeps its colour and number
+        plot = chart.source()
+        assert [(ln.label, ln.color) for ln in plot.lines] == [("2", colors[1])]
+        assert plot.legend == [f"2 {factory.runs[0].dir.name}"]
+        await wait_for(pilot, lambda: factory.runs[0].dir.name[:20] in chart.shown, timeout=2)  # the key list fits
+        await pilot.press("y")  # the next column: train accuracy
+        assert screen.column == "train_acc" and chart.source().title == "train accuracy"
+        for _ in range(3):
+            await pilot.press("y")
+        assert screen.column == "train_loss" and chart.source().y_log
         await pilot.press("escape")
         assert app.screen is app.main_screen
 
@@ -296,23 +320,54 @@ async def test_a_run_that_cannot_start_is_shown_failed(tmp_path: Path) -> None:
 @aio
 async def test_cpu_budget_defers_chart_redraws_while_training(tmp_path: Path, scripted, monkeypatch) -> None:
     """Over its share of a core, the UI stops redrawing charts until the budget recovers; keys
-    the user presses still draw at once, and a run that ends draws its final state."""
-    import grok_tui.app as app_mod
+    the user presses still draw at once, and a run that ends draws its final state.
 
-    monkeypatch.setattr(app_mod, "UI_BURST_S", 1e-9)  # no savings: any CPU spent is over budget
+    The UI thread's CPU clock is faked (every reading one CPU second later), so the budget is
+    spent whatever the machine's speed, and the test calls redraw() itself instead of waiting
+    on the timer."""
+    import itertools
+
+    import grok_tui.app as app_mod
+    from engine.events import EvalLogged
+
     monkeypatch.setattr(app_mod, "MAX_STALE_S", 1e9)
-    app = _app(tmp_path, scripted(hold=True), redraw_hz=20, ui_share=0.0)
+    app = _app(tmp_path, scripted(hold=True), redraw_hz=0.01)  # the timer never fires during the test
+    clock = itertools.count()
+    app.cpu_clock = lambda: float(next(clock))
     async with app.run_test(size=(100, 30)) as pilot:
-        await wait_for(pilot, lambda: app.data.generalized_step is not None)
+        await wait_for(pilot, lambda: app.data.step == 10000)
         acc = app.query_one("#acc", Chart)
-        await pilot.pause(0.5)
-        assert app.data.live and app.deferred > 0
+        app.data.apply(EvalLogged(10000, {"step": 10000, "train_acc": 1.0, "val_acc": 1.0}))  # new rows
+        deferred = app.deferred
+        app.redraw()
+        assert app.data.live and app.deferred == deferred + 1
         assert acc.stale(app.chart_stamp)  # the latest rows are not on screen yet
         drawn = acc.draws
         await pilot.press("l")  # a key is drawn at once, budget or not
-        await pilot.pause(0.2)
-        assert acc.draws > drawn and not acc.stale(app.chart_stamp)
+        await wait_for(pilot, lambda: acc.draws > drawn and not acc.stale(app.chart_stamp), timeout=5)
         await pilot.press("s")
         await wait_for(pilot, lambda: app.data.status == "finished")
-        await pilot.pause(0.3)
+        app.redraw()  # nothing trains: the budget no longer applies
         assert not acc.stale(app.chart_stamp)  # the finished run's last state is drawn
+
+
+def test_a_failing_test_does_not_leave_the_scripted_run_holding(tmp_path: Path, scripted) -> None:
+    """An exception inside run_test() ends the app; the app's unmount stops the engine, so the
+    worker thread ends and asyncio.run (pytest) does not wait on it forever."""
+    import asyncio
+
+    import pytest
+
+    factory = scripted(hold=True)
+
+    async def body() -> None:
+        app = _app(tmp_path, factory)
+        async with app.run_test() as pilot:
+            await wait_for(pilot, lambda: app.data.step == 10000)
+            raise RuntimeError("a failing assertion")
+
+    t0 = time.monotonic()
+    with pytest.raises(RuntimeError, match="a failing assertion"):
+        asyncio.run(body())  # returns only once the worker thread has ended
+    assert factory.runs[0].closed and time.monotonic() - t0 < 30
+    assert _summary(factory.runs[0])["status"] == "interrupted"

@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 
 import pytest
-from textual.widgets import SelectionList
+from textual.widgets import OptionList
 
 from engine.config import ConfigError
 from engine.sweep.member import member_spec, run_member
@@ -80,7 +80,8 @@ async def test_compare_opens_a_group_directory(tmp_path: Path, group_dir: Path) 
         await wait_for(pilot, lambda: len(chart.source().lines) == 5)
         plot = chart.source()
         labels = [ln.label for ln in plot.lines]
-        assert labels == ["", "", member.name, "adam (2 seeds)", "adamlr (2 seeds)"]  # bands first, unlabelled
+        assert labels == ["", "", "1", "2.1", "2.2"]  # bands first, unlabelled; numbers keyed below the title
+        assert plot.legend == [f"1 {member.name}", "2.1 adam (2 seeds)", "2.2 adamlr (2 seeds)"]
         bands, means = plot.lines[:2], plot.lines[3:]
         for band, mean in zip(bands, means, strict=True):
             assert band.color == f"dim {mean.color}" and band.points and mean.points
@@ -90,10 +91,11 @@ async def test_compare_opens_a_group_directory(tmp_path: Path, group_dir: Path) 
         await pilot.press("l")
         await pilot.pause(0.2)
         assert not chart.source().x_log
-        runs = screen.query_one("#runs", SelectionList)
-        runs.deselect(str(group_dir))
-        await pilot.pause(0.2)
-        assert [ln.label for ln in chart.source().lines] == [member.name]  # a plain run, as before
+        runs = screen.query_one("#runs", OptionList)
+        assert screen.values == [str(member), str(group_dir)]
+        await pilot.press("down", "space")  # the group off
+        assert str(runs.get_option_at_index(1).prompt).startswith("[ ] 2 ")
+        assert [ln.label for ln in chart.source().lines] == ["1"]  # a plain run, as before
         assert chart.draws > 0
 
 

@@ -26,7 +26,7 @@ async def test_real_tiny_run_to_completion(tmp_path: Path) -> None:
         await pilot.pause(0.3)
         assert app.data.step == 300 and app.data.max_steps == 300
         plot = app.query_one("#acc", Chart).source()
-        assert [ln.label for ln in plot.lines] == ["train", "val"]
+        assert [ln.label for ln in plot.lines] == ["train", "val", "val rare"]
         assert len(app.data.updates) == 9  # p + 2 tokens
         assert "FINISHED" in app.status_bar.plain
         await pilot.press("e")

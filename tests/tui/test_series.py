@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import math
 
+import pytest
+
 from engine.events import RunStarted, TokensLogged
 from grok_tui.charts import views
 from grok_tui.charts.blocks import render_bars
@@ -40,21 +42,27 @@ def test_snapshots_stay_evenly_spaced_under_the_cap() -> None:
     assert len(gaps) == 1
 
 
-def _started(freq: tuple[int, ...]) -> RunStarted:
+def _started(freq: tuple[int, ...], rare_k: int = 3) -> RunStarted:
     p = len(freq) - 2
-    return RunStarted({"data": {"p": p}, "probe": {}}, "cpu", 1, 1, p + 2, freq, 0, 100, ("step",))
+    cfg = {"data": {"p": p}, "probe": {"rare_k": rare_k}}
+    return RunStarted(cfg, "cpu", 1, 1, p + 2, freq, 0, 100, ("step",))
 
 
-def test_token_bars_mark_rare_tokens_of_a_skewed_split_only() -> None:
+def test_token_bars_mark_the_engines_rare_tokens_relative_to_the_mean_with_val_acc() -> None:
     skewed = RunData()
     skewed.apply(_started(tuple(int(30 + 70 * math.exp(-3 * a / 10)) for a in range(11)) + (500, 500)))
-    skewed.apply(TokensLogged(10, tuple(range(13))))
+    updates = tuple(100 + a for a in range(11)) + (900, 900)
+    acc = tuple(a / 10 for a in range(11)) + (math.nan, math.nan)
+    skewed.apply(TokensLogged(10, updates, None, acc))
     spec = views.token_bars(skewed)
-    assert spec["rare"][:3] == [False] * 3 and all(spec["rare"][8:11]) and not any(spec["rare"][11:])
-    uniform = RunData()
-    uniform.apply(_started((50,) * 11 + (500, 500)))
-    uniform.apply(TokensLogged(10, (5,) * 13))
-    assert not any(views.token_bars(uniform)["rare"])
+    # the probe.rare_k = 3 operands with the fewest training occurrences (engine/metrics.py): 8, 9, 10
+    assert spec["rare"] == [False] * 8 + [True] * 3
+    mean = sum(range(100, 111)) / 11
+    assert spec["values"] == [pytest.approx((100 + a) / mean) for a in range(11)]  # op and '=' left out
+    assert 0 < spec["y_lo"] < min(spec["values"])  # the scale starts near the data
+    assert spec["strip"] == list(acc[:11])
+    text = render_bars(width=60, height=14, mono=True, **spec).plain
+    assert "▲" in text and "val acc" in text and "×" in text
 
 
 def test_render_plot_fits_its_box_and_mono_uses_glyphs() -> None:
@@ -66,7 +74,8 @@ def test_render_plot_fits_its_box_and_mono_uses_glyphs() -> None:
         lines = render_plot(plot, w, h, mono=True).plain.split("\n")
         assert len(lines) == h and max(len(x) for x in lines) <= w
     text = render_plot(plot, 60, 12, mono=True).plain
-    assert "+" in text and "log └" in text and "10" in text
+    axis = text.split("\n")[-1]
+    assert "+" in text and "log └0" in axis and "step" in axis and axis.rstrip().endswith("1,000")
     assert any(0x2800 <= ord(c) <= 0x28FF for c in render_plot(plot, 60, 12, mono=False).plain)
 
 
