@@ -531,11 +531,13 @@ def create_app(
         out = Path(resume_dir).parent
     elif preset or config:
         cfg, _ = resolve_config(preset, config, overrides)
+    from engine.rundir import is_group, is_run_dir
+
     for d in compare or []:
-        if (Path(d) / "group.json").is_file():  # a sweep: one mean curve and band per arm × grid cell
+        if is_group(d):  # a sweep: one mean curve and band per arm × grid cell
             from engine.sweep.spec import Group
 
             Group.open(d)  # an unreadable group.json is a one-line error now, not in the screen
-        elif not (Path(d) / "config.json").is_file():
+        elif not is_run_dir(d):
             raise ConfigError(f"{d}: not a run directory (no config.json) or sweep group directory (no group.json)")
     return GrokApp(cfg, out, opened, compare, overrides, run_factory, redraw_hz, ui_share, resume)
