@@ -7,14 +7,14 @@ from typing import Any
 from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import Horizontal, Vertical
+from textual.containers import Horizontal, VerticalScroll
 from textual.screen import Screen
 from textual.widgets import Button, Input, Label, OptionList, Static
 from textual.widgets.option_list import Option
 
 from engine.config import RunConfig
 
-# The fields a user changes most between the paper's experiments (§5, Figs. 4-6).
+# The fields a user changes most between the paper's experiments (§5, Figs. 4-6), and the probes.
 FIELDS = (
     ("data.op", "op"),
     ("data.split", "split"),
@@ -25,6 +25,11 @@ FIELDS = (
     ("train.batch_size", "batch size"),
     ("train.seed", "seed"),
     ("train.max_steps", "steps"),
+    # the instruments (0 = off): cadences in steps, as in the presets' [probe] tables
+    ("probe.hessian_every", "Hessian every"),
+    ("probe.rank_every", "ranks every"),
+    ("probe.grad_every", "grad every"),
+    ("probe.fourier_every", "Fourier every"),
 )
 
 
@@ -64,7 +69,7 @@ class PickerScreen(Screen[RunConfig | None]):
         with Horizontal(id="picker-body"):
             options = [Option(f"{p.name}{' (sweep)' if p.is_sweep else ''}", id=p.name) for p in self.presets]
             yield OptionList(*options, id="presets")
-            with Vertical(id="form"):
+            with VerticalScroll(id="form"):
                 yield Static("", id="description")
                 for key, label in FIELDS:
                     with Horizontal(classes="row"):

@@ -154,10 +154,14 @@ async def test_n_picker_validates_with_the_engine(tmp_path: Path, scripted) -> N
         op.value = "add"
         lr.value = "0.005"
         picker.query_one("#f-train-max_steps", Input).value = "300"
+        assert picker.query_one("#f-probe-hessian_every", Input).value == "1000"  # the preset's instruments
+        picker.query_one("#f-probe-hessian_every", Input).value = "0"  # the picker turns a probe off
+        picker.query_one("#f-probe-rank_every", Input).value = "50"  # and on at another cadence
         await pilot.press("enter")
         await wait_for(pilot, lambda: app.data.status == "finished")
         cfg = factory.runs[0].cfg
         assert (cfg.optim.lr, cfg.data.op, cfg.train.max_steps, cfg.preset) == (0.005, "add", 300, "skewed_mul")
+        assert (cfg.probe.hessian_every, cfg.probe.rank_every, cfg.probe.grad_every) == (0, 50, 100)
         await pilot.press("n")
         assert isinstance(app.screen, PickerScreen)
         await pilot.press("escape")

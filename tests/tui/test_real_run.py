@@ -51,3 +51,26 @@ async def test_quit_during_a_real_run_logs_interrupted(tmp_path: Path) -> None:
     assert app.worker is not None and app.worker.is_finished
     summary = json.loads((Path(app.data.run_dir) / "summary.json").read_text())
     assert summary["status"] == "interrupted" and 100 <= summary["steps"] < 1_000_000
+
+
+@aio
+async def test_flagship_preset_fills_every_panel_with_no_probe_off(tmp_path: Path) -> None:
+    """skewed_mul's [probe] table turns every instrument on: at 160x48 the All view has data in all
+    eight panels, and none of them says "probe off"."""
+    sets = ["data.p=7", "model.d_embed=8", "train.batch_size=16", "train.eval_every=50", "train.device=cpu"]
+    app = create_app("skewed_mul", sets=sets, steps=400, out=tmp_path / "runs")
+    async with app.run_test(size=(160, 48)) as pilot:
+        await wait_for(pilot, lambda: app.data.status == "finished", timeout=120)
+        assert app.tabs.active == "tab-all"
+        app.redraw(force=True)
+        await pilot.pause(0.3)
+        charts = list(app.query_one("#overview").query(Chart))
+        assert len(charts) == 8
+        for chart in charts:
+            spec = chart.source()
+            lines = getattr(spec, "lines", None)
+            if lines is not None:
+                assert lines and all(ln.points for ln in lines), chart.id
+            else:
+                assert spec.get("values") or spec.get("frames"), chart.id
+            assert "probe off" not in chart.shown, chart.id
