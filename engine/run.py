@@ -9,7 +9,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from engine.config import ConfigError, RunConfig
+from engine.config import ConfigError, RunConfig, from_dict
 from engine.events import Event, RunFinished, RunStarted, StepsTaken
 from engine.rundir import (
     CHECKPOINT,
@@ -154,6 +154,10 @@ class Run:
         saved = state.get("config")
         changed: dict[str, tuple[Any, Any]] = {}
         if isinstance(saved, dict):
+            try:  # through from_dict, so that a key added since the checkpoint compares at its default
+                saved = from_dict(saved, str(d / CHECKPOINT)).to_dict()
+            except ConfigError:
+                pass  # a key since removed: compared as written, and named below
             changed = config_changes(saved, self.cfg.to_dict())
             refused = sorted(k for k in changed if k not in RESUMABLE_KEYS)
             if refused:

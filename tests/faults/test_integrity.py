@@ -299,3 +299,25 @@ def test_readers_name_the_file_of_a_bad_run_directory(tmp_path: Path) -> None:
     (d / "summary.json").write_text("[1, 2]")
     with pytest.raises(ConfigError, match="summary.json: expected a JSON object"):
         read_run(d)
+
+
+def test_d3_a_key_added_since_the_checkpoint_compares_at_its_default(tmp_path: Path) -> None:
+    """A checkpoint from before a config key existed resumes: the key is at its default on both sides."""
+    d = interrupted_run(tmp_path / "runs")
+    state = torch.load(d / "checkpoint.pt", weights_only=True)
+    del state["config"]["probe"]["rare_k"]  # as written by an engine without probe.rare_k
+    torch.save(state, d / "checkpoint.pt")
+    run = Run.resume(d, max_steps=80)
+    for _ in run.events():
+        pass
+    assert run.status == "finished"
+
+
+def test_d3_rows_that_do_not_match_the_header_are_an_error_not_a_crash(tmp_path: Path) -> None:
+    """A run directory corrupted by an older engine (19-field rows under an 11-column header)."""
+    d = finished_run(tmp_path / "runs")
+    with open(d / "metrics.csv", "a", newline="") as fh:
+        csv.writer(fh).writerow(["80", *["0.5"] * 18])
+    n = len((d / "metrics.csv").read_text().splitlines())
+    for args in (["show", str(d)], ["export", str(d)]):
+        one_error(grok(*args), f"{d}/metrics.csv: row {n} has 19 fields where the header has")
