@@ -16,6 +16,7 @@ import torch
 
 from engine.config import ConfigError
 from engine.run import Run
+from tests.conftest import tiny_config
 from tests.faults.conftest import TINY_TOML, finished_run, grok, interrupted_run, one_error
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -69,6 +70,18 @@ def test_s1_every_load_path_is_safe(tmp_path: Path) -> None:
     from engine.rundir import lock_holder
 
     assert lock_holder(d) is None
+
+
+def test_s1_a_sweep_member_resumed_from_a_crafted_checkpoint_runs_no_code(tmp_path: Path) -> None:
+    """`grok sweep --resume` hands an interrupted member to a worker, which resumes it from its checkpoint."""
+    from engine.sweep.member import MemberSpec, run_member
+
+    d = interrupted_run(tmp_path / "group")
+    marker = tmp_path / "pwned"
+    _craft(d / "checkpoint.pt", marker, True)
+    row = run_member(MemberSpec("m000", tiny_config(), str(d), resume=True), None, lambda: False)
+    assert row["status"] == "failed" and "not a grok-tui checkpoint" in row["error"]
+    assert not marker.exists()
 
 
 def test_s1_no_unsafe_torch_load_in_the_code() -> None:
