@@ -2,19 +2,22 @@
 PYTHON ?= python3
 VENV ?= .venv
 PY := $(VENV)/bin/python
-# The torch build to install when the venv has none. torch==2.13.0 is the CPU build on a
-# machine that carries that wheel locally, and the default (CUDA on Linux) build from the
-# package index elsewhere. For a specific CUDA version pass that index, see README.
+# The torch build to install when the venv has none: the package index's default build (on Linux
+# that is the CUDA build; where pip is set up with a local CPU wheel of this version, 2.13.0+cpu,
+# that one wins, as a local version label sorts above the index's plain 2.13.0). On a
+# Linux machine without a GPU pass PyTorch's own CPU wheel index as TORCH_INDEX to skip the
+# multi-GB CUDA download; for a specific CUDA version pass that CUDA index (README, "Install").
 TORCH ?= torch==2.13.0
+TORCH_INDEX ?=
 PRESET ?= skewed_mul
 
-.PHONY: run test install install-test clean
+.PHONY: run test install install-test wheels clean
 
 $(VENV)/bin/python:
 	$(PYTHON) -m venv $(VENV)
 
 $(VENV)/.torch: | $(VENV)/bin/python
-	$(PY) -c "import torch" 2>/dev/null || $(PY) -m pip install -q $(TORCH)
+	$(PY) -c "import torch" 2>/dev/null || $(PY) -m pip install -q $(if $(TORCH_INDEX),--index-url $(TORCH_INDEX)) $(TORCH)
 	touch $@
 
 $(VENV)/.installed: pyproject.toml $(VENV)/.torch
@@ -35,5 +38,16 @@ run: install
 test: install-test
 	$(PY) -m pytest -q
 
+# Every dependency but torch, as wheels in wheels/, for a GPU box with its own CUDA torch and no
+# package index (bench/gpu_check.sh installs from there). WHEELS_FOR picks that box's Python and
+# platform, e.g. WHEELS_FOR="--python-version 3.12 --platform manylinux2014_x86_64".
+WHEELS_FOR ?=
+wheels: | $(VENV)/bin/python
+	$(PY) -m pip download -q -d wheels --only-binary=:all: $(WHEELS_FOR) $$($(PY) -c "import tomllib; \
+	p = tomllib.load(open('pyproject.toml', 'rb')); \
+	print(' '.join(repr(d) for d in p['build-system']['requires'] + p['project']['dependencies'] \
+	if not d.startswith('torch')))")
+
+# Switching torch builds (CPU <-> CUDA) needs a fresh venv: `make clean` first.
 clean:
 	rm -rf $(VENV) build *.egg-info

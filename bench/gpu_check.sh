@@ -1,0 +1,148 @@
+#!/usr/bin/env bash
+# The GPU path, end to end, in one script (under 8 minutes on one GPU):
+#   doctor, a CUDA `grok run --preset adamlr_mul`, `grok bench`, bench/bench_many.py, a batched
+#   `grok sweep --preset fig6_optimizers` checked member by member against solo runs, and the TUI
+#   on a live run under tmux for 20 s with a screen capture.
+#
+#   bench/gpu_check.sh                  # on a GPU box (device cuda)
+#   bench/gpu_check.sh --device cpu     # dry run with small sizes (under 3 minutes), anywhere
+#
+# It prints a table and writes it to $OUT/gpu_check.txt, with every step's log beside it
+# (OUT defaults to ./gpu-check). Python: $PYTHON, else .venv/bin/python, else python3.
+# On a GPU box with its own python3 and CUDA torch but no package index, bring the tree with a
+# `wheels/` folder made by `make wheels` where an index is reachable; the script then installs
+# the project with `pip install --no-deps -e .` and its other dependencies from wheels/ only,
+# in a virtual environment that sees the box's own torch (.venv-gpu, --system-site-packages).
+set -u -o pipefail
+
+DEVICE=cuda
+while [ $# -gt 0 ]; do
+    case "$1" in
+        --device) DEVICE="$2"; shift 2 ;;
+        --device=*) DEVICE="${1#--device=}"; shift ;;
+        -h|--help) sed -n '2,17p' "$0"; exit 0 ;;
+        *) echo "error: unknown argument $1 (use --device cuda|cuda:N|cpu)" >&2; exit 2 ;;
+    esac
+done
+
+cd "$(dirname "$0")/.."
+OUT="${OUT:-$PWD/gpu-check}"
+mkdir -p "$OUT"
+OUT="$(cd "$OUT" && pwd)"
+RUNS="$OUT/runs"
+rm -rf "$RUNS"
+T0=$SECONDS
+
+if [ -n "${PYTHON:-}" ]; then PY="$PYTHON"
+elif [ -x .venv/bin/python ]; then PY=.venv/bin/python
+else PY=python3
+fi
+
+deps_ok() { "$1" -c "import torch, textual, plotext, typer, rich, numpy, grok_tui.cli, grok_presets" 2>/dev/null; }
+
+if ! deps_ok "$PY"; then
+    echo "== installing grok-tui without a package index (torch: the box's own)"
+    if [ ! -d wheels ]; then
+        echo "error: $PY cannot import the project's dependencies and there is no wheels/ folder (make wheels)" >&2
+        exit 2
+    fi
+    if [ ! -x .venv-gpu/bin/python ]; then
+        "$PY" -m venv --system-site-packages .venv-gpu || { echo "error: $PY -m venv failed" >&2; exit 2; }
+    fi
+    PY=.venv-gpu/bin/python
+    "$PY" -m pip install -q --no-index --find-links wheels wheels/*.whl \
+        && "$PY" -m pip install -q --no-index --find-links wheels --no-deps --no-build-isolation -e . \
+        || { echo "error: installing from wheels/ failed" >&2; exit 2; }
+    deps_ok "$PY" || { echo "error: still cannot import the dependencies after installing from wheels/" >&2; exit 2; }
+fi
+
+GROK=("$PY" -m grok_tui)
+if [ "$DEVICE" = cpu ]; then  # the dry run: every step, small sizes
+    RUN_ARGS=(--steps 100); BENCH_ARGS=(--quick --many 1,4); MANY_ARGS=(--sizes 1,4 --steps 10 --reps 1)
+    SWEEP_ARGS=(--seeds 1 --steps 20 --workers 2); TUI_ARGS=(--steps 100000)
+else
+    RUN_ARGS=(); BENCH_ARGS=(); MANY_ARGS=(--sizes 1,8,32,128 --steps 20 --reps 3)
+    SWEEP_ARGS=(); TUI_ARGS=()
+fi
+
+ROWS=()
+row() { ROWS+=("$(printf '%-28s %s' "$1" "$2")"); }
+step() {  # step NAME LOG CMD...: run, keep the log, say how long it took
+    local name="$1" log="$OUT/$2" t=$SECONDS rc
+    shift 2
+    echo "== $name: $*"
+    "$@" >"$log" 2>&1
+    rc=$?
+    tail -n 40 "$log"
+    echo "   ($((SECONDS - t)) s, exit $rc)"
+    return $rc
+}
+json() { "$PY" -c "import json, sys; d = json.load(open(sys.argv[1])); print($1)" "$2" 2>/dev/null || echo "?"; }
+
+# 1 the machine
+if step doctor doctor.log "${GROK[@]}" doctor --device "$DEVICE" --out "$RUNS"; then
+    row "doctor" "$(grep -E '^(torch|CUDA|device|matmul) ' "$OUT/doctor.log" | sed 's/  */ /g' | paste -sd ';' -)"
+else
+    row "doctor" "FAILED (doctor.log)"
+fi
+
+# 2 one run end to end
+if step "run adamlr_mul" run.log "${GROK[@]}" run --preset adamlr_mul --device "$DEVICE" --out "$RUNS/run" -q "${RUN_ARGS[@]}"; then
+    S=$(ls -d "$RUNS"/run/*/ | head -n 1)
+    row "run adamlr_mul" "$(json "f\"{d['steps']} steps, {d['steps_per_s']:.1f} steps/s, 95% val at step {d['generalized_step']}, {d['status']}, {d['wall_s']:.1f} s\"" "$S/summary.json")"
+else
+    row "run adamlr_mul" "FAILED (run.log)"
+fi
+
+# 3 engine vs peer, share of the fp32 ceiling
+if step "grok bench" bench.log "${GROK[@]}" bench --device "$DEVICE" "${BENCH_ARGS[@]}"; then
+    row "bench ceiling" "$(grep -m1 'matmul ceiling' "$OUT/bench.log" | sed 's/  */ /g')"
+    row "bench peer" "$(grep -m1 '^2 peer' "$OUT/bench.log" | sed 's/  */ /g')"
+    row "bench engine" "$(grep -m1 '^3 engine' "$OUT/bench.log" | sed 's/  */ /g')"
+    row "bench engine/peer" "$(grep -m1 'engine / peer' "$OUT/bench.log" | sed 's/^ *//; s/ *(.*//')"
+else
+    row "grok bench" "FAILED (bench.log)"
+fi
+
+# 4 many seeds as one model
+if step "bench_many" many.log "$PY" bench/bench_many.py --device "$DEVICE" "${MANY_ARGS[@]}"; then
+    while IFS= read -r line; do row "bench_many" "$(echo "$line" | sed 's/  */ /g')"; done < <(grep -E '^(single|N = )' "$OUT/many.log")
+else
+    row "bench_many" "FAILED (many.log)"
+fi
+
+# 5 a batched sweep, each member against a solo run of the same seed
+t=$SECONDS
+if step "sweep fig6_optimizers" sweep.log "${GROK[@]}" sweep --preset fig6_optimizers --device "$DEVICE" --out "$RUNS/sweep" -q "${SWEEP_ARGS[@]}"; then
+    row "sweep fig6_optimizers" "$(grep -m1 '^sweep ' "$OUT/sweep.log") in $((SECONDS - t)) s"
+    G=$(ls -d "$RUNS"/sweep/*-sweep | head -n 1)
+    step "sweep members vs solo" compare.log "$PY" bench/gpu_compare.py "$G"
+    row "members vs solo" "$(tail -n 1 "$OUT/compare.log")"
+else
+    row "sweep fig6_optimizers" "FAILED (sweep.log)"
+fi
+
+# 6 the TUI on a live run, 20 s under tmux, then a screen capture
+if command -v tmux >/dev/null; then
+    SESSION="gpu-check-$$"
+    echo "== TUI under tmux for 20 s"
+    tmux new-session -d -s "$SESSION" -x 160 -y 48 \
+        "${GROK[*]} tui --preset adamlr_mul --device $DEVICE --out $RUNS/tui ${TUI_ARGS[*]}"
+    sleep 20
+    tmux capture-pane -p -t "$SESSION" >"$OUT/tui_capture.txt" 2>/dev/null
+    tmux send-keys -t "$SESSION" q 2>/dev/null
+    sleep 2
+    tmux kill-session -t "$SESSION" 2>/dev/null
+    cat "$OUT/tui_capture.txt"
+    STATUS=$(grep -m1 -oE '(RUNNING|FINISHED|PAUSED|STARTING)[^│]*steps/s' "$OUT/tui_capture.txt" | sed 's/  */ /g')
+    row "TUI 20 s (tmux)" "${STATUS:-no status line in tui_capture.txt}"
+else
+    row "TUI 20 s (tmux)" "skipped: tmux is not installed"
+fi
+
+{
+    echo "gpu_check --device $DEVICE, $(date -u '+%Y-%m-%d %H:%M UTC'), total $((SECONDS - T0)) s"
+    printf '%s\n' "${ROWS[@]}"
+} >"$OUT/gpu_check.txt"
+echo
+cat "$OUT/gpu_check.txt"
