@@ -3,13 +3,19 @@
 from __future__ import annotations
 
 import csv
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 import torch
 
+from engine.config import ConfigError
+from engine.rundir import RunInUse, RunLock
 from engine.sweep.events import MemberEnded, MemberProgressed, MemberStarted
-from engine.sweep.pool import Sweep
+from engine.sweep.member import member_spec
+from engine.sweep.pool import Sweep, wait_for_orphans
 from engine.sweep.spec import Group, expand, parse_sweep
 from tests.conftest import tiny_config
 
@@ -74,3 +80,42 @@ def test_stop_marks_running_members_interrupted_and_resume_finishes(tmp_path: Pa
             assert r["run_dir"] == first[r["member"]]
     assert Group.open(g.dir).pending() == []
     assert sorted(p.name for p in g.dir.iterdir() if p.is_dir()) == [m.dir_name() for m in g.members]
+
+
+def test_a_group_runs_in_one_sweep_process_at_a_time(tmp_path: Path) -> None:
+    spec = parse_sweep({"seeds": 1})
+    base = tiny_config()
+    g = Group.create(tmp_path, "tiny", base, spec, [m for m, _ in expand(base, spec)])
+    with RunLock(g.dir), pytest.raises(RunInUse, match=f"{g.dir} is in use by pid {os.getpid()}"):
+        list(Sweep(Group.open(g.dir)).events())
+    assert not any(p.is_dir() for p in g.dir.iterdir())  # nothing ran
+
+
+def test_resume_waits_for_a_member_directory_still_held_by_an_orphaned_worker(tmp_path: Path) -> None:
+    spec = parse_sweep({"seeds": 1})
+    base = tiny_config()
+    g = Group.create(tmp_path, "tiny", base, spec, [m for m, _ in expand(base, spec)])
+    s = member_spec(g, g.members[0])
+    Path(s.run_dir).mkdir()
+    holder = subprocess.Popen(
+        [sys.executable, "-c", HOLD, s.run_dir], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+    )
+    try:
+        assert holder.stdout is not None and holder.stdout.readline().strip() == "held"
+        with pytest.raises(ConfigError, match=f"is in use by pid {holder.pid}"):
+            wait_for_orphans([s], timeout=0.2)
+        assert holder.stdin is not None
+        holder.stdin.close()  # the holder exits: the kernel drops its lock
+        holder.wait(timeout=60)
+        wait_for_orphans([s], timeout=60)
+    finally:
+        if holder.poll() is None:
+            holder.kill()
+            holder.wait()
+
+
+# A process that holds a run directory's lock until its stdin closes.
+HOLD = (
+    "import sys\nfrom engine.rundir import RunLock\n"
+    "lock = RunLock(sys.argv[1]).acquire()\nprint('held', flush=True)\nsys.stdin.read()\n"
+)
