@@ -45,7 +45,7 @@ WHEELS_FOR ?=
 wheels: | $(VENV)/bin/python
 	$(PY) -m pip download -q -d wheels --only-binary=:all: $(WHEELS_FOR) $$($(PY) -c "import tomllib; \
 	p = tomllib.load(open('pyproject.toml', 'rb')); \
-	print(' '.join(repr(d) for d in p['build-system']['requires'] + p['project']['dependencies'] \
+	print(' '.join(d for d in p['build-system']['requires'] + p['project']['dependencies'] \
 	if not d.startswith('torch')))")
 
 # Switching torch builds (CPU <-> CUDA) needs a fresh venv: `make clean` first.
