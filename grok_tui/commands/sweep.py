@@ -17,7 +17,13 @@ if TYPE_CHECKING:
 
 
 def new_group(
-    preset: str | None, config: str | None, sets: list[str], seeds: int | None, steps: int | None, out: str
+    preset: str | None,
+    config: str | None,
+    sets: list[str],
+    seeds: int | None,
+    steps: int | None,
+    out: str,
+    device: str | None = None,
 ) -> Group:
     """Expand the preset's [sweep] table and create the group directory; every member is checked first."""
     import dataclasses
@@ -43,6 +49,8 @@ def new_group(
     over: dict[str, Any] = parse_set(sets)
     if steps is not None:
         over["train.max_steps"] = steps
+    if device is not None:
+        over["train.device"] = device
     check_sets(spec, over)
     base = apply_overrides(p.config, over)
     members = expand(base, spec, where)
@@ -58,6 +66,7 @@ def register(app: typer.Typer) -> None:
         set_: o.Set = None,
         seeds: Annotated[int | None, typer.Option("--seeds", help="Seeds 0..N-1 instead of the preset's.")] = None,
         steps: o.Steps = None,
+        device: o.Device = None,
         workers: Annotated[int, typer.Option("--workers", "-w", help="Worker processes; 0 = one per core.")] = 0,
         backend: Annotated[str, typer.Option("--backend", help="local (process pool) or ray.")] = "local",
         address: Annotated[
@@ -86,16 +95,17 @@ def register(app: typer.Typer) -> None:
             if importlib.util.find_spec("ray") is None:
                 raise ConfigError("--backend ray needs Ray: pip install 'grok-tui[ray]'")
         if resume:
-            if preset or config or set_ or seeds is not None or steps is not None:
-                fail("--resume runs a group with its own grid; drop --preset/--config/--set/--seeds/--steps")
+            if preset or config or set_ or seeds is not None or steps is not None or device is not None:
+                fail("--resume runs a group with its own grid; drop --preset/--config/--set/--seeds/--steps/--device")
             group = Group.open(resume)
         else:
-            group = new_group(preset, config, set_ or [], seeds, steps, o.out_dir(out, out_short))
+            group = new_group(preset, config, set_ or [], seeds, steps, o.out_dir(out, out_short), device)
         raise typer.Exit(execute(group, workers, backend, address, quiet))
 
 
 def execute(group: Group, workers: int, backend: str, address: str | None, quiet: bool) -> int:
     """Run the group's pending members with progress and Ctrl-C handling; print the report."""
+    from engine.sweep.events import MemberEnded
     from engine.sweep.pool import Sweep
     from engine.sweep.report import render
     from grok_tui.sweep_progress import make_sweep_progress
@@ -116,8 +126,7 @@ def execute(group: Group, workers: int, backend: str, address: str | None, quiet
                     progress.handle(ev)
                 except OSError:  # the terminal is gone (SIGHUP): the rows still go to results.csv
                     pass
-                row = getattr(ev, "row", None)
-                if row is not None and row.get("status") == "failed":
+                if isinstance(ev, MemberEnded) and ev.row.get("status") == "failed":
                     failed += 1
         except KeyboardInterrupt:
             stops.caught.append(signal.SIGINT)
