@@ -19,9 +19,10 @@ from typing import Any
 import torch
 from torch.func import functional_call
 
+from engine.columns import BASE_COLUMNS
 from engine.config import RunConfig
 from engine.dataset import Dataset, load_dataset
-from engine.evaluation import BASE_COLUMNS, RunMetrics, evaluate
+from engine.evaluation import RunMetrics, evaluate
 from engine.events import EvalLogged, Event, FourierLogged, RunFinished, RunStarted, StepsTaken, TokensLogged
 from engine.losses import build_loss
 from engine.models import build_model, embedding_names

@@ -13,38 +13,13 @@ from typing import Any
 
 import torch
 
+from engine.columns import RARE_COLUMNS
 from engine.config import RunConfig
 from engine.dataset import Dataset
-from engine.metrics import RARE_COLUMNS, RareTokenAccuracy
+from engine.metrics import RareTokenAccuracy
 from engine.phases import PhaseTracker
 
-BASE_COLUMNS = (
-    "step",
-    "epoch",
-    "wall_s",
-    "train_loss",
-    "train_acc",
-    "val_loss",
-    "val_acc",
-    "lr",
-    "lr_embed",
-    "lr_ratio",
-    "f_E",
-    *RARE_COLUMNS,  # val_acc_rare, val_acc_common (engine/metrics.py)
-)
-# metrics.csv columns of every run, in order; the probes' columns follow them.
 EVAL_CHUNK = 8192  # examples per forward pass during evaluation
-SUMMARY_KEYS = (
-    "status",
-    "steps",
-    "memorized_step",
-    "generalized_step",
-    "grokking_delay",
-    "final_train_acc",
-    "final_val_acc",
-    "best_val_acc",
-    "wall_s",
-)
 
 Loss = Callable[..., torch.Tensor]
 

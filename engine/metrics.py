@@ -13,8 +13,6 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-RARE_COLUMNS = ("val_acc_rare", "val_acc_common")
-
 
 def operand_counts(pairs: np.ndarray, p: int) -> np.ndarray:
     """Occurrences of each operand token 0..p-1 over both positions of (N, 2) pairs; (t, t) counts 2."""

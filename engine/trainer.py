@@ -10,9 +10,10 @@ from typing import Any
 
 import torch
 
+from engine.columns import BASE_COLUMNS
 from engine.config import RunConfig
 from engine.dataset import load_dataset
-from engine.evaluation import BASE_COLUMNS, EVAL_CHUNK, RunMetrics, evaluate
+from engine.evaluation import EVAL_CHUNK, RunMetrics, evaluate
 from engine.events import (
     EvalLogged,
     Event,

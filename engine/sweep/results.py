@@ -10,6 +10,8 @@ import math
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from engine.columns import BASE_COLUMNS
+
 # The run summary's fields a results row carries, in results.csv's column order.
 SUMMARY_FIELDS = (
     "status",
@@ -28,8 +30,6 @@ ENDED = ("finished", "diverged")  # final statuses: a member with one is not run
 
 def base_columns() -> frozenset[str]:
     """The metric columns every run has; the rest of a metrics row are probe columns."""
-    from engine.evaluation import BASE_COLUMNS  # imported here: the sweep process stays torch-free
-
     return frozenset(BASE_COLUMNS)
 
 

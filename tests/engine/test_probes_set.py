@@ -7,7 +7,7 @@ import math
 import pytest
 import torch
 
-from engine.evaluation import BASE_COLUMNS
+from engine.columns import BASE_COLUMNS
 from engine.probes import DEFAULT_CADENCES
 from engine.probes.base import Blocks
 from engine.probes.norms import NormProbe, UpdateProbe
