@@ -87,7 +87,7 @@ class DataConfig:
     starve_k: int = 0  # random split: k operand tokens chosen by the seed ...
     starve_m: int = 0  # ... keep at most m training pairs each; the rest of the training set is random
     split_k: int = 0  # block/strip size k; 0 = the k that holds out about frac_test of the pairs
-    format: str = "a_op_b_eq"  # sequence [a, op, b, =] (§3.3) | a_b_eq: [a, b, =] | a_b: [a, b]
+    format: str = "a_op_b_eq"  # [a, op, b, =], op = p, '=' = p+1 (§3.3) | a_b_eq: [a, b, =], '=' = p | a_b: [a, b]
     op_token: bool = True  # alias: false = format "a_b_eq"; set from format after validation
 
     def __post_init__(self) -> None:
