@@ -8,7 +8,7 @@ from __future__ import annotations
 import csv
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 from engine.sweep.compare import compare_lines
 from engine.sweep.spec import Group
@@ -85,35 +85,63 @@ def _fmt_summary(r: dict[str, Any]) -> dict[str, str]:
     }
 
 
-def render_table(t: Table) -> str:
-    """A table as aligned text; a summary row shows medians with their IQR and `>N` for unreached."""
+FORMATS = ("text", "markdown", "csv")  # `grok report --format`
+
+
+def _shown(t: Table) -> tuple[list[str], list[dict[str, str]]]:
+    """A table's columns and its rows as strings: medians with their IQR, `>N` for unreached."""
     if t.rows and "n" in t.rows[0]:
         shown = [{**{k: r[k] for k in t.keys}, **_fmt_summary(r)} for r in t.rows]
     else:
         shown = [{k: (f"{v:.4g}" if isinstance(v, float) else str(v)) for k, v in r.items()} for r in t.rows]
-    if not shown:
-        return f"{t.title}: no results yet\n"
-    cols = list(shown[0])
+    cols = list(shown[0]) if shown else []
     if all(not r.get("not finished") for r in shown) and "not finished" in cols:
         cols.remove("not finished")
+    return cols, shown
+
+
+def _markdown_table(t: Table) -> str:
+    cols, shown = _shown(t)
+    if not shown:
+        return f"**{t.title}**: no results yet\n"
+
+    def cell(v: object) -> str:
+        return str(v).replace("|", "\\|")
+
+    lines = [f"**{t.title}**", "", "| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
+    lines += ["| " + " | ".join(cell(r[c]) for c in cols) + " |" for r in shown]
+    return "\n".join(lines) + "\n"
+
+
+def render_table(t: Table, fmt: str = "text") -> str:
+    """A table as aligned text (or a Markdown table); a summary row shows medians with their IQR."""
+    if fmt == "markdown":
+        return _markdown_table(t)
+    cols, shown = _shown(t)
+    if not shown:
+        return f"{t.title}: no results yet\n"
     width = {c: max(len(c), *(len(str(r[c])) for r in shown)) for c in cols}
     lines = [t.title, "  ".join(c.ljust(width[c]) for c in cols), "  ".join("-" * width[c] for c in cols)]
     lines += ["  ".join(str(r[c]).ljust(width[c]) for c in cols) for r in shown]
     return "\n".join(line.rstrip() for line in lines) + "\n"
 
 
-def render(group: Group) -> str:
-    """The whole report as `grok report` and the end of `grok sweep` print it."""
+def render(group: Group, fmt: str = "text") -> str:
+    """The whole report as `grok report` and the end of `grok sweep` print it (text or markdown)."""
     tables, compare = build_tables(group)
     head = f"sweep {group.dir.name}: preset {group.preset or '-'}, {len(group.results())}/{len(group.members)} members"
-    parts = [head + "\n"] + [render_table(t) for t in tables]
+    md = fmt == "markdown"
+    parts = [("### " if md else "") + head + "\n"] + [render_table(t, fmt) for t in tables]
     if compare:
-        parts.append("comparison\n" + "\n".join(compare) + "\n")
+        lines = [f"- {c}" for c in compare] if md else compare
+        parts.append(("**comparison**\n\n" if md else "comparison\n") + "\n".join(lines) + "\n")
     return "\n".join(parts)
 
 
-def write_csv(group: Group, path: str | Path) -> Path:
-    """The same tables in long form: one row per table row, a `table` column naming the table."""
+def write_csv(group: Group, path: str | Path | IO[str]) -> Path | None:
+    """The same tables in long form: one row per table row, a `table` column naming the table.
+
+    `path` is a file name (returned) or an open text stream such as stdout (None returned)."""
     tables, compare = build_tables(group)
     out: list[dict[str, Any]] = []
     for t in tables:
@@ -122,10 +150,17 @@ def write_csv(group: Group, path: str | Path) -> Path:
     cols: list[str] = []
     for r in out:
         cols += [k for k in r if k not in cols]
-    p = Path(path)
-    with open(p, "w", newline="") as fh:
+
+    def write(fh: IO[str]) -> None:
         w = csv.DictWriter(fh, cols)
         w.writeheader()
         for r in out:
             w.writerow({k: ("" if isinstance(v, float) and v != v else v) for k, v in r.items()})
+
+    if not isinstance(path, str | Path):
+        write(path)
+        return None
+    p = Path(path)
+    with open(p, "w", newline="") as fh:
+        write(fh)
     return p

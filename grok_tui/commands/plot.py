@@ -38,6 +38,7 @@ class Series:
 @dataclass
 class Chart:
     title: str
+    metrics: list[str]
     series: list[Series] = field(default_factory=list)
     markers: list[tuple[float, str]] = field(default_factory=list)  # (step, "M" or "G") phase markers
 
@@ -75,7 +76,7 @@ def run_chart(path: Path, metrics: list[str], many: bool) -> Chart:
         have = ", ".join(k for k in rec.rows[0] if k not in ("step", "epoch"))
         raise ConfigError(f"{path}: unknown metric(s) {', '.join(missing)}; have {have}")
     name = _short(clean_text(path.name))
-    chart = Chart(name)
+    chart = Chart(name, metrics)
     for m in metrics:
         pts = [(r["step"], r[m]) for r in rec.rows if math.isfinite(r[m])]
         label = f"{name} {m}" if many else m
@@ -94,7 +95,8 @@ def group_chart(path: Path, metrics: list[str]) -> Chart:
     from engine.sweep.spec import Group
     from grok_tui.groupdata import load_group
 
-    chart = Chart(f"{clean_text(path.name)} ({clean_text(Group.open(path).preset)})")
+    Group.open(path)  # a clear error for a broken group.json before anything is drawn
+    chart = Chart(f"{_short(clean_text(path.name))}: mean over seeds, · min–max", metrics)
     for m in metrics:
         data = load_group(path, m)
         for cell in data.cells:
@@ -119,6 +121,7 @@ def render(chart: Chart, log_x: bool, k: int, width: int, height: int, color: bo
     import plotext as plt
 
     plt.clear_figure()
+    plt.limitsize(False, False)  # the size asked for, not the terminal's (piped, there is none)
     plt.plotsize(width, height)
     plt.title(chart.title)
     plt.xlabel("step (log)" if log_x else "step")
@@ -134,15 +137,14 @@ def render(chart: Chart, log_x: bool, k: int, width: int, height: int, color: bo
         for edge in (s.lo, s.hi):
             if edge is not None:
                 plt.plot(xs, smooth([edge[j] for _, j in pts], k), color=c, marker=BAND_MARKER)
-        band = " (mean; · min–max)" if s.lo is not None else ""
-        plt.plot(xs, smooth([s.values[j] for _, j in pts], k), color=c, marker=marker, label=s.label + band)
+        plt.plot(xs, smooth([s.values[j] for _, j in pts], k), color=c, marker=marker, label=s.label)
     if not xs_all:
         return "(nothing to plot: no points" + (" past step 0 on a log axis)" if log_x else ")")
     if log_x:
         plt.xscale("log")
         ticks = log_ticks(min(xs_all), max(xs_all))
         plt.xticks(ticks, [_tick(t) for t in ticks])
-    if all("acc" in s.label for s in chart.series):
+    if all("acc" in m for m in chart.metrics):
         plt.ylim(0, 1)
         plt.yticks([0, 0.25, 0.5, 0.75, 1], ["0", "0.25", "0.50", "0.75", "1.00"])
     for step, mark in chart.markers:
@@ -192,7 +194,7 @@ def charts(paths: list[str], metrics: list[str]) -> list[Chart]:
         run_charts = [run_chart(r, metrics, many=len(runs) > 1) for r in runs]
         merged = run_charts[0]
         if len(run_charts) > 1:
-            merged = Chart(f"{len(run_charts)} runs", [s for c in run_charts for s in c.series])
+            merged = Chart(f"{len(run_charts)} runs", metrics, [s for c in run_charts for s in c.series])
         out.insert(0, merged)
     return out
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from typing import Annotated
 
 import typer
@@ -14,18 +15,36 @@ def register(app: typer.Typer) -> None:
     @user_errors
     def report(
         group_dir: Annotated[str, typer.Argument(help="A sweep's group directory (made by `grok sweep`).")],
+        fmt: Annotated[
+            str, typer.Option("--format", "-f", help="text, markdown (tables to paste) or csv (long form).")
+        ] = "text",
         csv: Annotated[str | None, typer.Option("--csv", help="Also write the tables to this CSV file.")] = None,
+        plot: Annotated[
+            bool, typer.Option("--plot", help="Append val accuracy per arm/cell: mean and min–max band (grok plot).")
+        ] = False,
     ) -> None:
         """Print a sweep's report: per swept value, steps to 95% val acc, delay, fraction generalized."""
         from engine.config import ConfigError
-        from engine.sweep.report import render, write_csv
+        from engine.sweep.report import FORMATS, render, write_csv
         from engine.sweep.spec import Group
 
+        if fmt not in FORMATS:
+            raise ConfigError(f"--format must be one of {', '.join(FORMATS)} (got {fmt!r})")
+        if plot and fmt == "csv":
+            raise ConfigError("--plot draws text; it goes with --format text or markdown, not csv")
         group = Group.open(group_dir)
-        typer.echo(render(group), nl=False)
+        if fmt == "csv":
+            write_csv(group, sys.stdout)
+        else:
+            typer.echo(render(group, fmt), nl=False)
+        if plot:
+            from grok_tui.commands.plot import plot_text
+
+            chart = plot_text([group_dir], ["val_acc"])
+            typer.echo("\n```\n" + chart + "\n```" if fmt == "markdown" else "\n" + chart)
         if csv:
             try:
                 path = write_csv(group, csv)
             except OSError as e:
                 raise ConfigError(f"--csv {csv}: cannot write: {e.strerror or e}") from None
-            typer.echo(f"wrote {path}")
+            print(f"wrote {path}", file=sys.stderr if fmt == "csv" else sys.stdout)

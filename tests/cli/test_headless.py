@@ -127,8 +127,9 @@ def test_plot_run_through_a_pipe(lab: Path) -> None:
 def test_plot_group_mean_and_band(lab: Path) -> None:
     r = grok("plot", str(_group(lab)), "--metrics", "train_acc", "--width", "90", "--height", "20")
     assert r.returncode == 0, r.stderr
+    assert "mean over seeds, · min–max" in r.stdout
     for cell in ("adam op=add", "adam op=mul", "adamlr op=add", "adamlr op=mul"):
-        assert f"{cell} (n=1) (mean; · min–max)" in r.stdout
+        assert f"{cell} (n=1)" in r.stdout
 
 
 def test_export_group_has_arm_member_and_grid_columns(lab: Path) -> None:
@@ -177,3 +178,16 @@ def test_doctor_on_the_cpu(tmp_path: Path) -> None:
     assert f"runs      {tmp_path.resolve()} (0 runs, 0 sweep groups; writable)" in r.stdout
     bad = grok("doctor", "--device", "tpu")
     assert bad.returncode == 2 and bad.stderr.startswith("error: --device tpu")
+
+
+def test_report_formats_and_plot(lab: Path) -> None:
+    g = str(_group(lab))
+    md = grok("report", g, "--format", "markdown")
+    assert md.returncode == 0, md.stderr
+    assert "| arm | data.op | generalized |" in md.stdout and "|---|---|---|" in md.stdout
+    rows = list(csv.DictReader(io.StringIO(grok("report", g, "-f", "csv").stdout)))
+    assert rows[0]["table"] == "every cell" and {r["arm"] for r in rows if r["arm"]} == {"adam", "adamlr"}
+    text = grok("report", g, "--plot")
+    assert text.returncode == 0 and "every cell" in text.stdout and "adamlr op=mul (n=1)" in text.stdout
+    bad = grok("report", g, "--format", "html")
+    assert bad.returncode == 2 and "--format must be one of text, markdown, csv" in bad.stderr
