@@ -531,7 +531,7 @@ def create_app(
         out = Path(resume_dir).parent
     elif preset or config:
         cfg, _ = resolve_config(preset, config, overrides)
-    from engine.rundir import is_group, is_run_dir
+    from engine.rundir import is_group, is_run_dir, read_run
 
     for d in compare or []:
         if is_group(d):  # a sweep: one mean curve and band per arm × grid cell
@@ -540,4 +540,6 @@ def create_app(
             Group.open(d)  # an unreadable group.json is a one-line error now, not in the screen
         elif not is_run_dir(d):
             raise ConfigError(f"{d}: not a run directory (no config.json) or sweep group directory (no group.json)")
+        else:
+            read_run(d)  # a run this version cannot read (e.g. rows wider than its header) is one line now
     return GrokApp(cfg, out, opened, compare, overrides, run_factory, redraw_hz, ui_share, resume)

@@ -74,3 +74,26 @@ async def test_flagship_preset_fills_every_panel_with_no_probe_off(tmp_path: Pat
             else:
                 assert spec.get("values") or spec.get("frames"), chart.id
             assert "probe off" not in chart.shown, chart.id
+
+
+@aio
+async def test_resume_continues_a_run_in_the_app(tmp_path: Path) -> None:
+    from engine.events import EvalLogged
+    from engine.presets import resolve_config
+    from engine.run import Run
+
+    sets = {"data.p": 7, "model.d_embed": 8, "train.batch_size": 16, "train.eval_every": 50, "train.device": "cpu"}
+    cfg, _ = resolve_config("skewed_mul", None, sets, steps=1000)
+    run = Run(cfg, tmp_path / "runs")
+    for ev in run.events():
+        if isinstance(ev, EvalLogged) and ev.step >= 100:
+            run.stop("interrupted")
+    assert run.status == "interrupted"
+    app = create_app(resume_dir=str(run.dir), steps=300)
+    async with app.run_test() as pilot:
+        await wait_for(pilot, lambda: app.data.status == "finished", timeout=120)
+        assert app.data.run_dir == str(run.dir) and app.data.step == 300
+    summary = json.loads((run.dir / "summary.json").read_text())
+    assert summary["status"] == "finished" and summary["steps"] == 300
+    steps = [int(line.split(",")[0]) for line in (run.dir / "metrics.csv").read_text().splitlines()[1:]]
+    assert steps == list(range(0, 301, 50))  # continued where it stopped, nothing repeated

@@ -1,0 +1,210 @@
+"""The charts as instruments: markers, cursor readout, zoom, smoothing, the time scrubber, the 60x20 layout."""
+
+from __future__ import annotations
+
+import csv
+import math
+from pathlib import Path
+
+import pytest
+
+from engine.config import ConfigError
+from grok_tui.app import create_app
+from grok_tui.charts.series import ema
+from grok_tui.widgets.chart import Chart
+from tests.tui.conftest import aio, wait_for
+
+
+def _app(tmp_path: Path, factory, **kw):
+    return create_app("skewed_mul", out=tmp_path / "runs", steps=10000, run_factory=factory, **kw)
+
+
+async def _drawn(pilot, chart: Chart, cond) -> None:
+    pilot.app.redraw(force=True)
+    await wait_for(pilot, lambda: cond(chart.shown), timeout=5)
+
+
+@aio
+async def test_phase_markers_sit_above_the_plot_with_their_step(tmp_path: Path, scripted) -> None:
+    app = _app(tmp_path, scripted())
+    async with app.run_test(size=(120, 30)) as pilot:
+        await wait_for(pilot, lambda: app.data.status == "finished")
+        acc = app.query_one("#acc", Chart)
+        m, g = app.data.memorized_step, app.data.generalized_step
+        row = lambda s: s.split("\n")[1] if "\n" in s else ""  # noqa: E731 - between legend and plot
+        # no curve reaches that row, so both letters and their steps are always readable
+        await _drawn(pilot, acc, lambda s: f"M {m:,}" in row(s) and (f"G {g:,}" in row(s) or f"{g:,} G" in row(s)))
+        assert "┊" in acc.shown  # and a dotted line down the plot at each
+
+
+@aio
+async def test_cursor_reads_every_series_at_one_step_on_every_chart_of_the_view(tmp_path: Path, scripted) -> None:
+    app = _app(tmp_path, scripted())
+    async with app.run_test(size=(120, 30)) as pilot:
+        await wait_for(pilot, lambda: app.data.status == "finished")
+        await pilot.press("full_stop")  # the first key shows the cursor, in the middle of the axis
+        assert app.axis.cursor == 0.5
+        await pilot.press("greater_than_sign", "comma")
+        assert app.axis.cursor == pytest.approx(0.59)
+        step = app.axis.cursor_step(app.data.max_steps)
+        for chart_id, col in (("#acc", "val_acc"), ("#loss", "val_loss")):
+            plot = app.query_one(chart_id, Chart).source()
+            assert plot.cursor == pytest.approx(step)
+            x, y = app.data.raw[col].at(step)
+            assert abs(x - step) <= max(abs(s - step) for s in app.data.raw[col].xs)  # the nearest row
+            val = next(ln.label for ln in plot.lines if ln.label.startswith("val "))
+            assert val.split()[-1] == f"{y:.3g}"
+        acc = app.query_one("#acc", Chart)
+        await _drawn(pilot, acc, lambda s: s.startswith("@ step"))
+        assert "▼" in acc.shown.split("\n")[1] and "│" in acc.shown
+        await pilot.press("escape")
+        assert app.axis.cursor is None
+
+
+@aio
+async def test_zoom_in_around_the_cursor_and_back(tmp_path: Path, scripted) -> None:
+    app = _app(tmp_path, scripted())
+    async with app.run_test(size=(120, 30)) as pilot:
+        await wait_for(pilot, lambda: app.data.status == "finished")
+        await pilot.press("l")  # linear: the window halves around the cursor
+        await pilot.press("full_stop", "z")
+        lo, hi = app.axis.window
+        assert (lo, hi) == pytest.approx((2500, 7500))
+        plot = app.query_one("#acc", Chart).source()
+        assert (plot.x_lo, plot.x_max) == pytest.approx((2500, 7500))
+        fxs = [p.fx for ln in plot.lines for p in ln.points]
+        assert fxs and 0 <= min(fxs) and max(fxs) <= 1
+        rows_in = [s for s in app.data.raw["val_acc"].xs if 2500 <= s <= 7500]
+        val = next(ln for ln in plot.lines if ln.label.startswith("val "))
+        assert len(val.points) == len(rows_in)  # every row inside the window, drawn at full resolution
+        acc = app.query_one("#acc", Chart)
+        await _drawn(pilot, acc, lambda s: s.split("\n")[-1].rstrip().endswith("7,500"))  # the end tick
+        await pilot.press("Z")
+        assert app.axis.window is None and app.query_one("#acc", Chart).source().x_lo == 0
+
+
+@aio
+async def test_smoothing_draws_the_ema_over_the_raw_curve_faint(tmp_path: Path, scripted) -> None:
+    app = _app(tmp_path, scripted())
+    async with app.run_test(size=(120, 30)) as pilot:
+        await wait_for(pilot, lambda: app.data.status == "finished")
+        await pilot.press("m")
+        assert app.axis.smooth == 0.6
+        plot = app.query_one("#loss", Chart).source()
+        faint = [ln for ln in plot.lines if not ln.label]
+        assert len(faint) == 2 and all(ln.color.startswith("dim ") for ln in faint)  # raw train and val
+        raw = app.data.raw["val_loss"]
+        smooth = ema(raw.ys, 0.6)
+        val = next(ln for ln in plot.lines if ln.label == "val")
+        assert val.points[-1].last == pytest.approx(smooth[-1])
+        assert faint[1].points[-1].last == pytest.approx(raw.ys[-1])
+        assert "EMA 0.6" in plot.title
+        await pilot.press("m", "m")
+        assert app.axis.smooth == 0 and not [ln for ln in app.query_one("#loss", Chart).source().lines if not ln.label]
+
+
+@aio
+async def test_scrubber_redraws_tokens_heat_map_and_spectrum_as_logged(tmp_path: Path, scripted) -> None:
+    """On a finished run opened with --open: the bars at a scrubbed step are tokens.csv's row of that step."""
+    factory = scripted()
+    app = _app(tmp_path, factory)
+    async with app.run_test() as pilot:
+        await wait_for(pilot, lambda: app.data.status == "finished")
+    run_dir = factory.runs[0].dir
+    by_step: dict[int, list[int]] = {}
+    with open(run_dir / "tokens.csv", newline="") as fh:
+        for r in csv.DictReader(fh):
+            by_step.setdefault(int(r["step"]), []).append(int(r["updates"]))
+    opened = create_app(open_dir=str(run_dir))
+    async with opened.run_test(size=(100, 30)) as pilot:
+        await pilot.pause(0.2)
+        steps = sorted(by_step)
+        await pilot.press("left_square_bracket")
+        assert opened.scrub == steps[-2]
+        for _ in range(5):
+            await pilot.press("left_square_bracket")
+        at = opened.scrub
+        assert at == steps[-7]
+        spec = opened.query_one("#tokens", Chart).source()
+        counts = by_step[at]
+        p = len(counts) - 2
+        mean = sum(counts[:p]) / p
+        assert spec["values"] == [pytest.approx(c / mean) for c in counts[:p]]
+        assert "(scrubbed)" in spec["title"] and f"step {at:,}" in spec["legend"]
+        heat = opened.query_one("#heat", Chart).source()
+        assert heat["frames"] and heat["frames"][-1][0] == at and all(s <= at for s, _ in heat["frames"])
+        fourier = opened.query_one("#fourier", Chart).source()
+        assert fourier["legend"] == f"step {at:,}"
+        for _ in range(7):
+            await pilot.press("right_square_bracket")  # past the last evaluation: follows the run again
+        assert opened.scrub is None
+
+
+@aio
+async def test_scrubber_works_on_a_live_run(tmp_path: Path, scripted) -> None:
+    app = _app(tmp_path, scripted(hold=True))
+    async with app.run_test() as pilot:
+        await wait_for(pilot, lambda: app.data.step == 10000)
+        await pilot.press("left_square_bracket", "left_square_bracket")
+        at = app.scrub
+        assert at is not None and app.data.live
+        assert app.query_one("#tokens", Chart).source()["legend"].startswith(f"step {at:,}")
+        await pilot.press("q")
+
+
+@aio
+async def test_60x20_keeps_status_step_val_and_the_help_and_quit_keys(tmp_path: Path, scripted) -> None:
+    app = _app(tmp_path, scripted(hold=True))
+    async with app.run_test(size=(60, 20)) as pilot:
+        await wait_for(pilot, lambda: app.data.step == 10000)
+        app.redraw(force=True)
+        await pilot.pause(0.6)
+        first = app.status_bar.shown.split("\n")[0]
+        assert len(first) <= 60
+        assert first.startswith(" RUNNING ") and "step 10,000/10,000" in first and "val 0." in first
+        assert "ETA" in first
+        footer = app.screen.query_one("Footer")
+        keys = [b.key_display for b in footer.query("FooterKey").results()]  # type: ignore[attr-defined]
+        shown = [k for k, w in zip(keys, footer.query("FooterKey"), strict=True) if w.region.right <= 60]
+        assert "?" in shown and "q" in shown
+        await pilot.press("q")
+
+
+@aio
+async def test_idle_screen_says_which_key_starts_a_run(tmp_path: Path, scripted) -> None:
+    app = create_app(out=tmp_path / "runs", run_factory=scripted())
+    async with app.run_test(size=(100, 30)) as pilot:
+        await pilot.pause()
+        await pilot.press("escape")  # leave the picker without a run
+        app.redraw(force=True)
+        await pilot.pause(0.3)
+        assert "IDLE" in app.status_bar.plain and "press n to start one" in app.status_bar.plain
+        assert "press n to start one" in app.query_one("#acc", Chart).source().note
+
+
+def test_compare_on_a_run_whose_config_changed_under_it_is_one_line(tmp_path: Path) -> None:
+    """Issue 13 F11: a metrics.csv whose rows outgrew its header (a probe added to config.json and
+    resumed) is a ConfigError naming the file, before any screen opens."""
+    run = tmp_path / "r"
+    run.mkdir()
+    (run / "config.json").write_text('{"preset": "x"}')
+    (run / "metrics.csv").write_text("step,val_acc\n0,0.1\n100,0.2,0.3,0.4\n")
+    with pytest.raises(ConfigError, match=r"metrics.csv: row 3 has 4 fields"):
+        create_app(out=tmp_path, compare=[str(run)])
+
+
+def test_control_characters_from_a_run_directory_never_reach_the_screen(tmp_path: Path) -> None:
+    from grok_tui.rundata import load_run
+    from grok_tui.widgets.status_bar import status_text
+
+    run = tmp_path / "r"
+    run.mkdir()
+    (run / "config.json").write_text('{"preset": "\\u001b]0;PWNED\\u0007evil", "train": {"max_steps": 10}}')
+    (run / "metrics.csv").write_text("step,train_acc,val_acc\n0,0.5,0.25\n")
+    (run / "summary.json").write_text('{"status": "fin\\u001b[2Jished", "error": "\\u001b[31mred"}')
+    data = load_run(run)
+    text = status_text(data).plain
+    assert "\x1b" not in text and "\x07" not in text
+    assert "]0;PWNEDevil" in text and data.status == "fin[2Jished"
+    assert not any(ord(c) < 32 for c in data.preset + data.status + data.error)
+    assert math.isclose(data.latest("val_acc"), 0.25)
