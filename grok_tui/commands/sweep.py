@@ -78,9 +78,15 @@ def register(app: typer.Typer) -> None:
             str | None, typer.Option("--resume", help="Run what is missing or unfinished in GROUP_DIR.")
         ] = None,
         quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress output.")] = False,
+        plan_only: Annotated[
+            bool, typer.Option("--plan", help="Print members, summed step budget and recorded wall time; run nothing.")
+        ] = False,
     ) -> None:
-        """Run a sweep preset's grid over several seeds in parallel, then print its report."""
+        """Run a sweep preset's grid over several seeds in parallel, then print its report.
+
+        `--preset paper` runs every claim's sweep in turn (`--plan` lists them with their budget)."""
         from engine.config import ConfigError
+        from engine.paper import PAPER
         from engine.sweep.spec import Group
 
         if backend not in ("local", "ray"):
@@ -94,6 +100,16 @@ def register(app: typer.Typer) -> None:
 
             if importlib.util.find_spec("ray") is None:
                 raise ConfigError("--backend ray needs Ray: pip install 'grok-tui[ray]'")
+        if plan_only:
+            if resume or config:
+                raise ConfigError("--plan sizes a preset: give --preset NAME (or paper)")
+            typer.echo(plan_table(None if preset == PAPER else (str(preset),) if preset else None))
+            raise typer.Exit(0)
+        if preset == PAPER and not resume:
+            if config:
+                raise ConfigError("--preset paper runs the paper's sweep presets; drop --config")
+            out_dir = o.out_dir(out, out_short)
+            raise typer.Exit(run_paper(set_ or [], seeds, steps, out_dir, device, workers, backend, address, quiet))
         if resume:
             if preset or config or set_ or seeds is not None or steps is not None or device is not None:
                 fail("--resume runs a group with its own grid; drop --preset/--config/--set/--seeds/--steps/--device")
@@ -101,6 +117,54 @@ def register(app: typer.Typer) -> None:
         else:
             group = new_group(preset, config, set_ or [], seeds, steps, o.out_dir(out, out_short), device)
         raise typer.Exit(execute(group, workers, backend, address, quiet))
+
+
+def plan_table(names: tuple[str, ...] | None) -> str:
+    """The sweeps of `names` (default: the paper's), their size, budget and recorded wall time."""
+    from engine.paper import plan
+
+    rows = plan(names)
+    lines = [f"{'preset':<20} {'members':>7} {'budget steps':>13}  wall time recorded in the preset"]
+    for r in rows:
+        lines.append(f"{r.preset:<20} {r.members:>7} {r.steps:>13,}  {r.wall_time or '-'}")
+    known = [r.minutes for r in rows if r.minutes is not None]
+    lines.append(
+        f"{'total':<20} {sum(r.members for r in rows):>7} {sum(r.steps for r in rows):>13,}  "
+        f"{sum(known):.0f} min summed over the {len(known)} of {len(rows)} presets that record one"
+    )
+    return "\n".join(lines)
+
+
+def run_paper(
+    sets: list[str],
+    seeds: int | None,
+    steps: int | None,
+    out: str,
+    device: str | None,
+    workers: int,
+    backend: str,
+    address: str | None,
+    quiet: bool,
+) -> int:
+    """Every sweep of the paper in turn; stops at an interrupt, goes on past a failed member."""
+    import time
+
+    from engine.paper import PAPER_SWEEPS
+
+    done: list[tuple[str, str, float, int]] = []
+    worst = 0
+    for name, claim in PAPER_SWEEPS:
+        say(f"\n=== claim {claim}: grok sweep --preset {name}")
+        t0 = time.perf_counter()
+        group = new_group(name, None, sets, seeds, steps, out, device)
+        code = execute(group, workers, backend, address, quiet)
+        done.append((name, str(group.dir), time.perf_counter() - t0, code))
+        worst = max(worst, code)
+        if code >= 128:  # interrupted: the rest is not started
+            break
+    say("\npaper: " + ", ".join(f"{n} {t / 60:.1f} min{'' if c == 0 else f' (exit {c})'}" for n, _, t, c in done))
+    say(f"paper: {sum(t for _, _, t, _ in done) / 60:.1f} min for {len(done)} of {len(PAPER_SWEEPS)} sweeps")
+    return worst
 
 
 def execute(group: Group, workers: int, backend: str, address: str | None, quiet: bool) -> int:

@@ -191,3 +191,15 @@ def test_report_formats_and_plot(lab: Path) -> None:
     assert text.returncode == 0 and "every cell" in text.stdout and "adamlr op=mul (n=1)" in text.stdout
     bad = grok("report", g, "--format", "html")
     assert bad.returncode == 2 and "--format must be one of text, markdown, csv" in bad.stderr
+
+
+def test_paper_plan_sizes_every_claims_sweep() -> None:
+    r = grok("sweep", "--preset", "paper", "--plan")
+    assert r.returncode == 0, r.stderr
+    rows = {ln.split()[0]: ln.split() for ln in r.stdout.splitlines()[1:]}
+    assert rows["fig6_optimizers"][1:3] == ["24", "48,000"]  # 2 arms × 4 ops × 3 seeds × 2,000 steps
+    for name in ("fig2_embeddings", "fig4_sampling", "fig5_c_sensitivity", "fig7_hessian", "sec43_init"):
+        assert name in rows
+    assert "total" in rows and "min summed over the" in r.stdout
+    one = grok("sweep", "--preset", "skewed_mul", "--plan")
+    assert one.returncode == 2 and "has no [sweep] table" in one.stderr
