@@ -375,3 +375,14 @@ def test_a_failing_test_does_not_leave_the_scripted_run_holding(tmp_path: Path, 
         asyncio.run(body())  # returns only once the worker thread has ended
     assert factory.runs[0].closed and time.monotonic() - t0 < 30
     assert _summary(factory.runs[0])["status"] == "interrupted"
+
+
+@aio
+async def test_ctrl_c_closes_the_run_as_q_does(tmp_path: Path, scripted) -> None:
+    factory = scripted(hold=True)
+    app = _app(tmp_path, factory)
+    async with app.run_test() as pilot:
+        await wait_for(pilot, lambda: app.data.step == 10000)
+        await pilot.press("ctrl+c")
+        await wait_for(pilot, lambda: not app.is_running, timeout=5)
+    assert factory.runs[0].closed and _summary(factory.runs[0])["status"] == "interrupted"
