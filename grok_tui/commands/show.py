@@ -39,7 +39,8 @@ def register(app: typer.Typer) -> None:
         e = run_entry(rec)
         train = rec.config.get("train", {})
         summary = {**rec.summary, "status": rec.status, "steps": rec.step}
-        summary.update({k: e[k] for k in ("memorized_step", "generalized_step", "final_val_acc", "wall_s")})
+        phase_keys = ("memorized_step", "generalized_step", "grokking_delay", "final_train_acc", "final_val_acc")
+        summary.update({k: e[k] for k in (*phase_keys, "best_val_acc", "wall_s")})
         device = clean_text(rec.summary.get("device", "?"))
         typer.echo(f"{clean_text(d)}  preset {rec.preset or '-'}  seed {train.get('seed', '?')}  device {device}")
         typer.echo(format_summary(summary))
