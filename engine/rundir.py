@@ -378,9 +378,14 @@ class RunLog:
             raise RunWriteError(self.dir / SUMMARY, e) from None
 
     def close(self) -> None:
+        """Close the CSV files. A file whose last write failed (a full disk) still holds that row in
+        its buffer and fails again here; the row is lost either way and the fault already reported."""
         for h in (self._metrics, self._tokens, self._fourier):
             if h is not None:
-                h[0].close()
+                try:
+                    h[0].close()
+                except OSError:
+                    pass
         self._metrics = self._tokens = self._fourier = None
 
 

@@ -230,6 +230,32 @@ def test_d5_disk_full_writing_a_row(tmp_path: Path, monkeypatch: pytest.MonkeyPa
 
 
 @pytest.mark.skipif(not Path("/dev/full").exists(), reason="needs /dev/full")
+def test_d5_disk_full_from_the_kernel_writing_a_row(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """After the row at step 40, metrics.csv's descriptor is pointed at /dev/full: the next flush gets a
+    real ENOSPC, and closing the file (its buffer still holds the row) fails again without a traceback."""
+    from engine import rundir
+    from engine.events import EvalLogged
+
+    real = rundir.RunLog._handle
+
+    def handle(self, ev):  # type: ignore[no-untyped-def]
+        real(self, ev)
+        if isinstance(ev, EvalLogged) and ev.step == 40:
+            full = os.open("/dev/full", os.O_WRONLY)
+            os.dup2(full, self._metrics[0].fileno())
+            os.close(full)
+
+    monkeypatch.setattr(rundir.RunLog, "_handle", handle)
+    run = Run(tiny_config(train__max_steps=400), tmp_path / "runs")
+    for _ in run.events():
+        pass
+    assert run.status == "failed" and run.fault == f"no space left on device writing {run.dir}/metrics.csv"
+    assert [r["step"] for r in read_csv(run.dir / "metrics.csv")] == ["0", "20", "40"]
+    assert summary(run.dir)["status"] == "failed"
+    assert lock_holder(run.dir) is None
+
+
+@pytest.mark.skipif(not Path("/dev/full").exists(), reason="needs /dev/full")
 def test_d5_disk_full_writing_the_checkpoint(tmp_path: Path) -> None:
     """A real ENOSPC from the kernel: the checkpoint's temp file is a link to /dev/full."""
     d = interrupted_run(tmp_path / "runs", stop_at=30)
