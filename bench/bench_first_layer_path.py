@@ -18,8 +18,8 @@ import statistics
 import torch
 
 from engine.bench import Stepper, bench_config, engine_loop, interleave
-from engine.models import MLPEmbed
 from engine.models.first_layer import tables_pay
+from engine.models.mlp import MLPEmbed
 
 
 def pinned(run: Stepper, path: str) -> Stepper:

@@ -1,113 +1,19 @@
-"""The paper's MLPs: eq. 1 on raw numbers, eq. 2 with a trainable embedding E, and eq. 2 on one-hot tokens."""
+"""The models: `build_model(cfg)`, and the parameter names of the blocks the paper studies, E and W.
+
+The MLPs (eq. 1, eq. 2, one-hot) are in models/mlp.py, the transformer in models/transformer.py, and the
+first layer's gathered-table arithmetic in models/first_layer.py.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
-import torch
-import torch.nn.functional as F
 from torch import nn
 
 from engine.config import RunConfig
-from engine.models.first_layer import gather_sum, gathered_first_layer, onehot_first_layer, tables, tables_pay
-
-_ACT: dict[str, Callable[[torch.Tensor], torch.Tensor]] = {"relu": F.relu, "gelu": F.gelu}
-
-
-class MLPEmbed(nn.Module):
-    """h1 = σ(W ê + b1), h2 = W2 h1 + b2, ê = [e_a, e_op, e_b, e_=] (eq. 2)."""
-
-    # The training step's first layer: "auto" picks by FLOP count; bench/bench_first_layer_path.py pins
-    # "tables" (every batch size, the engine before issue 16) or "plain" to time one against the other.
-    train_path = "auto"
-
-    def __init__(self, cfg: RunConfig) -> None:
-        super().__init__()
-        d, L = cfg.model.d_embed, cfg.data.seq_len
-        hidden = cfg.model.d_hidden or L * d  # 4d = 512 (§5)
-        self.act = _ACT[cfg.model.activation]
-        self.embedding = nn.Embedding(cfg.data.vocab_size, d)  # E ∈ R^{V×d}
-        with torch.no_grad():
-            self.embedding.weight.mul_(cfg.model.embed_init_scale)  # §4.3 init scale
-        self.embedding.weight.requires_grad_(not cfg.model.freeze_embedding)
-        bias = cfg.model.bias
-        self.first_layer = nn.Linear(L * d, hidden, bias=bias)  # W ∈ R^{4d×4d}, the bilinear partner of E
-        self.hidden = nn.ModuleList(nn.Linear(hidden, hidden, bias=bias) for _ in range(cfg.model.n_hidden - 1))
-        self.readout = nn.Linear(hidden, cfg.data.p, bias=bias)
-
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        if torch.is_grad_enabled():
-            e = self.embedding(x).flatten(1)  # (B, L) -> (B, L, d) -> (B, L·d)
-            h = self.first_layer(e)  # (B, hidden)
-        else:  # evaluation: the same W ê from the tables T_l = E W_lᵀ (engine/models/first_layer.py)
-            h = gather_sum(tables(self.embedding.weight, self.first_layer.weight), x, self.first_layer.bias)
-        return self._head(h)
-
-    def forward_train(self, x: torch.Tensor) -> torch.Tensor:
-        """The training step's forward, equal to `forward` up to rounding: W ê through the gathered tables
-        when the batch is larger than the vocabulary, the plain Linear otherwise (FLOP count, first_layer.py)."""
-        E, W, b = self.embedding.weight, self.first_layer.weight, self.first_layer.bias
-        path = self.train_path
-        if path == "tables" or (path == "auto" and tables_pay(x.shape[0], E.shape[0])):
-            h = gathered_first_layer(x, E, W, b)
-        else:
-            h = F.linear(F.embedding(x, E).flatten(1), W, b)  # (B, L) -> (B, L, d) -> (B, L·d) -> (B, hidden)
-        return self._head(h)
-
-    def _head(self, h: torch.Tensor) -> torch.Tensor:
-        h = self.act(h)  # (B, hidden)
-        for layer in self.hidden:
-            h = self.act(layer(h))
-        return self.readout(h)  # (B, p) logits
-
-
-class MLPOneHot(nn.Module):
-    """Eq. 2 with E = I fixed: h1 = σ(W [1_{x_0}; …; 1_{x_{L-1}}] + b1), W ∈ R^{H×L·V} (one free column per
-    position and token, no E·W product: the coupling-free control of §4.3).
-
-    W is `first_layer.weight`, the name the W probes look for; W times the one-hot input is the sum of
-    L of its columns, gathered (first_layer.py), so the first layer costs B·L·H adds, not a matmul.
-    """
-
-    def __init__(self, cfg: RunConfig) -> None:
-        super().__init__()
-        V, L = cfg.data.vocab_size, cfg.data.seq_len
-        hidden = cfg.model.d_hidden or L * cfg.model.d_embed
-        bias = cfg.model.bias
-        self.act = _ACT[cfg.model.activation]
-        self.first_layer = nn.Linear(L * V, hidden, bias=bias)  # the Linear a one-hot [a; b] input would meet
-        self.hidden = nn.ModuleList(nn.Linear(hidden, hidden, bias=bias) for _ in range(cfg.model.n_hidden - 1))
-        self.readout = nn.Linear(hidden, cfg.data.p, bias=bias)
-        self.vocab_size = V
-
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        h = self.act(onehot_first_layer(x, self.first_layer.weight, self.first_layer.bias, self.vocab_size))
-        for layer in self.hidden:
-            h = self.act(layer(h))
-        return self.readout(h)  # (B, p) logits
-
-
-class MLPRaw(nn.Module):
-    """The embedding-free MLP of eq. 1: the token ids themselves, as floats, are the input."""
-
-    def __init__(self, cfg: RunConfig) -> None:
-        super().__init__()
-        L = cfg.data.seq_len
-        hidden = cfg.model.d_hidden or L * cfg.model.d_embed
-        self.act = _ACT[cfg.model.activation]
-        bias = cfg.model.bias
-        self.first_layer = nn.Linear(L, hidden, bias=bias)  # W_1 x + b_1, x ∈ R^4
-        self.hidden = nn.ModuleList(nn.Linear(hidden, hidden, bias=bias) for _ in range(cfg.model.n_hidden - 1))
-        self.readout = nn.Linear(hidden, cfg.data.p, bias=bias)
-
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        h = self.act(self.first_layer(x.to(self.first_layer.weight.dtype)))  # (B, L) -> (B, hidden)
-        for layer in self.hidden:
-            h = self.act(layer(h))
-        return self.readout(h)
+from engine.models.mlp import MLPEmbed, MLPOneHot, MLPRaw
 
 
 def build_model(cfg: RunConfig) -> nn.Module:
+    """The network `model.kind` names, freshly initialised from torch's global generator."""
     if cfg.model.kind == "mlp_embed":
         return MLPEmbed(cfg)
     if cfg.model.kind == "mlp_raw":

@@ -13,15 +13,12 @@ alone; the logits are the same as a full-sequence pass (tests/engine/test_transf
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
 
 import torch
-import torch.nn.functional as F
 from torch import nn
 
 from engine.config import RunConfig
-
-_ACT: dict[str, Callable[[torch.Tensor], torch.Tensor]] = {"relu": F.relu, "gelu": F.gelu}
+from engine.models.mlp import ACTIVATIONS
 
 # Where LN acts, per placement (docs/TRANSFORMER.md): on the inputs of W_Q, W_K (qk), of W_V (v),
 # on the MLP input (mlp), or after each residual sum (post).
@@ -66,7 +63,7 @@ class MLP(nn.Module):
         super().__init__()
         self.fc_in = nn.Linear(d, d_mlp)
         self.fc_out = nn.Linear(d_mlp, d)
-        self.act = _ACT[activation]
+        self.act = ACTIVATIONS[activation]
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         return self.fc_out(self.act(self.fc_in(x)))

@@ -7,6 +7,7 @@ import torch
 import torch.nn.functional as F
 
 import engine.models as M
+import engine.models.mlp as mlp
 from engine import data as D
 from engine.models.first_layer import gathered_first_layer, onehot_first_layer, tables_pay
 from engine.trainer import Trainer
@@ -110,7 +111,7 @@ def test_first_layer_is_picked_by_flop_count(monkeypatch: pytest.MonkeyPatch) ->
         calls.append(len(x))
         return gathered_first_layer(x, *args)
 
-    monkeypatch.setattr(M, "gathered_first_layer", spy)
+    monkeypatch.setattr(mlp, "gathered_first_layer", spy)
     grads = []
     for batch in (x[:8], x[:100]):  # 8 < V = 13 < 100
         model.zero_grad()
