@@ -10,6 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -81,7 +82,7 @@ class CompareScreen(Screen[None]):
         Binding("y", "next_column", "column", tooltip="overlay the next logged column"),
     ]
     DEFAULT_CSS = """
-    CompareScreen #runs { width: 38; height: 1fr; }
+    CompareScreen #runs { width: 42; height: 1fr; }
     CompareScreen #compare-body { height: 1fr; }
     CompareScreen #compare-title { height: 1; }
     """
@@ -126,10 +127,12 @@ class CompareScreen(Screen[None]):
         self._reload()
         runs.focus()
 
-    def _prompt(self, i: int, value: str) -> str:
+    def _prompt(self, i: int, value: str) -> Text:
+        """`[x] 3 name` or `[ ] 3 name`: the state by glyph, readable under NO_COLOR (plain Text, so
+        the brackets are not taken for markup)."""
         mark = "[x]" if value in self.selected else "[ ]"
         name = LIVE if value == LIVE else clean_text(Path(value).name) + (" (sweep)" if is_group(value) else "")
-        return f"{mark} {i + 1} {name}"
+        return Text(f"{mark} {i + 1} {name}")
 
     def action_toggle_run(self) -> None:
         runs = self.query_one("#runs", OptionList)

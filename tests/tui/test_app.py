@@ -237,6 +237,9 @@ async def test_c_compares_any_column_with_glyphs_stable_colours_and_a_key_list(t
         runs = screen.query_one("#runs", OptionList)
         prompts = [str(runs.get_option_at_index(i).prompt) for i in range(runs.option_count)]
         assert prompts[0].startswith("[x] 1 (live run)") and prompts[1].startswith("[ ] 2 ")  # state by glyph
+        await pilot.pause(0.1)
+        drawn = [runs.render_line(y).text for y in range(3)]  # on screen, not taken for markup
+        assert any("[x] 1 (live run)" in line for line in drawn) and any("[ ] 2 " in line for line in drawn)
         await pilot.press("down")  # the first key moves the highlight
         assert runs.highlighted == 1
         await pilot.press("space")
