@@ -28,20 +28,16 @@ SUMMARY_FIELDS = (
 ENDED = ("finished", "diverged")  # final statuses: a member with one is not run again by --resume
 
 
-def base_columns() -> frozenset[str]:
-    """The metric columns every run has; the rest of a metrics row are probe columns."""
-    return frozenset(BASE_COLUMNS)
-
-
 class ProbeTally:
     """First and last finite value of each probe column over a member's evaluations.
 
-    Probe columns (Hessian λmax, ranks, Fourier share, ...) are NaN at evaluations where the probe
-    is not due, so the first and last *measured* values are what a report compares.
+    Probe columns (Hessian λmax, ranks, Fourier share, ...) are every column but the ones every run
+    has (`BASE_COLUMNS`). They are NaN at evaluations where the probe is not due, so the first and
+    last *measured* values are what a report compares.
     """
 
-    def __init__(self, base: Iterable[str] | None = None) -> None:
-        self.base = frozenset(base) if base is not None else base_columns()
+    def __init__(self, base: Iterable[str] = BASE_COLUMNS) -> None:
+        self.base = frozenset(base)
         self.first: dict[str, float] = {}
         self.last: dict[str, float] = {}
 
