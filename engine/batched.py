@@ -276,6 +276,7 @@ class ManyTrainer:
             yield from self._evaluate()
         ar = torch.arange(self.N, device=self.device)[:, None]
         wants_grad = [s.wants_grad for s in self.samplers]
+        per_member_step = any(wants_grad) or any(p.steps for p in self.probes)  # else skip the loop over members
         lr_scheduled = scheduled(c0)
         e_name = self.e_names[0] if self.e_names else ""
         mark_t = time.perf_counter()
@@ -287,7 +288,7 @@ class ManyTrainer:
             logits = self._logits(self.params, x)
             losses = torch.vmap(self.loss_fn)(logits, y)  # (N,)
             losses.sum().backward()  # members are independent: ∂(Σ L_j)/∂θ_i = ∂L_i/∂θ_i
-            g_e = self.params[e_name].grad if e_name else None
+            g_e = self.params[e_name].grad if e_name and per_member_step else None
             if g_e is not None:
                 for i, s in enumerate(self.samplers):
                     if wants_grad[i]:

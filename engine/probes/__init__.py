@@ -55,6 +55,11 @@ class ProbeSet:
         self.probes = [p for p in every if p.enabled]
         self._stepping = [p for p in self.probes if type(p).on_step is not Probe.on_step]
 
+    @property
+    def steps(self) -> bool:
+        """Whether some probe wants `on_step` after every backward (the gradient probe)."""
+        return bool(self._stepping)
+
     def columns(self) -> list[str]:
         """The metrics.csv columns the enabled probes produce, in a fixed order."""
         return [c for p in self.probes for c in p.columns]

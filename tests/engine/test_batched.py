@@ -98,4 +98,3 @@ def test_why_not_batched():
     assert "transformer" in why_not_batched([tiny_config(model__kind="transformer")])
     with pytest.raises(ValueError, match="d_embed"):
         next(train_many([tiny_config(), tiny_config(model__d_embed=16)]))
-
