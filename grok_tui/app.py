@@ -24,7 +24,7 @@ from engine.config import RunConfig
 from grok_tui import runner
 from grok_tui.charts import views
 from grok_tui.commands import signals
-from grok_tui.rundata import RunData
+from grok_tui.rundata import RunData, clean_text
 from grok_tui.widgets.bar_chart import BarChart
 from grok_tui.widgets.chart import Chart
 from grok_tui.widgets.heat_map import HeatMap
@@ -362,10 +362,10 @@ class GrokApp(App[None]):
         try:
             n = export_runs([run_dir], target)
         except ConfigError as e:
-            self.notify(str(e), severity="error")
+            self.notify(clean_text(e), severity="error", markup=False)  # a path may hold [brackets]
             return
         self.last_export = target
-        self.notify(f"exported {n} rows to {target}", timeout=8)
+        self.notify(f"exported {n} rows to {clean_text(target)}", timeout=8, markup=False)
 
     def _set_axis(self, **changes: Any) -> None:
         self.axis = dataclasses.replace(self.axis, **changes)
@@ -443,9 +443,17 @@ class GrokApp(App[None]):
             i = bisect.bisect_right(steps, self.scrub) - 1 + delta
         if i >= len(steps):
             self.scrub = None
+            self.redraw(force=True)
+            return
+        self.scrub = steps[max(i, 0)]
+        # the step charts' cursor follows the scrubber, so they read their values at that step too
+        from grok_tui.charts.series import axis_frac
+
+        lo, hi = self.axis.bounds(float(self.data.max_steps))
+        if lo <= self.scrub <= hi:
+            self._set_axis(cursor=axis_frac(self.scrub, hi, self.axis.log, lo))
         else:
-            self.scrub = steps[max(i, 0)]
-        self.redraw(force=True)
+            self.redraw(force=True)
 
     def action_escape(self) -> None:
         if self.axis.cursor is not None:

@@ -196,7 +196,7 @@ class CompareScreen(Screen[None]):
                     self.loaded[value] = (mtime, load_run(value))
                     self.version += 1
             except (ConfigError, OSError) as e:  # a run directory this version cannot read: say so, keep going
-                self.notify(clean_text(e), severity="error")
+                self.notify(clean_text(e), severity="error", markup=False)
                 self.selected.remove(value)
                 i = self.values.index(value)
                 self.query_one("#runs", OptionList).replace_option_prompt_at_index(i, self._prompt(i, value))

@@ -135,6 +135,10 @@ async def test_scrubber_redraws_tokens_heat_map_and_spectrum_as_logged(tmp_path:
         assert heat["frames"] and heat["frames"][-1][0] == at and all(s <= at for s, _ in heat["frames"])
         fourier = opened.query_one("#fourier", Chart).source()
         assert fourier["legend"] == f"step {at:,}"
+        acc = opened.query_one("#acc", Chart).source()  # the step charts' cursor follows the scrubber
+        assert acc.cursor == pytest.approx(at, rel=1e-6)
+        hit = opened.data.raw["val_acc"].at(acc.cursor)
+        assert hit[0] == at and f"val {hit[1]:.3g}" in [ln.label for ln in acc.lines]
         for _ in range(7):
             await pilot.press("right_square_bracket")  # past the last evaluation: follows the run again
         assert opened.scrub is None
