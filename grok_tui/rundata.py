@@ -203,7 +203,9 @@ def load_run(run_dir: str | Path) -> RunData:
     for step in sorted(spectra):
         data.apply(FourierLogged(step, tuple(spectra[step])))
     summary = dict(rec.summary)
-    if rec.rows and summary.get("memorized_step") is None and rec.status in ("running", "paused", "dead"):
+    needed = {"step", "train_acc", "val_acc", "train_loss"}
+    lagging = rec.status in ("running", "paused", "dead") and summary.get("memorized_step") is None
+    if rec.rows and lagging and needed <= rec.rows[0].keys():
         # the summary lags a live or killed run: the phases from its rows, by the engine's rule
         summary.update(phases_from_rows(rec.rows, float(train.get("target_val_acc", 1.0)), 0))
     if rec.status in ("running", "paused"):  # another process is writing it: show it as it stands

@@ -20,6 +20,7 @@ STATUS_STYLE = {
     "diverged": "bold red",
     "failed": "bold red",
     "idle": "dim",
+    "dead": "bold red",  # its writer died without closing it (engine/rundir.py read_run)
 }
 
 

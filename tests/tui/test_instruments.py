@@ -212,3 +212,19 @@ def test_control_characters_from_a_run_directory_never_reach_the_screen(tmp_path
     assert "]0;PWNEDevil" in text and data.status == "fin[2Jished"
     assert not any(ord(c) < 32 for c in data.preset + data.status + data.error)
     assert math.isclose(data.latest("val_acc"), 0.25)
+
+
+def test_open_a_dead_run_takes_its_phases_from_the_rows_by_the_engines_rule(tmp_path: Path) -> None:
+    """A run killed without closing (summary still 'running', no process holds it) shows as dead,
+    with the phases engine/phases.py finds in its rows."""
+    from grok_tui.rundata import load_run
+
+    run = tmp_path / "r"
+    run.mkdir()
+    (run / "config.json").write_text('{"preset": "x", "train": {"max_steps": 300, "target_val_acc": 1.0}}')
+    rows = "".join(f"{s},{t},{v},0.1\n" for s, t, v in ((0, 0.1, 0.0), (100, 0.995, 0.2), (200, 1.0, 0.96)))
+    (run / "metrics.csv").write_text("step,train_acc,val_acc,train_loss\n" + rows)
+    (run / "summary.json").write_text('{"status": "running", "steps": 0}')
+    data = load_run(run)
+    assert data.status == "dead" and data.step == 200
+    assert (data.memorized_step, data.generalized_step) == (100, 200)
