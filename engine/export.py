@@ -55,17 +55,12 @@ def _text(s: str) -> str:
 
 def group_sources(group_dir: Path) -> list[Source]:
     """A group's members that have a run directory, in member order, with their group columns."""
-    from engine.sweep.spec import Group
+    from engine.sweep.spec import member_fields
 
-    g = Group.open(group_dir)
     out = []
-    for m in g.members:
-        d = g.member_dir(m)
-        if not is_run_dir(d):
-            continue  # not started yet
-        cols = {"group": _text(g.dir.name), "arm": _text(m.arm), "member": _text(m.id)}
-        cols.update({k: _cell(m.overrides.get(k, "")) for k in g.spec.swept})
-        out.append(Source(d, cols))
+    for d, fields in member_fields(group_dir).items():  # group, arm, member and the swept keys
+        if is_run_dir(d):  # a member that has not started has no config.json yet
+            out.append(Source(d, {k: _cell(v) for k, v in fields.items()}))
     return out
 
 
