@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from engine.config import RunConfig
-from engine.rundir import CHECKPOINT, LOCK_FILE, read_metrics, read_summary
+from engine.rundir import CHECKPOINT, LOCK_FILE, RunInUse, lock_holder, read_metrics, read_summary
 from engine.sweep.events import MemberEnded, MemberProgressed, MemberStarted, SweepEvent
 from engine.sweep.results import ENDED, ProbeTally, failed_row, results_row
 from engine.sweep.spec import Group, Member
@@ -68,7 +68,13 @@ def adopted_row(member: str, run_dir: Path, max_steps: int) -> dict[str, Any]:
 
 
 def start_over(run_dir: Path) -> None:
-    """Make a member's directory, or empty one whose earlier start left no checkpoint (the lock stays)."""
+    """Make a member's directory, or empty one whose earlier start left no checkpoint (the lock stays).
+
+    A directory another live process writes is left alone: `RunInUse` names that process.
+    """
+    pid = lock_holder(run_dir)
+    if pid is not None:
+        raise RunInUse(f"{run_dir} is in use by pid {pid or '?'}")
     run_dir.mkdir(parents=True, exist_ok=True)
     for f in run_dir.iterdir():
         if f.is_file() and f.name != LOCK_FILE:

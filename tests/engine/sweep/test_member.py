@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import csv
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -102,3 +104,24 @@ def test_a_member_killed_before_its_first_checkpoint_starts_over_in_the_same_dir
     assert row["status"] == "finished" and row["run_dir"] == d.name
     assert [int(r["step"]) for r in _rows(d / "metrics.csv")] == [0, 20, 40, 60]
     assert [p.name for p in g.dir.iterdir() if p.is_dir()] == [d.name]
+
+
+def test_a_member_directory_another_process_writes_is_left_alone(tmp_path: Path) -> None:
+    g = _group(tmp_path, {"seeds": [0]})
+    d = g.member_dir(g.members[0])
+    d.mkdir()
+    (d / "metrics.csv").write_text("step,val_acc\n0,0.1\n")
+    hold = (
+        "import sys\nfrom engine.rundir import RunLock\nlock = RunLock(sys.argv[1]).acquire()\nprint(1, flush=True)\n"
+    )
+    holder = subprocess.Popen(
+        [sys.executable, "-c", hold + "sys.stdin.read()\n", str(d)], stdin=subprocess.PIPE, stdout=subprocess.PIPE
+    )
+    try:
+        assert holder.stdout is not None and holder.stdout.readline().strip() == b"1"
+        row = run_member(_spec(g, 0), None, lambda: False)
+    finally:
+        holder.kill()
+        holder.wait()
+    assert row["status"] == "failed" and f"in use by pid {holder.pid}" in row["error"]
+    assert (d / "metrics.csv").read_text() == "step,val_acc\n0,0.1\n"
