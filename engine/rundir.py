@@ -75,6 +75,11 @@ def clean_text(s: object) -> str:
     return "".join(ch for ch in str(s) if unicodedata.category(ch) not in ("Cc", "Cf", "Cs"))
 
 
+def clean_block(s: object) -> str:
+    """`clean_text` for multi-line text (a report, a table): each line cleaned, the newlines kept."""
+    return "\n".join(clean_text(line) for line in str(s).split("\n"))
+
+
 def versions() -> dict[str, str]:
     out = {"python": platform.python_version()}
     for pkg in ("grok-tui", "torch", "numpy"):

@@ -14,8 +14,11 @@ EXIT_DIVERGED = 3
 
 
 def fail(msg: str, code: int = EXIT_USAGE) -> None:
+    """Print `error: msg` on one line and exit; control characters from a crafted file never reach the terminal."""
+    from engine.rundir import clean_text
+
     try:
-        print(f"error: {msg}", file=sys.stderr)
+        print(f"error: {clean_text(' '.join(str(msg).splitlines()))}", file=sys.stderr)
     except OSError:
         pass
     raise SystemExit(code)

@@ -25,6 +25,7 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Print a sweep's report: per swept value, steps to 95% val acc, delay, fraction generalized."""
         from engine.config import ConfigError
+        from engine.rundir import clean_block
         from engine.sweep.report import FORMATS, render, write_csv
         from engine.sweep.spec import Group
 
@@ -36,7 +37,7 @@ def register(app: typer.Typer) -> None:
         if fmt == "csv":
             write_csv(group, sys.stdout)
         else:
-            typer.echo(render(group, fmt), nl=False)
+            typer.echo(clean_block(render(group, fmt)), nl=False)  # arm names come from group.json
         if plot:
             from grok_tui.commands.plot import plot_text
 

@@ -177,3 +177,14 @@ def test_s4_terminal_escapes_from_a_run_directory_are_stripped(run_dir: Path) ->
         out = r.stdout + r.stderr
         assert "PWNED" in out or args[0] == "export"  # the text stays, the control characters go
         assert not re.search(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u202e]", out.replace("\r\n", "\n")), repr(out)
+
+
+def test_s4_error_lines_carry_no_escapes(tmp_path: Path) -> None:
+    """A shared directory whose name holds an escape sequence, with a crafted summary.json."""
+    d = finished_run(tmp_path / "runs")
+    evil = d.with_name("run\x1b]0;PWNED\x07")
+    d.rename(evil)
+    (evil / "summary.json").write_text("[1, 2]")
+    r = grok("show", str(evil))
+    line = one_error(r, "PWNED", "summary.json: expected a JSON object")
+    assert not re.search(r"[\x00-\x1f\x7f]", r.stderr.replace("\n", "")), repr(line)
