@@ -63,7 +63,9 @@ class RunLock:
     file stays and is reused. Readers (show, export, the TUI's open and compare) never take it.
     """
 
-    RETRY_S = 1.0  # a reader's probe holds a shared lock for microseconds; a writer holds it for the run
+    # A reader's probe holds a shared lock for microseconds, a writer for the whole run: a writer
+    # that meets a lock whose pid file names no live process waits out a probe for up to this long.
+    RETRY_S = 5.0
 
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)

@@ -347,3 +347,30 @@ def test_d3_rows_that_do_not_match_the_header_are_an_error_not_a_crash(tmp_path:
     n = len((d / "metrics.csv").read_text().splitlines())
     for args in (["show", str(d)], ["export", str(d)]):
         one_error(grok(*args), f"{d}/metrics.csv: row {n} has 19 fields where the header has")
+
+
+def test_d1_a_reader_probing_the_lock_never_makes_a_writer_fail(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A writer that starts while `grok ls` or the TUI is mid-probe (a shared flock held for an instant)
+    waits the probe out instead of reporting the run in use."""
+    import fcntl
+    import types
+
+    from engine import runlock
+
+    d = tmp_path / "run"
+    d.mkdir()
+    RunLock(d).acquire().release()  # the lock file exists, with no pid in it
+    probe = open(d / runlock.LOCK_FILE)  # closed by the writer's first wait below
+    fcntl.flock(probe.fileno(), fcntl.LOCK_SH | fcntl.LOCK_NB)  # what lock_holder holds for an instant
+    waits: list[float] = []
+
+    def sleep(s: float) -> None:  # the probe ends while the writer waits
+        waits.append(s)
+        probe.close()
+
+    monkeypatch.setattr(runlock, "time", types.SimpleNamespace(monotonic=time.monotonic, sleep=sleep))
+    with RunLock(d):
+        assert lock_holder(d) == os.getpid()
+    assert len(waits) == 1
