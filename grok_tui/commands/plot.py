@@ -118,7 +118,7 @@ def use_color() -> bool:
 
 def render(chart: Chart, log_x: bool, k: int, width: int, height: int, color: bool) -> str:
     """The chart as text; ANSI colours only when `color`."""
-    import plotext as plt
+    import plotext as plt  # type: ignore[import-untyped]
 
     plt.clear_figure()
     plt.limitsize(False, False)  # the size asked for, not the terminal's (piped, there is none)
