@@ -12,7 +12,7 @@ import torch
 from engine.config import ConfigError, RunConfig, apply_overrides
 from engine.footprint import check_fits
 from engine.presets import load_file, load_preset, preset_names, preset_toml
-from tests.faults.conftest import TINY_TOML, grok, interrupted_run, one_error
+from tests.faults.conftest import TINY_TOML, grok, interrupted_run, one_error, resume_error
 
 
 def run_with(tmp_path: Path, *sets: str, timeout: float = 120) -> object:
@@ -75,8 +75,7 @@ def test_f4_a_broken_checkpoint_is_one_line(tmp_path: Path, kind: str) -> None:
     ckpt = d / "checkpoint.pt"
     data = ckpt.read_bytes()
     ckpt.write_bytes({"truncated": data[: len(data) // 2], "random": os.urandom(4096), "empty": b""}[kind])
-    r = grok("run", "--resume", str(d), "--steps", "80")
-    one_error(r, f"error: {ckpt}: not a grok-tui checkpoint (")
+    resume_error(d, f"error: {ckpt}: not a grok-tui checkpoint (", cli=kind == "truncated")
 
 
 @pytest.mark.parametrize(
@@ -93,7 +92,7 @@ def test_f5_an_edited_config_json_is_refused(tmp_path: Path, edit: dict, names: 
     for group, kv in edit.items():
         doc[group].update(kv)
     (d / "config.json").write_text(json.dumps(doc))
-    one_error(grok("run", "--resume", str(d), "--steps", "80"), "changed since the checkpoint", *names)
+    resume_error(d, "changed since the checkpoint", *names, cli="data.p" in names)
 
 
 def test_f5_a_checkpoint_without_its_config_still_gets_one_line(tmp_path: Path) -> None:
