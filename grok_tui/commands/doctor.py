@@ -34,7 +34,8 @@ def _runs_line(out: Path) -> str:
     n_runs = sum(is_run_dir(c) for c in kids)
     n_groups = sum(is_group(c) for c in kids)
     ok = os.access(out, os.W_OK)
-    return f"{where} ({n_runs} runs, {n_groups} sweep groups; {'writable' if ok else 'NOT writable'})"
+    runs = f"{n_runs} run{'' if n_runs == 1 else 's'}, {n_groups} sweep group{'' if n_groups == 1 else 's'}"
+    return f"{where} ({runs}; {'writable' if ok else 'NOT writable'})"
 
 
 def register(app: typer.Typer) -> None:
