@@ -242,10 +242,14 @@ def token_bars(data: RunData, at: int | None = None) -> dict[str, Any]:
     mean = sum(ops) / len(ops) if ops else 0.0
     rel = [v / mean if mean > 0 else math.nan for v in values]
     finite = [v for v in rel[:p] if math.isfinite(v)]
+    # the scale starts just below the common tokens, not at 0: a starved rare token (a few % of the
+    # mean on the token-skewed split) then shows as an empty bar over its ▲, and the spread of the
+    # others stays readable
+    common = [v for i, v in enumerate(rel[:p]) if math.isfinite(v) and not (rare and rare[i])] or finite
     y_lo = None
-    if finite:
-        lo, hi = min(finite), max(finite)
-        y_lo = max(lo - 0.25 * max(hi - lo, 0.01), 0.0)  # the scale starts near the data, not at 0
+    if common:
+        lo, hi = min(common), max(finite)
+        y_lo = max(lo - 0.25 * max(hi - lo, 0.01), 0.0)
     ticks = {0: "0", p // 2: str(p // 2), p - 1: str(p - 1), p: "op", p + 1: "="} if p else {}
     legend = ""
     if values:
