@@ -22,8 +22,8 @@ from torch.func import functional_call
 from engine.columns import BASE_COLUMNS
 from engine.config import RunConfig
 from engine.dataset import Dataset, load_dataset
-from engine.evaluation import RunMetrics, evaluate
-from engine.events import EvalLogged, Event, FourierLogged, RunFinished, RunStarted, StepsTaken, TokensLogged
+from engine.evaluation import RunMetrics, Scores, evaluate
+from engine.events import Event, RunFinished, RunStarted, StepsTaken
 from engine.losses import build_loss
 from engine.models import build_model, embedding_names
 from engine.optim import adaptive_ratio, build_optimizer, lr_at, scheduled
@@ -207,10 +207,7 @@ class ManyTrainer:
 
         tr = evaluate(forward, self.loss_fn, self.x_train, self.y_train, chunk)
         te = evaluate(forward, self.loss_fn, self.x_test, self.y_test, chunk)
-        reduced = [r.rare.reduce(te[2][i]) for i, r in enumerate(self.runs)]
-        rare = torch.stack([r[0] for r in reduced])
-        per_token = torch.stack([r[1] for r in reduced])
-        host = torch.cat([torch.stack([tr[0], tr[1], te[0], te[1]], 1), rare, per_token], 1).tolist()  # one sync
+        host = torch.stack([r.scores(_member(tr, i), _member(te, i)) for i, r in enumerate(self.runs)]).tolist()
         updates = self.updates.tolist()
         wall = round(self._wall(), 4)
         epoch = self.step // self.steps_per_epoch
@@ -219,13 +216,8 @@ class ManyTrainer:
                 continue
             run = self.runs[i]
             lr = lr_at(c, self.step)
-            row = run.row(self.step, epoch, wall, host[i][:4], host[i][4:6], lr, bool(self.e_names))
-            result = self.probes[i].at_eval(self.step)
-            row.update(result.metrics)
-            yield i, EvalLogged(self.step, row, **run.phases.markers())
-            yield i, TokensLogged(self.step, tuple(updates[i]), result.grad_norm, tuple(host[i][6:]))
-            if result.fourier is not None:
-                yield i, FourierLogged(self.step, result.fourier)
+            for ev in run.events(self.step, epoch, wall, host[i], lr, bool(self.e_names), self.probes[i], updates[i]):
+                yield i, ev
             if run.phases.diverged or run.phases.should_stop:
                 self._end(i, "diverged" if run.phases.diverged else "finished")
 
@@ -387,6 +379,11 @@ class ManyTrainer:
         self.samplers[i].load_state_dict(s["sampler"])
         self.runs[i].load_state_dict(s)
         self.probes[i].load_state_dict(s["probes"])
+
+
+def _member(scores: Scores, i: int) -> Scores:
+    """Member i's slice of a batched evaluation's (loss, accuracy, hits)."""
+    return scores[0][i], scores[1][i], scores[2][i]
 
 
 def _to_cpu(obj: Any) -> Any:

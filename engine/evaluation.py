@@ -16,8 +16,12 @@ import torch
 from engine.columns import RARE_COLUMNS
 from engine.config import RunConfig
 from engine.dataset import Dataset
+from engine.events import EvalLogged, Event, FourierLogged, TokensLogged
 from engine.metrics import RareTokenAccuracy
 from engine.phases import PhaseTracker
+from engine.probes import ProbeSet
+
+Scores = tuple[torch.Tensor, torch.Tensor, torch.Tensor]  # mean loss, accuracy, per-example hits
 
 EVAL_CHUNK = 8192  # examples per forward pass during evaluation
 
@@ -80,6 +84,36 @@ class RunMetrics:
             self.f_e = (total - u0) / max((step - s0) * p, 1)
         self.ratio_mark = (step, total)
         return self.f_e
+
+    def scores(self, train: Scores, test: Scores) -> torch.Tensor:
+        """One evaluation's numbers as one device vector, read back with a single host sync: train loss,
+        train acc, val loss, val acc, val_acc_rare, val_acc_common, then the per-token val_acc."""
+        rare, per_token = self.rare.reduce(test[2])  # engine/metrics.py
+        return torch.cat([torch.stack([train[0], train[1], test[0], test[1]]), rare, per_token])
+
+    def events(
+        self,
+        step: int,
+        epoch: int,
+        wall_s: float,
+        scores: list[float],
+        lr: float,
+        has_e: bool,
+        probes: ProbeSet,
+        updates: list[int],
+    ) -> list[Event]:
+        """The events of one evaluation: the metrics row with the probes due, the token counts and accuracies,
+        and the Fourier spectrum when its probe ran; `scores` is `self.scores(...)` read back to the host."""
+        row = self.row(step, epoch, wall_s, scores[:4], scores[4:6], lr, has_e)
+        result = probes.at_eval(step)
+        row.update(result.metrics)
+        out: list[Event] = [
+            EvalLogged(step, row, **self.phases.markers()),
+            TokensLogged(step, tuple(updates), result.grad_norm, tuple(scores[6:])),
+        ]
+        if result.fourier is not None:
+            out.append(FourierLogged(step, result.fourier))
+        return out
 
     def row(
         self, step: int, epoch: int, wall_s: float, vals: list[float], rare: list[float], lr: float, has_e: bool

@@ -14,16 +14,7 @@ from engine.columns import BASE_COLUMNS
 from engine.config import RunConfig
 from engine.dataset import load_dataset
 from engine.evaluation import EVAL_CHUNK, RunMetrics, evaluate
-from engine.events import (
-    EvalLogged,
-    Event,
-    FourierLogged,
-    RunFinished,
-    RunStarted,
-    StatusChanged,
-    StepsTaken,
-    TokensLogged,
-)
+from engine.events import Event, RunFinished, RunStarted, StatusChanged, StepsTaken
 from engine.gradfilters import build_grad_hooks
 from engine.losses import build_loss
 from engine.models import build_model, embedding_names
@@ -291,18 +282,12 @@ class Trainer:
         self.model.eval()
         tr = evaluate(self.model, self.loss_fn, self.x_train, self.y_train, EVAL_CHUNK)
         te = evaluate(self.model, self.loss_fn, self.x_test, self.y_test, EVAL_CHUNK)
-        rare, per_token = self.metrics.rare.reduce(te[2])  # engine/metrics.py
-        host = torch.cat([torch.stack([tr[0], tr[1], te[0], te[1]]), rare, per_token]).tolist()  # one host sync
+        scores = self.metrics.scores(tr, te).tolist()  # the one host sync of an evaluation
         self.model.train(was_training)
         lr = lr_at(self.cfg, self.step)  # the lr in force from this step on
         wall = round(self.wall_s(), 4) if self._t0 else round(self.wall_offset, 4)
-        row = self.metrics.row(self.step, self.epoch, wall, host[:4], host[4:6], lr, self.E is not None)
-        result = self.probes.at_eval(self.step)
-        row.update(result.metrics)
-        yield EvalLogged(self.step, row, **self.phases.markers())
-        yield TokensLogged(self.step, tuple(self.updates.tolist()), result.grad_norm, tuple(host[6:]))
-        if result.fourier is not None:
-            yield FourierLogged(self.step, result.fourier)
+        has_e, updates = self.E is not None, self.updates.tolist()
+        yield from self.metrics.events(self.step, self.epoch, wall, scores, lr, has_e, self.probes, updates)
 
     def summary(self, status: str) -> dict[str, Any]:
         """summary.json's fields for this run ending now with `status`."""
