@@ -26,7 +26,7 @@ from engine.evaluation import RunMetrics, Scores, evaluate
 from engine.events import Event, RunFinished, RunStarted, StepsTaken
 from engine.losses import build_loss
 from engine.models import build_model, embedding_names
-from engine.optim import adaptive_ratio, build_optimizer, lr_at, scheduled
+from engine.optim import build_optimizer, lr_at, scheduled
 from engine.probes import ProbeSet
 from engine.probes.base import ProbeContext
 from engine.samplers import Sampler, build_sampler
@@ -237,10 +237,9 @@ class ManyTrainer:
     def _adapt(self, x: torch.Tensor | None = None) -> None:
         """Adaptive Adam-LR (Prop. 4.1) for each member, as Trainer._adapt_ratio: f_E from the first batch
         x (N, B, L) at step 0, then from each member's update counts; σmax from its own weights."""
-        for i, (c, run) in enumerate(zip(self.cfgs, self.runs, strict=True)):
-            f_e = run.measure_f_e(self.step, x[i] if x is not None else None)
+        for i, run in enumerate(self.runs):
             params = {n: p.detach()[i] for n, p in self.params.items()}
-            run.lr_ratio, _, _ = adaptive_ratio(self.template, c, f_e, params)
+            run.adapt(self.step, self.template, x[i] if x is not None else None, params)
         self._set_lr()
 
     def events(self) -> Iterator[tuple[int, Event]]:

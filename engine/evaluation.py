@@ -12,12 +12,14 @@ from collections.abc import Callable
 from typing import Any
 
 import torch
+from torch import nn
 
 from engine.columns import RARE_COLUMNS
 from engine.config import RunConfig
 from engine.dataset import Dataset
 from engine.events import EvalLogged, Event, FourierLogged, TokensLogged
 from engine.metrics import RareTokenAccuracy
+from engine.optim import adaptive_ratio
 from engine.phases import PhaseTracker
 from engine.probes import ProbeSet
 
@@ -84,6 +86,19 @@ class RunMetrics:
             self.f_e = (total - u0) / max((step - s0) * p, 1)
         self.ratio_mark = (step, total)
         return self.f_e
+
+    def adapt(
+        self,
+        step: int,
+        model: nn.Module,
+        batch: torch.Tensor | None = None,
+        params: dict[str, torch.Tensor] | None = None,
+    ) -> float:
+        """Adaptive Adam-LR (Prop. 4.1, eq. 24): the new c from f_E (`measure_f_e`) and σmax of E and W, read
+        from `params` (a batched member's slice) or the model's own weights. The caller sets the lr."""
+        f_e = self.measure_f_e(step, batch)
+        self.lr_ratio, _, _ = adaptive_ratio(model, self.cfg, f_e, params)
+        return self.lr_ratio
 
     def scores(self, train: Scores, test: Scores) -> torch.Tensor:
         """One evaluation's numbers as one device vector, read back with a single host sync: train loss,

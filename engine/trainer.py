@@ -18,7 +18,7 @@ from engine.events import Event, RunFinished, RunStarted, StatusChanged, StepsTa
 from engine.gradfilters import build_grad_hooks
 from engine.losses import build_loss
 from engine.models import build_model, embedding_names
-from engine.optim import adaptive_ratio, apply_lr, build_optimizer, lr_at, scheduled, set_lr_ratio
+from engine.optim import apply_lr, build_optimizer, lr_at, scheduled, set_lr_ratio
 from engine.phases import PhaseTracker
 from engine.probes import ProbeSet
 from engine.probes.base import ProbeContext
@@ -271,10 +271,7 @@ class Trainer:
 
     def _adapt_ratio(self, batch: torch.Tensor | None = None) -> None:
         """Adaptive Adam-LR (Prop. 4.1): f_E from the first batch at step 0, then from the update counts."""
-        f_e = self.metrics.measure_f_e(self.step, batch)
-        c, _, _ = adaptive_ratio(self.model, self.cfg, f_e)
-        self.metrics.lr_ratio = c
-        set_lr_ratio(self.opt, self.cfg.optim.lr, c)
+        set_lr_ratio(self.opt, self.cfg.optim.lr, self.metrics.adapt(self.step, self.model, batch))
 
     def _evaluate(self) -> Iterator[Event]:
         """Full train and test evaluation, probes that are due, and the per-token counts."""
