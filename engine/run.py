@@ -226,7 +226,8 @@ class Run:
     def pause(self) -> None:
         self.trainer.pause()
 
-    def resume_training(self) -> None:
+    def unpause(self) -> None:
+        """Let a paused run go on (`Run.resume` is the other thing: continue a run from its checkpoint)."""
         self.trainer.unpause()
 
     def close(self) -> None:

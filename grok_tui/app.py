@@ -321,7 +321,7 @@ class GrokApp(App[None]):
         if (run := self._live_run()) is None:
             return
         if self.data.status == "paused":
-            run.resume_training()
+            run.unpause()
         else:
             run.pause()
 

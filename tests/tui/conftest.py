@@ -92,7 +92,7 @@ HOLD_LIMIT_S = 120.0  # a held run ends by itself after this, should nothing eve
 
 
 class ScriptedRun:
-    """Run's API (events, pause, resume_training, stop, dir, status, summary) over a script.
+    """Run's API (events, pause, unpause, stop, dir, status, summary) over a script.
 
     With `hold`, the run stays in progress after the script until stopped, like a long run.
     """
@@ -117,7 +117,7 @@ class ScriptedRun:
     def pause(self) -> None:
         self._pause.set()
 
-    def resume_training(self) -> None:
+    def unpause(self) -> None:
         self._pause.clear()
 
     def _summary(self, status: str) -> dict[str, Any]:
