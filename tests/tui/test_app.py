@@ -154,7 +154,7 @@ async def test_n_picker_validates_with_the_engine(tmp_path: Path, scripted) -> N
         op.value = "add"
         lr.value = "0.005"
         picker.query_one("#f-train-max_steps", Input).value = "300"
-        assert picker.query_one("#f-probe-hessian_every", Input).value == "1000"  # the preset's instruments
+        assert picker.query_one("#f-probe-hessian_every", Input).value == "2000"  # the preset's instruments
         picker.query_one("#f-probe-hessian_every", Input).value = "0"  # the picker turns a probe off
         picker.query_one("#f-probe-rank_every", Input).value = "50"  # and on at another cadence
         await pilot.press("enter")
