@@ -104,18 +104,25 @@ def _when(entry: dict[str, Any]) -> float:
 
 
 def entries(root: Path) -> list[dict[str, Any]]:
-    """Every run and group directly under `root` (or `root` itself), newest first.
+    """Every run and group directly under `root`, newest first; a group with its members after it.
 
     A directory that cannot be read is listed as `unreadable` with the reason, not skipped.
     """
+    from engine.rundir import is_group, is_run_dir
+
+    if is_group(root):  # the group, then its members in member order
+        members = sorted(c for c in root.iterdir() if c.is_dir() and is_run_dir(c))
+        return [*_entries([root]), *_entries(members)]
+    if is_run_dir(root):
+        return _entries([root])
+    return sorted(_entries(sorted(c for c in root.iterdir() if c.is_dir())), key=_when, reverse=True)
+
+
+def _entries(candidates: list[Path]) -> list[dict[str, Any]]:
     from engine.config import ConfigError
     from engine.rundir import clean_text, is_group, is_run_dir, read_run
 
-    if is_run_dir(root) or is_group(root):
-        candidates = [root]
-    else:
-        candidates = sorted(c for c in root.iterdir() if c.is_dir())
-    out = []
+    out: list[dict[str, Any]] = []
     for c in candidates:
         try:
             if is_group(c):
@@ -125,7 +132,7 @@ def entries(root: Path) -> list[dict[str, Any]]:
         except (ConfigError, OSError) as e:
             out.append({"kind": "run", "path": str(c), "name": clean_text(c.name), "status": "unreadable"})
             out[-1]["error"] = clean_text(e)
-    return sorted(out, key=_when, reverse=True)
+    return out
 
 
 def _cell(v: Any, fmt: str = "{}") -> str:

@@ -203,3 +203,11 @@ def test_paper_plan_sizes_every_claims_sweep() -> None:
     assert "total" in rows and "min summed over the" in r.stdout
     one = grok("sweep", "--preset", "skewed_mul", "--plan")
     assert one.returncode == 2 and "has no [sweep] table" in one.stderr
+
+
+def test_ls_inside_a_group_lists_its_members(lab: Path) -> None:
+    r = grok("ls", str(_group(lab)))
+    assert r.returncode == 0, r.stderr
+    names = [ln.split()[0] for ln in r.stdout.splitlines()[1:]]
+    assert names[0] == _group(lab).name and len(names) == 5
+    assert [n.split("-")[0] for n in names[1:]] == ["m000", "m001", "m002", "m003"]  # member order
