@@ -19,7 +19,8 @@ import typer
 from grok_tui.errors import user_errors
 
 COLORS = ("cyan", "magenta", "green", "orange", "blue", "red", "yellow", "gray")
-MONO_MARKERS = ("*", "+", "o", "x", "#", "@", "%", "&")  # without colour, each series by its own glyph
+# Without colour, each series by its own glyph.
+MONO_MARKERS = ("*", "+", "o", "x", "#", "@", "%", "&", "=", "~", "$", "^", "v", ":", "!", "?")
 BAND_MARKER = "·"
 DEFAULT_METRICS = ("train_acc", "val_acc")
 
@@ -96,7 +97,8 @@ def group_chart(path: Path, metrics: list[str]) -> Chart:
     from grok_tui.groupdata import load_group
 
     Group.open(path)  # a clear error for a broken group.json before anything is drawn
-    chart = Chart(f"{_short(clean_text(path.name))}: mean over seeds, · min–max", metrics)
+    what = metrics[0] if len(metrics) == 1 else ", ".join(metrics)
+    chart = Chart(f"{_short(clean_text(path.name))} {what}: mean over seeds, · min–max", metrics)
     for m in metrics:
         data = load_group(path, m)
         for cell in data.cells:
@@ -179,7 +181,7 @@ def _tick(x: float) -> str:
 
 
 def charts(paths: list[str], metrics: list[str]) -> list[Chart]:
-    """One chart per group; the runs given share one chart."""
+    """The runs given share one chart; a group gets one chart per metric."""
     from engine.config import ConfigError
     from engine.rundir import is_group, is_run_dir
 
@@ -187,7 +189,7 @@ def charts(paths: list[str], metrics: list[str]) -> list[Chart]:
     out = []
     for p in map(Path, paths):
         if is_group(p):
-            out.append(group_chart(p, metrics))
+            out.extend(group_chart(p, [m]) for m in metrics)  # one chart per metric: a legend per cell
         elif not is_run_dir(p):
             raise ConfigError(f"{p}: not a run directory (no config.json) nor a sweep group (no group.json)")
     if runs:
