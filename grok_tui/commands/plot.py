@@ -123,6 +123,7 @@ def render(chart: Chart, log_x: bool, k: int, width: int, height: int, color: bo
     import plotext as plt  # type: ignore[import-untyped]
 
     plt.clear_figure()
+    plt.theme("clear")  # the terminal's own background, light or dark; only the series are coloured
     plt.limitsize(False, False)  # the size asked for, not the terminal's (piped, there is none)
     plt.plotsize(width, height)
     plt.title(chart.title)
@@ -244,4 +245,5 @@ def register(app: typer.Typer) -> None:
             raise ConfigError(f"--smooth must be >= 1 (got {k})")
         if width and width < 30 or height and height < 8:
             raise ConfigError("--width must be >= 30 and --height >= 8")
-        typer.echo(plot_text(paths, cols, log_x, k, width, height, color))
+        colored = use_color() if color is None else color
+        typer.echo(plot_text(paths, cols, log_x, k, width, height, colored), color=colored)

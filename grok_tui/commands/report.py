@@ -39,10 +39,11 @@ def register(app: typer.Typer) -> None:
         else:
             typer.echo(clean_block(render(group, fmt)), nl=False)  # arm names come from group.json
         if plot:
-            from grok_tui.commands.plot import plot_text
+            from grok_tui.commands.plot import plot_text, use_color
 
-            chart = plot_text([group_dir], ["val_acc"])
-            typer.echo("\n```\n" + chart + "\n```" if fmt == "markdown" else "\n" + chart)
+            colored = use_color() and fmt == "text"  # markdown is for pasting: no escape codes
+            chart = plot_text([group_dir], ["val_acc"], color=colored)
+            typer.echo("\n```\n" + chart + "\n```" if fmt == "markdown" else "\n" + chart, color=colored)
         if csv:
             try:
                 path = write_csv(group, csv)

@@ -120,6 +120,8 @@ def test_plot_run_through_a_pipe(lab: Path) -> None:
     assert any(ln.lstrip().startswith("1.00┤") for ln in out.splitlines())  # accuracy axis 0..1
     lin = grok("plot", str(_run(lab)), "--linear-x", "--metrics", "val_loss", "--width", "60", "--height", "12")
     assert lin.returncode == 0 and "val_loss" in lin.stdout and "40" in _x_ticks(lin.stdout).split()
+    colored = grok("plot", str(_run(lab)), "--color", "--width", "60", "--height", "12")
+    assert colored.returncode == 0 and "\x1b[38;5;" in colored.stdout  # asked for: colour codes even piped
     bad = grok("plot", str(_run(lab)), "--metrics", "nope")
     assert bad.returncode == 2 and "unknown metric(s) nope" in bad.stderr
 
