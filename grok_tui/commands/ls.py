@@ -189,7 +189,7 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """List runs and sweep groups, newest first: status (live from the run lock), progress, phases, wall time.
 
-        GEN for a group counts the members that reached 95% val acc.
+        GEN for a group counts the members that reached 95% val acc; its WALL is the members' summed wall time.
         """
         from engine.config import ConfigError
 
