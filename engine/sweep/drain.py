@@ -22,6 +22,25 @@ LATE_ROW_S = 30.0  # a task that returned rows its members' MemberEnded has not 
 Outcome = list[dict[str, Any]] | BaseException  # a task's rows, or why it died
 
 
+class Channel(Protocol):
+    """A queue the members' events travel on: multiprocessing's or Ray's."""
+
+    def get(self, block: bool = True, timeout: float | None = None) -> Any: ...
+
+    def get_nowait(self) -> Any: ...
+
+
+def receive_all(channel: Channel, empty: type[Exception], timeout: float) -> list[SweepEvent]:
+    """Every event waiting on `channel`, waiting up to `timeout` for the first; `empty` is its Empty."""
+    out: list[SweepEvent] = []
+    try:
+        out.append(channel.get(timeout=timeout) if timeout > 0 else channel.get_nowait())
+        while True:
+            out.append(channel.get_nowait())
+    except empty:
+        return out
+
+
 class Backend(Protocol):
     """What `drain` needs from a backend."""
 

@@ -20,7 +20,7 @@ from typing import Any
 from engine.config import ConfigError
 from engine.rundir import RunLock, lock_holder
 from engine.sweep.batched import plan
-from engine.sweep.drain import Backend, Outcome, drain
+from engine.sweep.drain import Backend, Outcome, drain, receive_all
 from engine.sweep.events import MemberEnded, SweepEvent
 from engine.sweep.member import MemberSpec, prepare
 from engine.sweep.spec import Group
@@ -130,13 +130,7 @@ class LocalPool:
         self.pending = set(self.tasks)
 
     def receive(self, timeout: float) -> list[SweepEvent]:
-        out: list[SweepEvent] = []
-        try:
-            out.append(self.queue.get(timeout=timeout) if timeout > 0 else self.queue.get_nowait())
-            while True:
-                out.append(self.queue.get_nowait())
-        except queue_mod.Empty:
-            return out
+        return receive_all(self.queue, queue_mod.Empty, timeout)
 
     def collect(self) -> list[tuple[Sequence[MemberSpec], Outcome]]:
         out: list[tuple[Sequence[MemberSpec], Outcome]] = []

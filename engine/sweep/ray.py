@@ -11,7 +11,7 @@ from typing import Any
 
 from engine.config import ConfigError
 from engine.sweep.batched import plan
-from engine.sweep.drain import Outcome
+from engine.sweep.drain import Outcome, receive_all
 from engine.sweep.events import SweepEvent
 from engine.sweep.member import MemberSpec
 from engine.sweep.task import run_members
@@ -76,13 +76,7 @@ class RayBackend:
     def receive(self, timeout: float) -> list[SweepEvent]:
         from ray.util.queue import Empty
 
-        out: list[SweepEvent] = []
-        try:
-            out.append(self.queue.get(timeout=timeout) if timeout > 0 else self.queue.get_nowait())
-            while True:
-                out.append(self.queue.get_nowait())
-        except Empty:
-            return out
+        return receive_all(self.queue, Empty, timeout)
 
     def collect(self) -> list[tuple[Sequence[MemberSpec], Outcome]]:
         if not self.pending:
