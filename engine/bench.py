@@ -18,6 +18,7 @@ from torch import nn
 from engine.config import RunConfig, apply_overrides
 from engine.dataset import load_dataset
 from engine.events import StepsTaken
+from engine.models.first_layer import tables_pay
 from engine.presets import resolve_config
 from engine.trainer import PROGRESS_EVERY, Trainer, resolve_device
 
@@ -75,7 +76,7 @@ def matmul_params(cfg: RunConfig) -> int:
     """Weights of the model's matmuls (first layer, hidden layers, readout); biases and E excluded."""
     d, L, p = cfg.model.d_embed, cfg.data.seq_len, cfg.data.p
     hidden = cfg.model.d_hidden or L * d
-    n_in = L * d if cfg.model.kind == "mlp_embed" else L
+    n_in = {"mlp_embed": L * d, "mlp_onehot": L * cfg.data.vocab_size}.get(cfg.model.kind, L)
     return n_in * hidden + (cfg.model.n_hidden - 1) * hidden * hidden + hidden * p
 
 
@@ -85,15 +86,19 @@ def nominal_flops(cfg: RunConfig, batch: int | None = None) -> float:
 
 
 def engine_flops(cfg: RunConfig) -> float:
-    """The FLOP the engine actually spends per step: the first layer runs on the tables T_l = E W_lᵀ.
+    """The FLOP the engine actually spends per step, with the first layer the engine picks.
 
-    Building T, ∂E and ∂W costs 3 · 2·L·V·d·H instead of 6·B·L·d·H (engine/models/first_layer.py); the
-    gather and index_add of B·L rows of H are counted as B·L·H adds each way.
+    Above B = V the first layer runs on the tables T_l = E W_lᵀ: building T, ∂E and ∂W costs
+    3 · 2·L·V·d·H instead of 6·B·L·d·H (engine/models/first_layer.py), and the gather and index_add of
+    B·L rows of H are counted as B·L·H adds each way. At B ≤ V it is the plain Linear (`tables_pay`).
+    The one-hot MLP gathers B·L columns of W: B·L·H adds each way, no matmul.
     """
-    if cfg.model.kind != "mlp_embed":
-        return nominal_flops(cfg)
     B, d, L, V = cfg.train.batch_size, cfg.model.d_embed, cfg.data.seq_len, cfg.data.vocab_size
     H = cfg.model.d_hidden or L * d
+    if cfg.model.kind == "mlp_onehot":
+        return 2.0 * B * L * H + 6.0 * B * (matmul_params(cfg) - L * V * H)
+    if cfg.model.kind != "mlp_embed" or not tables_pay(B, V):
+        return nominal_flops(cfg)
     first = 6.0 * L * V * d * H + 2.0 * B * L * H
     return first + 6.0 * B * (matmul_params(cfg) - L * d * H)
 
