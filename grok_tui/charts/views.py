@@ -250,7 +250,7 @@ def token_bars(data: RunData, at: int | None = None) -> dict[str, Any]:
     if common:
         lo, hi = min(common), max(finite)
         y_lo = max(lo - 0.25 * max(hi - lo, 0.01), 0.0)
-    ticks = {0: "0", p // 2: str(p // 2), p - 1: str(p - 1), p: "op", p + 1: "="} if p else {}
+    ticks = {0: "0", p // 2: str(p // 2), p - 1: str(p - 1)} if p else {}  # operand tokens only
     legend = ""
     if values:
         legend = f"step {fmt_step(step)} · mean {fmt_num(mean)}"
@@ -260,7 +260,7 @@ def token_bars(data: RunData, at: int | None = None) -> dict[str, Any]:
         "values": rel[:p] if p and len(rel) > p else rel,  # op and '=' occur in every pair: off the scale
         "rare": rare[:p] if p else rare,
         "legend": legend,
-        "ticks": {i: t for i, t in ticks.items() if i < p},
+        "ticks": ticks,
         "note": "no run: press n to start one"
         if idle
         else (f"step {step}: no updates yet" if values else "waiting for the first evaluation…"),
