@@ -72,10 +72,17 @@ def main() -> None:
     ap.add_argument("--steps", type=int, default=1000)
     ap.add_argument("--repeats", type=int, default=2)
     ap.add_argument("--set", dest="sets", action="append", default=[])
+    ap.add_argument(
+        "--bare",
+        action="store_true",
+        help="a third arm: headless with every probe off, the baseline of the whole lab's cost (TUI + probes)",
+    )
     args = ap.parse_args()
     sets = {"train.device": "cpu", "train.patience": 0, **parse_set(args.sets)}
     cfg, _ = resolve_config(args.preset, None, sets, steps=args.steps)
-    hs, ts = [], []
+    off = {f.name: 0 for f in dataclasses.fields(cfg.probe) if f.name.endswith("_every")}
+    bare_cfg = dataclasses.replace(cfg, probe=dataclasses.replace(cfg.probe, **off))
+    hs, ts, bs = [], [], []
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp)
         warm = dataclasses.replace(cfg, train=dataclasses.replace(cfg.train, max_steps=50))
@@ -87,12 +94,23 @@ def main() -> None:
             t0 = time.perf_counter()
             ts.append(asyncio.run(_tui(cfg, out)))
             print(f"[{i}] tui      {ts[-1]:8.1f} steps/s  ({time.perf_counter() - t0:.1f} s)", flush=True)
+            if args.bare:
+                t0 = time.perf_counter()
+                bs.append(headless(bare_cfg, out))
+                print(f"[{i}] bare     {bs[-1]:8.1f} steps/s  ({time.perf_counter() - t0:.1f} s)", flush=True)
     h, t = statistics.mean(hs), statistics.mean(ts)
     pairs = statistics.median(b / a for a, b in zip(hs, ts, strict=True))
     print(
         f"preset {args.preset}, {args.steps} steps: headless {h:.1f} steps/s, tui {t:.1f} steps/s, "
         f"ratio {t / h:.3f} (median of per-pair ratios {pairs:.3f})"
     )
+    if bs:
+        b = statistics.mean(bs)
+        whole = statistics.median(c / a for a, c in zip(bs, ts, strict=True))
+        print(
+            f"bare headless (probes off) {b:.1f} steps/s: "
+            f"tui with probes / bare {t / b:.3f} (median of pairs {whole:.3f})"
+        )
 
 
 if __name__ == "__main__":
