@@ -50,6 +50,17 @@ class Point:
     last: float
 
 
+def add_to_bucket(buckets: dict[int, Point], fx: float, y: float, n: int) -> None:
+    """Fold the value y at axis fraction fx into the one of `n` buckets it falls in (min, max, last)."""
+    i = min(int(fx * n), n - 1)
+    b = buckets.get(i)
+    if b is None:
+        buckets[i] = Point(fx, y, y, y)
+    else:
+        b.fx, b.last = fx, y
+        b.lo, b.hi = min(b.lo, y), max(b.hi, y)
+
+
 class Trace:
     """One metric against step, bucketed for both axis scales as values arrive (O(1) per value)."""
 
@@ -67,14 +78,7 @@ class Trace:
         self.count += 1
         self.last, self.last_x = y, x
         for log, buckets in self.buckets.items():
-            fx = axis_frac(x, self.x_max, log)
-            i = min(int(fx * self.n), self.n - 1)
-            b = buckets.get(i)
-            if b is None:
-                buckets[i] = Point(fx, y, y, y)
-            else:
-                b.fx, b.last = fx, y
-                b.lo, b.hi = min(b.lo, y), max(b.hi, y)
+            add_to_bucket(buckets, axis_frac(x, self.x_max, log), y, self.n)
 
     def points(self, log: bool) -> list[Point]:
         buckets = self.buckets[log]
@@ -130,14 +134,7 @@ def bucketed(xs: list[float], ys: list[float], x_lo: float, x_max: float, log: b
     lo_i = bisect.bisect_left(xs, x_lo)
     hi_i = bisect.bisect_right(xs, x_max)
     for x, y in zip(xs[lo_i:hi_i], ys[lo_i:hi_i], strict=True):
-        fx = axis_frac(x, x_max, log, x_lo)
-        i = min(int(fx * n), n - 1)
-        b = out.get(i)
-        if b is None:
-            out[i] = Point(fx, y, y, y)
-        else:
-            b.fx, b.last = fx, y
-            b.lo, b.hi = min(b.lo, y), max(b.hi, y)
+        add_to_bucket(out, axis_frac(x, x_max, log, x_lo), y, n)
     return [out[i] for i in sorted(out)]
 
 
