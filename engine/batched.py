@@ -292,19 +292,20 @@ class ManyTrainer:
             self.step += 1
             if o.adaptive and self.step % o.adaptive_every == 0:
                 self._adapt()
-            if self.step % PROGRESS_EVERY == 0:
-                finite = torch.isfinite(losses.detach()).tolist()
+            progress = self.step % PROGRESS_EVERY == 0
+            if progress:
+                for i, ok in enumerate(torch.isfinite(losses.detach()).tolist()):
+                    if self.status[i] is None and not ok:
+                        self._end(i, "diverged")
+            if self.step % t.eval_every == 0 or self.step == t.max_steps:
+                yield from self._evaluate()
+            if progress:  # after the step's rows, as in Trainer: a checkpoint on it holds no unlogged step
                 now = time.perf_counter()
                 sps = PROGRESS_EVERY / max(now - mark_t, 1e-9)
                 mark_t = now
-                for i, ok in enumerate(finite):
+                for i in range(self.N):
                     if self.status[i] is None:
-                        if not ok:
-                            self._end(i, "diverged")
-                        else:
-                            yield i, StepsTaken(self.step, self.step // self.steps_per_epoch, self._wall(), sps)
-            if self.step % t.eval_every == 0 or self.step == t.max_steps:
-                yield from self._evaluate()
+                        yield i, StepsTaken(self.step, self.step // self.steps_per_epoch, self._wall(), sps)
         for i in range(self.N):
             if self.status[i] is None:
                 self._end(i, self._stop or "finished")

@@ -235,23 +235,25 @@ class Trainer:
             step = self.step
             if cfg.optim.adaptive and step % cfg.optim.adaptive_every == 0:
                 self._adapt_ratio()
-            if step % PROGRESS_EVERY == 0:
-                if not torch.isfinite(loss.detach()).item():
+            if step % PROGRESS_EVERY == 0 and not torch.isfinite(loss.detach()).item():
+                status = "diverged"
+                break
+            evaluated = step % t.eval_every == 0 or step == t.max_steps
+            if evaluated:
+                yield from self._evaluate()
+                if self.phases.diverged:
                     status = "diverged"
                     break
+            # StepsTaken comes after the step's evaluation rows: a checkpoint taken on it (engine/run.py)
+            # then never holds a step whose rows a kill could still lose, which resume would not redo.
+            if step % PROGRESS_EVERY == 0:
                 now = time.perf_counter()
                 sps = (step - mark_step) / max(now - mark_t, 1e-9)
                 yield StepsTaken(step, self.epoch, self.wall_s(), sps)
                 if now - mark_t > 2.0:
                     mark_t, mark_step = now, step
-            if step % t.eval_every == 0 or step == t.max_steps:
-                evs = self._evaluate()
-                yield from evs
-                if self.phases.diverged:
-                    status = "diverged"
-                    break
-                if self.phases.should_stop:
-                    break
+            if evaluated and self.phases.should_stop:
+                break
         if status != "diverged" and loss is not None and not torch.isfinite(loss.detach()).item():
             status = "diverged"
         # No extra evaluation where a run stops between evaluations: it would feed the phases and
