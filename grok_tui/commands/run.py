@@ -16,20 +16,11 @@ if TYPE_CHECKING:
 
 
 def format_summary(summary: dict[str, Any]) -> str:
-    keys = (
-        "status",
-        "steps",
-        "wall_s",
-        "steps_per_s",
-        "memorized_step",
-        "generalized_step",
-        "grokking_delay",
-        "final_train_acc",
-        "final_val_acc",
-        "best_val_acc",
-    )
+    """The summary lines `grok run`, `grok show` and `grok-tui` print: a results row's fields, and the speed."""
+    from engine.sweep.results import SUMMARY_FIELDS
+
     parts = []
-    for k in keys:
+    for k in (*SUMMARY_FIELDS, "steps_per_s"):
         v = summary.get(k)
         if isinstance(v, float):
             v = f"{v:.4g}"
