@@ -20,7 +20,7 @@ def format_summary(summary: dict[str, Any]) -> str:
     from engine.sweep.results import SUMMARY_FIELDS
 
     parts = []
-    for k in (*SUMMARY_FIELDS, "steps_per_s"):
+    for k in [k for k in (*SUMMARY_FIELDS, "steps_per_s") if k in summary]:  # a run's summary has no max_steps
         v = summary.get(k)
         if isinstance(v, float):
             v = f"{v:.4g}"
