@@ -89,7 +89,7 @@ fi
 # 2 one run end to end
 if step "run adamlr_mul" run.log "${GROK[@]}" run --preset adamlr_mul --device "$DEVICE" --out "$RUNS/run" -q "${RUN_ARGS[@]}"; then
     S=$(ls -d "$RUNS"/run/*/ | head -n 1)
-    row "run adamlr_mul" "$(json "f\"{d['steps']} steps, {d['steps_per_s']:.1f} steps/s, 95% val at step {d['generalized_step']}, {d['status']}, {d['wall_s']:.1f} s\"" "$S/summary.json")"
+    row "run adamlr_mul" "$(json "f\"{d['steps']} steps, {d['steps_per_s']:.1f} steps/s, 95% val at step {d['generalized_step'] or '-'}, {d['status']}, {d['wall_s']:.1f} s\"" "$S/summary.json")"
 else
     row "run adamlr_mul" "FAILED (run.log)"
 fi
