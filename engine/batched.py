@@ -57,7 +57,7 @@ def why_not_batched(cfgs: list[RunConfig]) -> str | None:
         return f"model.kind {c0.model.kind} is not batched"
     if c0.optim.grokfast_alpha > 0 or c0.optim.grokfast_lambda > 0 or c0.optim.orthogonal:
         return "gradient filters are not batched"
-    if c0.data.op == "div" and any(c.data.op != "div" for c in cfgs):
+    if len({c.data.op == "div" for c in cfgs}) > 1:  # whichever member comes first
         return "div has p(p-1) pairs, the other ops p²"
 
     def shape(c: RunConfig) -> dict[str, Any]:
