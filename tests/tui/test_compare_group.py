@@ -89,7 +89,6 @@ async def test_compare_opens_a_group_directory(tmp_path: Path, group_dir: Path) 
                 assert b.fx == m.fx and b.lo <= m.last <= b.hi
         assert plot.x_log and plot.x_max == 40
         await pilot.press("l")
-        await pilot.pause(0.2)
         assert not chart.source().x_log
         runs = screen.query_one("#runs", OptionList)
         assert screen.values == [str(member), str(group_dir)]
