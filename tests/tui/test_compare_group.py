@@ -102,5 +102,5 @@ def test_bad_compare_dirs_are_one_line_errors(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match="not a run directory .* or sweep group directory"):
         create_app(out=tmp_path, compare=[str(tmp_path)])
     (tmp_path / "group.json").write_text("{not json")
-    with pytest.raises(ConfigError, match="unreadable group file"):
+    with pytest.raises(ConfigError, match="group.json: malformed JSON"):
         create_app(out=tmp_path, compare=[str(tmp_path)])
