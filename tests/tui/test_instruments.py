@@ -203,11 +203,16 @@ def test_control_characters_from_a_run_directory_never_reach_the_screen(tmp_path
     run.mkdir()
     (run / "config.json").write_text('{"preset": "\\u001b]0;PWNED\\u0007evil", "train": {"max_steps": 10}}')
     (run / "metrics.csv").write_text("step,train_acc,val_acc\n0,0.5,0.25\n")
-    (run / "summary.json").write_text('{"status": "fin\\u001b[2Jished", "error": "\\u001b[31mred"}')
+    (run / "summary.json").write_text('{"status": "failed", "error": "\\u001b[31mred", "device": "c\\u001b[2Jpu"}')
     data = load_run(run)
     text = status_text(data).plain
     assert "\x1b" not in text and "\x07" not in text
-    assert "]0;PWNEDevil" in text and data.status == "fin[2Jished"
+    assert "]0;PWNEDevil" in text and data.status == "failed" and data.error == "[31mred"
+    # a status outside the known names is refused on read, its control characters escaped
+    # (tests/faults/test_reading.py)
+    (run / "summary.json").write_text('{"status": "fin\\u001b[2Jished"}')
+    with pytest.raises(ConfigError, match=r"summary.json: status: must be one of .*found 'fin\\x1b\[2Jished'"):
+        load_run(run)
     assert not any(ord(c) < 32 for c in data.preset + data.status + data.error)
     assert math.isclose(data.latest("val_acc"), 0.25)
 
