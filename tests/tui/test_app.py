@@ -336,13 +336,12 @@ async def test_cpu_budget_defers_chart_redraws_while_training(tmp_path: Path, sc
     on the timer."""
     import itertools
 
-    import grok_tui.app as app_mod
     from engine.events import EvalLogged
 
-    monkeypatch.setattr(app_mod, "MAX_STALE_S", 1e9)
     app = _app(tmp_path, scripted(hold=True), redraw_hz=0.01)  # the timer never fires during the test
     clock = itertools.count()
-    app.cpu_clock = lambda: float(next(clock))
+    app.budget.cpu_clock = lambda: float(next(clock))
+    app.budget.max_stale_s = 1e9  # no redraw forced by staleness either
     async with app.run_test(size=(100, 30)) as pilot:
         await wait_for(pilot, lambda: app.data.step == 10000)
         acc = app.query_one("#acc", Chart)
