@@ -23,7 +23,7 @@ from grok_tui.commands import signals
 
 STOP_SIGNALS = tuple(getattr(signal, name) for name in signals.STOP_SIGNALS if hasattr(signal, name))
 HANGUP_WAIT_S = 60.0  # after SIGHUP, the engine gets this long to checkpoint (a Hessian probe may be running)
-EXIT_WAIT_S = 15.0  # then Textual gets this long to restore a live terminal before the process leaves anyway
+EXIT_WAIT_S = 30.0  # then Textual gets this long to restore a live terminal before the process leaves anyway
 
 
 def install(app: Any) -> None:
