@@ -32,6 +32,7 @@ from engine.runlock import LOCK_FILE as LOCK_FILE
 from engine.runlock import RunInUse as RunInUse
 from engine.runlock import RunLock as RunLock
 from engine.runlock import lock_holder
+from engine.schema import check_config, check_group, check_summary
 
 CHECKPOINT = "checkpoint.pt"
 CONFIG = "config.json"
@@ -311,10 +312,11 @@ def _written_file(ev: Event, e: OSError) -> str:
 
 
 def read_summary(run_dir: Path) -> dict[str, Any]:
-    """summary.json, or {} when it is missing; ConfigError when it is not a JSON object."""
+    """summary.json, or {} when it is missing; ConfigError when it is not a JSON object or a field the
+    readers use has the wrong type or range (engine/schema.py)."""
     path = Path(run_dir) / SUMMARY
     try:
-        return _json_object(path)
+        return check_summary(path, _json_object(path))
     except FileNotFoundError:
         return {}
     except OSError as e:
@@ -325,7 +327,7 @@ def read_config_doc(run_dir: str | Path) -> dict[str, Any]:
     """config.json as written (with its `_meta`); ConfigError naming the file when it is unusable."""
     path = Path(run_dir) / CONFIG
     try:
-        return _json_object(path)
+        return check_config(path, _json_object(path))
     except OSError:
         raise ConfigError(f"{run_dir}: not a run directory (no {CONFIG})") from None
 
@@ -366,6 +368,17 @@ def _csv_lines(path: Path) -> list[list[str]]:
             if len(r) != n:
                 raise ConfigError(f"{path}: row {i} has {len(r)} fields where the header has {n}")
     return rows
+
+
+def read_group_doc(group_dir: str | Path) -> dict[str, Any]:
+    """group.json, its fields and each member's checked (engine/schema.py); ConfigError naming the file."""
+    path = Path(group_dir) / GROUP_FILE
+    if not path.is_file():
+        raise ConfigError(f"{group_dir}: not a sweep group directory (no {GROUP_FILE})")
+    try:
+        return check_group(path, _json_object(path))
+    except OSError as e:
+        raise ConfigError(f"{path}: cannot read: {e.strerror or e}") from None
 
 
 def csv_header(path: Path) -> list[str]:

@@ -3,13 +3,9 @@
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import dataclasses
-import os
-import signal
 import threading
 import time
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -21,9 +17,9 @@ from textual.widgets import Footer, TabbedContent, TabPane
 from textual.worker import Worker, get_current_worker
 
 from engine.config import RunConfig
-from grok_tui import runner
-from grok_tui.charts import views
-from grok_tui.commands import signals
+from grok_tui import launch, runner, stop_signals
+from grok_tui.charts import views, zoom
+from grok_tui.cpu_budget import UI_SHARE, CpuBudget
 from grok_tui.rundata import RunData, clean_text
 from grok_tui.widgets.bar_chart import BarChart
 from grok_tui.widgets.chart import Chart
@@ -35,15 +31,7 @@ WIDE = 120  # columns from which paired charts sit side by side
 BIG = (150, 44)  # from this size the overview of every chart is the first view
 QUIT_WAIT_S = 1.5  # the engine gets this long to close its log before the app exits anyway
 # A dropped SSH connection (SIGHUP), a `kill` (SIGTERM) or SIGINT close the run as `q` does:
-# status interrupted, a checkpoint at the current step, every row kept.
-HANGUP_WAIT_S = 60.0  # after SIGHUP, the engine gets this long to checkpoint (a Hessian probe may be running)
-STOP_SIGNALS = tuple(getattr(signal, name) for name in signals.STOP_SIGNALS if hasattr(signal, name))
-# While a run trains, the UI thread may use at most this share of one core (measured with
-# time.thread_time(), so compositing and input count too); charts that would exceed it wait.
-# Training and UI share the machine's cores: the naive TUI ran at 0.78x headless (docs/TUI.md).
-UI_SHARE = 0.04
-UI_BURST_S = 0.15  # CPU seconds the budget may save up while idle: about two full redraws at 160x48
-MAX_STALE_S = 5.0  # charts redraw at least this often, whatever the budget says
+# status interrupted, a checkpoint at the current step, every row kept (grok_tui/stop_signals.py).
 # While training, the step counter and steps/s change at every progress event; each repaint of
 # the status bar is a compositor frame (~8 ms under the profiler), so it repaints at most this
 # often (a change of status or phase shows at once).
@@ -128,9 +116,7 @@ class GrokApp(App[None]):
         self.run_factory = run_factory
         self.redraw_hz = redraw_hz
         self.ui_share = ui_share
-        self.cpu_clock: Callable[[], float] = time.thread_time  # the UI thread's CPU seconds (tests fake it)
-        self._cpu_mark, self._wall_mark = self.cpu_clock(), time.perf_counter()
-        self._allowance = UI_BURST_S
+        self.budget = CpuBudget(ui_share)  # the UI thread's share of a core while a run trains
         self._charts_at = 0.0  # wall time of the last chart redraw
         self._status_at = 0.0
         self._status_key: tuple[Any, ...] = ()
@@ -184,13 +170,7 @@ class GrokApp(App[None]):
             self.query_one("#tabs", TabbedContent).active = "tab-all"
         self.set_interval(1 / self.redraw_hz, self.redraw)
         if not self.is_headless:  # run_test() shares the test process: leave its signals alone
-            loop = asyncio.get_running_loop()
-            for sig in STOP_SIGNALS:
-                with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
-                    if sig == getattr(signal, "SIGHUP", None):
-                        signal.signal(sig, self._on_hangup)
-                    else:
-                        loop.add_signal_handler(sig, self._on_stop_signal, sig)
+            stop_signals.install(self)
         if self.cfg is not None and not self.opened:
             self.start_run(self.cfg, self.resume)
         elif self.compare_dirs:
@@ -198,26 +178,6 @@ class GrokApp(App[None]):
         elif not self.opened:
             self.action_new()
         self.redraw(force=True)
-
-    def _on_stop_signal(self, sig: int) -> None:
-        """SIGHUP, SIGTERM, SIGINT: quit as `q` does (on the event loop, so the engine is stopped cleanly)."""
-        self.stop_signal = self.stop_signal or sig
-        self.run_worker(self.action_quit(), group="quit")
-
-    def _on_hangup(self, sig: int, frame: Any) -> None:
-        """The terminal is gone (a dropped SSH connection, a closed tmux): close the run, then exit.
-
-        Nothing can be drawn or printed any more, and Textual's shutdown would block writing to
-        the dead terminal (its writer thread dies on EIO and its queue fills), so this handler
-        runs synchronously: stop the engine, wait until it has logged its last row, checkpointed
-        and written summary.json (engine/run.py), and leave with 128 + SIGHUP.
-        """
-        self.stop_signal = sig
-        if self.engine is not None and self.data.live:
-            self.engine.stop("interrupted")
-        if self.engine_done is not None:
-            self.engine_done.wait(HANGUP_WAIT_S)
-        os._exit(128 + sig)
 
     def on_unmount(self) -> None:
         """However the app ends (q, a signal, an exception in a test), the engine thread stops too."""
@@ -233,18 +193,6 @@ class GrokApp(App[None]):
         self.main_screen.set_class(self.size.width >= WIDE, "-wide")
 
     # --- drawing: on a timer, from buffered data, only what is visible and changed -------------
-
-    def _within_budget(self) -> bool:
-        """Token bucket over the UI thread's CPU time: earns ui_share × wall time, spends CPU time."""
-        cpu, wall = self.cpu_clock(), time.perf_counter()
-        earned = self.ui_share * (wall - self._wall_mark)
-        allowance = self._allowance + earned - (cpu - self._cpu_mark)
-        if not self.data.live:
-            allowance = UI_BURST_S  # nothing trains: nothing to protect
-        # debt is capped too, so a one-off cost (mounting, a resize) delays charts by ~4 s at most
-        self._allowance = min(max(allowance, -UI_BURST_S), UI_BURST_S)
-        self._cpu_mark, self._wall_mark = cpu, wall
-        return self._allowance >= 0 or wall - self._charts_at >= MAX_STALE_S
 
     def _show_status(self, force: bool) -> None:
         d, now = self.data, time.perf_counter()
@@ -266,7 +214,7 @@ class GrokApp(App[None]):
         """The timer's tick; `force` for a key the user pressed (a view or axis change)."""
         if not self.is_running or not self.screen_stack or self.screen is not self.main_screen:
             return
-        within = self._within_budget()
+        within = self.budget.within(self.data.live, self._charts_at)
         self._show_status(force)
         pane = self.tabs.active_pane
         if pane is None:
@@ -389,28 +337,9 @@ class GrokApp(App[None]):
 
     def action_zoom(self) -> None:
         """Halve the visible step range around the cursor; with no cursor, fit the steps run so far."""
-        x_max = float(self._axis_max())
-        lo, hi = self.axis.bounds(x_max)
-        if self.axis.cursor is None:
-            step = max(self.data.step, 10)
-            if (lo, hi) == (0.0, float(step)):
-                return
-            self._set_axis(window=(0.0, float(step)))
-            return
-        c = self.axis.cursor_step(x_max) or 0.0
-        from grok_tui.charts.series import axis_frac
-
-        if self.axis.log:  # halve the span in log space, around the cursor
-            import math
-
-            l0, l1, lc = math.log10(lo + 1), math.log10(hi + 1), math.log10(c + 1)
-            half = (l1 - l0) / 4
-            new = (10 ** max(lc - half, 0.0) - 1, 10 ** (lc + half) - 1)
-        else:
-            half = (hi - lo) / 4
-            new = (max(c - half, 0.0), c + half)
-        new = (max(new[0], 0.0), min(max(new[1], new[0] + 2.0), x_max))
-        self._set_axis(window=new, cursor=axis_frac(c, new[1], self.axis.log, new[0]))
+        changed = zoom.zoom_in(self.axis, float(self._axis_max()), self.data.step)
+        if changed is not None:
+            self._set_axis(window=changed[0], cursor=changed[1])
 
     def action_unzoom(self) -> None:
         self._set_axis(window=None, cursor=None)
@@ -435,23 +364,11 @@ class GrokApp(App[None]):
         if not steps:
             self.notify("nothing logged to scrub through yet", severity="warning")
             return
-        if self.scrub is None:
-            i = len(steps) - 1 + min(delta, 0)
-        else:
-            import bisect
-
-            i = bisect.bisect_right(steps, self.scrub) - 1 + delta
-        if i >= len(steps):
-            self.scrub = None
-            self.redraw(force=True)
-            return
-        self.scrub = steps[max(i, 0)]
+        self.scrub = zoom.scrub_to(steps, self.scrub, delta)
         # the step charts' cursor follows the scrubber, so they read their values at that step too
-        from grok_tui.charts.series import axis_frac
-
-        lo, hi = self.axis.bounds(float(self.data.max_steps))
-        if lo <= self.scrub <= hi:
-            self._set_axis(cursor=axis_frac(self.scrub, hi, self.axis.log, lo))
+        cursor = None if self.scrub is None else zoom.cursor_at(self.axis, float(self.data.max_steps), self.scrub)
+        if cursor is not None:
+            self._set_axis(cursor=cursor)
         else:
             self.redraw(force=True)
 
@@ -513,41 +430,7 @@ def create_app(
     resume_dir: str | None = None,
 ) -> GrokApp:
     """The app for a command line; raises ConfigError for bad options before any screen opens."""
-    from engine.config import ConfigError, parse_set
-    from engine.presets import resolve_config
-    from grok_tui.rundata import load_run
-
-    overrides: dict[str, Any] = parse_set(sets or [])
-    for key, v in (("train.seed", seed), ("train.max_steps", steps), ("train.device", device)):
-        if v is not None:
-            overrides[key] = v
-    cfg, opened, resume = None, None, None
-    if open_dir and resume_dir:
-        raise ConfigError("--open shows a run, --resume continues one: pass one of them")
-    if open_dir:
-        if preset or config:
-            raise ConfigError("--open shows a finished run; drop --preset/--config")
-        opened = load_run(open_dir)
-        from engine.rundir import read_config
-
-        cfg = read_config(Path(open_dir))
-        out = Path(open_dir).parent
-    elif resume_dir:
-        if preset or config or sets or seed is not None:
-            raise ConfigError("--resume continues a run with its own config; drop --preset/--config/--set/--seed")
-        cfg, resume = runner.resume_factory(resume_dir, steps, device)
-        out = Path(resume_dir).parent
-    elif preset or config:
-        cfg, _ = resolve_config(preset, config, overrides)
-    from engine.rundir import is_group, is_run_dir, read_run
-
-    for d in compare or []:
-        if is_group(d):  # a sweep: one mean curve and band per arm × grid cell
-            from engine.sweep.spec import Group
-
-            Group.open(d)  # an unreadable group.json is a one-line error now, not in the screen
-        elif not is_run_dir(d):
-            raise ConfigError(f"{d}: not a run directory (no config.json) or sweep group directory (no group.json)")
-        else:
-            read_run(d)  # a run this version cannot read (e.g. rows wider than its header) is one line now
-    return GrokApp(cfg, out, opened, compare, overrides, run_factory, redraw_hz, ui_share, resume)
+    start = launch.resolve(preset, config, sets, seed, steps, device, out, open_dir, compare, resume_dir)
+    return GrokApp(
+        start.cfg, start.out, start.opened, compare, start.overrides, run_factory, redraw_hz, ui_share, start.resume
+    )

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+import os
+import sys
+from collections.abc import Callable
+from typing import Annotated, Any, NoReturn
 
 import typer
 
@@ -44,7 +47,46 @@ def _main(
 
 
 def main() -> None:
-    app()
+    quiet_on_closed_pipe(app)
+
+
+def quiet_on_closed_pipe(command: Callable[[], Any]) -> NoReturn:
+    """Run the command line; a reader that stopped early (`grok ls --json | head -1`) is not an error.
+
+    As with `git log | head`, nothing is printed and the exit is 0. The EPIPE of a write is caught
+    in three places, each of which leaves a sign: typer (a write inside a command) swaps sys.stdout
+    for click's PacifyFlushWrapper and exits 1; rich (typer's help) points stdout at /dev/null and
+    exits 1; a write still buffered when the command returns fails in the flush here.
+    """
+    code: int | str | None = 0
+    was_null = _is_devnull(sys.stdout)
+    closed = False
+    try:
+        command()
+    except SystemExit as e:
+        code = e.code
+    except BrokenPipeError:
+        closed = True
+    closed = closed or type(sys.stdout).__name__ == "PacifyFlushWrapper"  # click's, or typer's copy of click
+    closed = closed or (_is_devnull(sys.stdout) and not was_null)
+    if not closed:
+        try:
+            sys.stdout.flush()
+        except BrokenPipeError:
+            closed = True
+    if closed:
+        devnull = os.open(os.devnull, os.O_WRONLY)  # the interpreter's last flush goes nowhere, quietly
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+        code = 0 if code in (0, 1, None) else code  # 1 is typer's and rich's code for the broken pipe
+    raise SystemExit(code)
+
+
+def _is_devnull(stream: Any) -> bool:
+    try:
+        return os.path.samestat(os.fstat(stream.fileno()), os.stat(os.devnull))
+    except (OSError, ValueError, AttributeError):
+        return False
 
 
 def tui_main() -> None:

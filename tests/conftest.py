@@ -14,8 +14,7 @@ import torch
 
 from engine.config import RunConfig, apply_overrides
 
-# Tests train tiny models: one thread avoids OpenMP spin-waits when test processes share the cores.
-os.environ.setdefault("OMP_NUM_THREADS", "1")
+# Tests train tiny models on one thread (the OpenMP environment is set in tests/__init__.py).
 torch.set_num_threads(1)
 
 TINY = {

@@ -47,10 +47,16 @@ def member_spec(group: Group, m: Member) -> MemberSpec:
     return MemberSpec(m.id, group.config(m), str(d), resume=(d / CHECKPOINT).is_file())
 
 
+def has_ended(group: Group, m: Member) -> bool:
+    """Whether a pending member's run ended before the last sweep process died: --resume adopts it."""
+    d = group.member_dir(m).resolve()
+    return d.is_dir() and read_summary(d).get("status") in ENDED
+
+
 def prepare(group: Group, m: Member) -> MemberSpec | dict[str, Any]:
     """A pending member's spec, or its results row if its run had already ended (adopt it)."""
     d = group.member_dir(m).resolve()
-    if d.is_dir() and read_summary(d).get("status") in ENDED:
+    if has_ended(group, m):
         return adopted_row(m.id, d, group.config(m).train.max_steps)
     return member_spec(group, m)
 

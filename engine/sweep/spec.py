@@ -12,7 +12,6 @@ from __future__ import annotations
 import csv
 import dataclasses
 import itertools
-import json
 import os
 import re
 import sys
@@ -22,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from engine.config import ConfigError, RunConfig, apply_overrides, from_dict
-from engine.rundir import GROUP_FILE, unique_dir, write_json_atomic
+from engine.rundir import GROUP_FILE, read_group_doc, unique_dir, write_json_atomic
 from engine.sweep.results import ENDED, SUMMARY_FIELDS
 
 SWEEP_KEYS = ("seeds", "compare", "tune", "grid", "arms")
@@ -210,10 +209,8 @@ class Group:
         """Read a group directory back; ConfigError naming the file if it is not one."""
         p = Path(path)
         f = p / GROUP_FILE
-        if not f.is_file():
-            raise ConfigError(f"{p}: not a sweep group directory (no {GROUP_FILE})")
+        doc = read_group_doc(p)  # every field a reader uses checked, named with the file
         try:
-            doc = json.loads(f.read_text())
             return cls(p, doc)
         except (OSError, ValueError, KeyError, TypeError) as e:
             raise ConfigError(f"{f}: unreadable group file: {e}") from None

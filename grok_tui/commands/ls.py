@@ -108,13 +108,13 @@ def entries(root: Path) -> list[dict[str, Any]]:
 
     A directory that cannot be read is listed as `unreadable` with the reason, not skipped.
     """
-    from engine.rundir import is_group, is_run_dir
+    from engine.rundir import is_group, is_run_dir, read_run
 
-    if is_group(root):  # the group, then its members in member order
+    if is_group(root):  # the group, then its members in member order; an unreadable group is the error
         members = sorted(c for c in root.iterdir() if c.is_dir() and is_run_dir(c))
-        return [*_entries([root]), *_entries(members)]
-    if is_run_dir(root):
-        return _entries([root])
+        return [group_entry(root), *_entries(members)]
+    if is_run_dir(root):  # a run named on the command line: an unreadable one is the error, not a row
+        return [run_entry(read_run(root))]
     return sorted(_entries(sorted(c for c in root.iterdir() if c.is_dir())), key=_when, reverse=True)
 
 

@@ -170,13 +170,18 @@ def run_paper(
 def execute(group: Group, workers: int, backend: str, address: str | None, quiet: bool) -> int:
     """Run the group's pending members with progress and Ctrl-C handling; print the report."""
     from engine.sweep.events import MemberEnded
+    from engine.sweep.member import has_ended
     from engine.sweep.pool import Sweep
     from engine.sweep.report import render
     from grok_tui.sweep_progress import make_sweep_progress
 
     sw = Sweep(group, workers=workers, backend=backend, address=address)
     total = len(sw.members)
-    say(f"sweep {group.dir}: {total} of {len(group.members)} members to run, {backend} backend")
+    adopted = sum(has_ended(group, m) for m in sw.members)  # ended before a sweep process died: not trained
+    line = f"sweep {group.dir}: {total - adopted} of {len(group.members)} members to train"
+    if adopted:
+        line += f", {adopted} already ended (adopted from their run directories)"
+    say(f"{line}, {backend} backend")
 
     def stop_waiting(signum: int) -> None:  # a second Ctrl-C: stop waiting for the members' last rows
         raise KeyboardInterrupt

@@ -54,7 +54,10 @@ def test_signal_interrupts_cleanly(tmp_path: Path, tiny_toml: str, sig: int, cod
 
 def test_sigkill_leaves_readable_rows_and_resumes(tmp_path: Path, tiny_toml: str) -> None:
     proc, d = start_long_run(tmp_path, tiny_toml)
-    time.sleep(0.5)
+    deadline = time.time() + 90  # only stops a hang
+    while not (d / "checkpoint.pt").exists():  # killed once a checkpoint exists, whenever that is
+        assert proc.poll() is None and time.time() < deadline, "no checkpoint"
+        time.sleep(0.05)
     proc.kill()
     proc.communicate(timeout=30)
     rows = read_csv(d / "metrics.csv")

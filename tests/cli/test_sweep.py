@@ -68,7 +68,7 @@ def test_sweep_then_report(tmp_path: Path) -> None:
     assert "every cell" in rep.stdout and "by data.op" in rep.stdout
     assert out_csv.read_text().startswith("table,")
     again = grok("sweep", "--resume", str(g))
-    assert again.returncode == 0 and "0 of 4 members to run" in again.stdout
+    assert again.returncode == 0 and "0 of 4 members to train, local backend" in again.stdout
 
 
 def test_ctrl_c_marks_running_members_interrupted(tmp_path: Path) -> None:
@@ -103,3 +103,23 @@ def test_ctrl_c_marks_running_members_interrupted(tmp_path: Path) -> None:
         rows = list(csv.DictReader(fh))
     assert rows and {x["status"] for x in rows} == {"interrupted"}
     assert all(int(x["steps"]) < 20000 for x in rows)
+
+
+def test_resume_says_apart_the_members_it_trains_and_those_it_adopts(tmp_path: Path) -> None:
+    """A member whose run ended while no row was recorded (its sweep process was killed) is adopted,
+    not trained: --resume counts it apart from the members it trains."""
+    from engine.sweep.member import member_spec, run_member
+    from engine.sweep.spec import Group, expand, parse_sweep
+    from tests.conftest import tiny_config
+
+    base, spec = tiny_config(), parse_sweep({"seeds": 3})
+    g = Group.create(tmp_path, "tiny", base, spec, [m for m, _ in expand(base, spec)])
+    first = g.members[0]
+    assert run_member(member_spec(g, first), None, lambda: False)["status"] == "finished"  # not recorded
+    rows_before = (g.member_dir(first) / "metrics.csv").read_bytes()
+    r = grok("sweep", "--resume", str(g.dir), "--workers", "1")
+    assert r.returncode == 0, r.stderr
+    assert "2 of 3 members to train, 1 already ended (adopted from their run directories)" in r.stdout
+    with open(g.dir / "results.csv", newline="") as fh:
+        assert [x["status"] for x in csv.DictReader(fh)] == ["finished"] * 3
+    assert (g.member_dir(first) / "metrics.csv").read_bytes() == rows_before  # adopted: not trained again

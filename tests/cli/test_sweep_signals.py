@@ -175,7 +175,7 @@ def test_resume_after_a_group_signal_runs_what_is_missing(tmp_path: Path) -> Non
         assert again.finish(timeout=300) == 0, again.stderr()
     finally:
         again.kill()
-    assert f"{4 - len(done)} of 4 members to run" in again.stdout()
+    assert f"{4 - len(done)} of 4 members to train, " in again.stdout()  # finished ones were recorded: not pending
     after = results(g)
     assert len(after) == 4 and {r["status"] for r in after.values()} == {"finished"}
     assert set(before) <= set(after)  # interrupted members continued in their own run directories
@@ -223,7 +223,11 @@ def test_resume_after_sigkill_adopts_continues_and_leaves_no_orphans(tmp_path: P
         assert again.finish(timeout=300) == 0, again.stderr()
     finally:
         again.kill()
-    assert f"{4 - sum(r['status'] == 'finished' for r in recorded.values())} of 4 members to run" in again.stdout()
+    recorded_done = {d for d, r in recorded.items() if r["status"] == "finished"}
+    adopted = len({name for name, _ in ended} - recorded_done)  # ended after the last row was recorded
+    said = f"{4 - len(recorded_done) - adopted} of 4 members to train"
+    said += f", {adopted} already ended (adopted" if adopted else ", "
+    assert said in again.stdout()
     after = results(g)
     members = json.loads((g / "group.json").read_text())["members"]
     assert sorted(after) == sorted(m["dir"] for m in members)  # each member once, in its planned directory

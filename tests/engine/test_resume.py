@@ -6,6 +6,8 @@ import csv
 import json
 from pathlib import Path
 
+import pytest
+
 from engine.events import StepsTaken
 from engine.run import Run
 from tests.conftest import tiny_config
@@ -80,15 +82,17 @@ def _interrupted_then_resumed(tmp_path: Path, stop_at: int, **over) -> tuple[Pat
     return full.dir, part.dir
 
 
-def test_resume_is_bit_for_bit(tmp_path: Path) -> None:
-    a, b = _interrupted_then_resumed(tmp_path, stop_at=50)
+@pytest.mark.parametrize("kind", ["mlp_embed", "transformer"])
+def test_resume_is_bit_for_bit(tmp_path: Path, threads: int, kind: str) -> None:
+    """A run stopped and resumed logs the rows of the uninterrupted run, bit for bit (at 1 and 2 threads)."""
+    a, b = _interrupted_then_resumed(tmp_path, stop_at=50, model__kind=kind, model__d_mlp=32)
     # No row at the stop (step 50 is between evaluations): the resumed log is the uninterrupted one.
     assert metrics(a) == metrics(b)
     assert [r["step"] for r in metrics(b)] == ["0", "20", "40", "60", "80", "100"]
     assert tokens(a) == tokens(b)
 
 
-def test_resume_bit_for_bit_with_gradient_sampler_and_adaptive_ratio(tmp_path: Path) -> None:
+def test_resume_bit_for_bit_with_gradient_sampler_and_adaptive_ratio(tmp_path: Path, threads: int) -> None:
     a, b = _interrupted_then_resumed(
         tmp_path, stop_at=30, train__sampler="gradient", optim__adaptive=True, optim__adaptive_every=10
     )

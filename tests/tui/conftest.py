@@ -175,13 +175,28 @@ def scripted() -> Callable[..., Callable[[RunConfig, str | Path], ScriptedRun]]:
     return make
 
 
-async def wait_for(pilot: Any, cond: Callable[[], bool], timeout: float = 10.0) -> None:
-    """Let the app run until cond() holds."""
+WAIT_S = 60.0  # a deadline that only stops a hang: on a loaded machine a redraw may take seconds
+
+
+async def wait_for(pilot: Any, cond: Callable[[], bool], timeout: float = WAIT_S) -> None:
+    """Let the app run until cond() holds; fail only if it never does (a hang), after `timeout`."""
     deadline = time.monotonic() + timeout
     while not cond():
         if time.monotonic() > deadline:
-            raise AssertionError("timed out waiting for the app")
-        await pilot.pause(0.02)
+            raise AssertionError(f"timed out after {timeout:g} s waiting for the app")
+        await pilot.pause()  # the app handles what is pending
+        await asyncio.sleep(0.01)  # and its timers and worker threads get their turn
+
+
+def painted(app: Any) -> bool:
+    """The status bar and every visible chart of the current view show the run's current data on screen."""
+    from grok_tui.widgets.chart import Chart
+
+    if app.screen is not app.main_screen or app.status_bar._key is None:
+        return False
+    pane = app.tabs.active_pane
+    charts = [c for c in pane.query(Chart) if c.display] if pane is not None else []
+    return all(not c.stale(app.chart_stamp) and c._key is not None for c in charts)
 
 
 def aio(fn: Callable[..., Any]) -> Callable[..., Any]:

@@ -12,7 +12,7 @@ from engine.config import ConfigError
 from grok_tui.app import create_app
 from grok_tui.charts.series import ema
 from grok_tui.widgets.chart import Chart
-from tests.tui.conftest import aio, wait_for
+from tests.tui.conftest import aio, painted, wait_for
 
 
 def _app(tmp_path: Path, factory, **kw):
@@ -21,7 +21,7 @@ def _app(tmp_path: Path, factory, **kw):
 
 async def _drawn(pilot, chart: Chart, cond) -> None:
     pilot.app.redraw(force=True)
-    await wait_for(pilot, lambda: cond(chart.shown), timeout=5)
+    await wait_for(pilot, lambda: cond(chart.shown))
 
 
 @aio
@@ -117,7 +117,7 @@ async def test_scrubber_redraws_tokens_heat_map_and_spectrum_as_logged(tmp_path:
             by_step.setdefault(int(r["step"]), []).append(int(r["updates"]))
     opened = create_app(open_dir=str(run_dir))
     async with opened.run_test(size=(100, 30)) as pilot:
-        await pilot.pause(0.2)
+        await wait_for(pilot, lambda: painted(opened))
         steps = sorted(by_step)
         await pilot.press("left_square_bracket")
         assert opened.scrub == steps[-2]
@@ -161,8 +161,7 @@ async def test_60x20_keeps_status_step_val_and_the_help_and_quit_keys(tmp_path: 
     app = _app(tmp_path, scripted(hold=True))
     async with app.run_test(size=(60, 20)) as pilot:
         await wait_for(pilot, lambda: app.data.step == 10000)
-        app.redraw(force=True)
-        await pilot.pause(0.6)
+        await wait_for(pilot, lambda: "step 10,000/10,000" in app.status_bar.shown)
         first = app.status_bar.shown.split("\n")[0]
         assert len(first) <= 60
         assert first.startswith(" RUNNING ") and "step 10,000/10,000" in first and "val 0." in first
@@ -180,8 +179,7 @@ async def test_idle_screen_says_which_key_starts_a_run(tmp_path: Path, scripted)
     async with app.run_test(size=(100, 30)) as pilot:
         await pilot.pause()
         await pilot.press("escape")  # leave the picker without a run
-        app.redraw(force=True)
-        await pilot.pause(0.3)
+        await wait_for(pilot, lambda: "IDLE" in app.status_bar.plain)
         assert "IDLE" in app.status_bar.plain and "press n to start one" in app.status_bar.plain
         assert "press n to start one" in app.query_one("#acc", Chart).source().note
 
@@ -205,11 +203,16 @@ def test_control_characters_from_a_run_directory_never_reach_the_screen(tmp_path
     run.mkdir()
     (run / "config.json").write_text('{"preset": "\\u001b]0;PWNED\\u0007evil", "train": {"max_steps": 10}}')
     (run / "metrics.csv").write_text("step,train_acc,val_acc\n0,0.5,0.25\n")
-    (run / "summary.json").write_text('{"status": "fin\\u001b[2Jished", "error": "\\u001b[31mred"}')
+    (run / "summary.json").write_text('{"status": "failed", "error": "\\u001b[31mred", "device": "c\\u001b[2Jpu"}')
     data = load_run(run)
     text = status_text(data).plain
     assert "\x1b" not in text and "\x07" not in text
-    assert "]0;PWNEDevil" in text and data.status == "fin[2Jished"
+    assert "]0;PWNEDevil" in text and data.status == "failed" and data.error == "[31mred"
+    # a status outside the known names is refused on read, its control characters escaped
+    # (tests/faults/test_reading.py)
+    (run / "summary.json").write_text('{"status": "fin\\u001b[2Jished"}')
+    with pytest.raises(ConfigError, match=r"summary.json: status: must be one of .*found 'fin\\x1b\[2Jished'"):
+        load_run(run)
     assert not any(ord(c) < 32 for c in data.preset + data.status + data.error)
     assert math.isclose(data.latest("val_acc"), 0.25)
 

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from grok_tui.app import create_app
-from tests.tui.conftest import ScriptedRun, wait_for
+from tests.tui.conftest import ScriptedRun, painted, wait_for
 
 
 def _app(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
@@ -22,8 +22,7 @@ def _app(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
 async def _finished(pilot) -> None:
     app = pilot.app
     await wait_for(pilot, lambda: app.data.status == "finished")
-    app.redraw()
-    await pilot.pause(0.2)
+    await wait_for(pilot, lambda: painted(app))  # every chart of the view shows the finished run
 
 
 @pytest.mark.parametrize("size", [(80, 24), (160, 48)])

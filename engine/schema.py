@@ -1,0 +1,163 @@
+"""What a reader of a run or group directory accepts: every field of summary.json, config.json and
+group.json that `grok show`, `grok ls`, the TUI or a report uses, checked for type and range on read.
+
+A field that is missing is left to the reader's default (older runs lack some); one that is present
+must be what the engine writes, or the read fails with a ConfigError `FILE: FIELD: what is wrong`.
+Keys no reader uses are not checked, so a newer engine's additions still read.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from engine.config import ConfigError
+
+# Every status a run's summary.json can hold: "running" and "paused" while a writer holds the run
+# (engine/run.py), the rest once it ended (RunFinished).
+STATUSES = ("running", "paused", "finished", "interrupted", "failed", "diverged")
+
+Check = tuple[Callable[[Any], bool], str]  # a test of the value, and what it must be
+
+
+def _whole(v: Any) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool)
+
+
+def _number(v: Any) -> bool:
+    return isinstance(v, int | float) and not isinstance(v, bool) and math.isfinite(v)
+
+
+def _text(v: Any) -> bool:
+    return isinstance(v, str)
+
+
+def _step(v: Any) -> bool:
+    return _whole(v) and v >= 0
+
+
+def _or_null(check: Check) -> Check:
+    return (lambda v: v is None or check[0](v)), f"{check[1]} or null"
+
+
+STEP: Check = (_step, "a whole number ≥ 0")
+STEPS: Check = ((lambda v: _whole(v) and v >= 1), "a whole number ≥ 1")
+WHOLE: Check = (_whole, "a whole number")
+SECONDS: Check = ((lambda v: _number(v) and v >= 0), "a number ≥ 0")
+FRACTION: Check = ((lambda v: _number(v) and 0 <= v <= 1), "a number in [0, 1]")
+TEXT: Check = (_text, "a string")
+OBJECT: Check = ((lambda v: isinstance(v, dict)), "an object")
+NAME: Check = ((lambda v: _text(v) and v not in ("", ".", "..") and "/" not in v and "\\" not in v), "a directory name")
+
+SUMMARY: dict[str, Check] = {
+    "status": ((lambda v: v in STATUSES), "one of " + ", ".join(STATUSES)),
+    "steps": STEP,
+    "max_steps": STEPS,
+    "wall_s": SECONDS,
+    "steps_per_s": SECONDS,
+    "device": TEXT,
+    "preset": TEXT,
+    "seed": WHOLE,
+    "memorized_step": _or_null(STEP),
+    "generalized_step": _or_null(STEP),
+    "grokking_delay": _or_null(WHOLE),  # generalized - memorized (engine/phases.py)
+    "early_stop_step": _or_null(STEP),
+    "final_train_acc": _or_null(FRACTION),
+    "final_val_acc": _or_null(FRACTION),
+    "best_val_acc": _or_null(FRACTION),
+    "error": TEXT,
+}
+
+# config.json: the keys the faces read without building a RunConfig (ls, show, export, the TUI's
+# --open); a reader that needs the whole config builds it with engine.config.from_dict, which checks the rest.
+CONFIG: dict[str, Check] = {
+    "preset": TEXT,
+    "description": TEXT,
+    "train": OBJECT,
+    "train.max_steps": STEPS,
+    "train.seed": WHOLE,
+    "train.patience": STEP,
+    "train.target_val_acc": FRACTION,
+    "_meta": OBJECT,
+    "_meta.created": TEXT,
+    "_meta.device": TEXT,
+    "_meta.n_train": STEP,
+    "_meta.n_test": STEP,
+    "_meta.token_freq": ((lambda v: isinstance(v, list) and all(_step(f) for f in v)), "a list of whole numbers ≥ 0"),
+}
+
+GROUP: dict[str, Check] = {
+    "preset": TEXT,
+    "description": TEXT,
+    "created": TEXT,
+    "base": OBJECT,
+    "sweep": OBJECT,
+    "sweep.seeds": ((lambda v: isinstance(v, list) and all(_whole(s) for s in v)), "a list of whole numbers"),
+    "swept": ((lambda v: isinstance(v, list) and all(_text(s) for s in v)), "a list of strings"),
+    "members": ((lambda v: isinstance(v, list) and all(isinstance(m, dict) for m in v)), "a list of objects"),
+}
+MEMBER: dict[str, Check] = {
+    "id": ((lambda v: _text(v) and v != ""), "a non-empty string"),
+    "arm": TEXT,
+    "seed": WHOLE,
+    "values": OBJECT,
+    "overrides": OBJECT,
+    "dir": NAME,  # joined to the group directory: never a path that leaves it
+    "run_dir": ((lambda v: v == "" or NAME[0](v)), "a directory name or empty"),
+}
+MEMBER_REQUIRED = ("id", "arm", "seed", "values", "overrides")
+
+
+def _shown(v: Any) -> str:
+    """The offending value, short and with any control character escaped (repr does)."""
+    text = repr(v)
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
+def _lookup(doc: dict[str, Any], key: str) -> tuple[bool, Any]:
+    """(present, value) of a dotted key; absent when a parent is missing or not an object."""
+    node: Any = doc
+    for part in key.split("."):
+        if not isinstance(node, dict) or part not in node:
+            return False, None
+        node = node[part]
+    return True, node
+
+
+def check_fields(path: Path, doc: dict[str, Any], fields: dict[str, Check], where: str = "") -> None:
+    """ConfigError `path: [where]key: must be ..., found ...` for the first present field that fails."""
+    for key, (ok, want) in fields.items():
+        present, v = _lookup(doc, key)
+        if present and not ok(v):
+            raise ConfigError(f"{path}: {where}{key}: must be {want}, found {_shown(v)}")
+
+
+def check_summary(path: Path, doc: dict[str, Any]) -> dict[str, Any]:
+    check_fields(path, doc, SUMMARY)
+    return doc
+
+
+def check_config(path: Path, doc: dict[str, Any]) -> dict[str, Any]:
+    check_fields(path, doc, CONFIG)
+    return doc
+
+
+def check_group(path: Path, doc: dict[str, Any]) -> dict[str, Any]:
+    """group.json: its fields, then each member's; `base` is checked by from_dict when the group opens."""
+    for key in ("base", "sweep", "members"):
+        if key not in doc:
+            raise ConfigError(f"{path}: {key}: missing")
+    check_fields(path, doc, GROUP)
+    ids: set[str] = set()
+    for i, m in enumerate(doc["members"]):
+        where = f"members[{i}]."
+        for key in MEMBER_REQUIRED:
+            if key not in m:
+                raise ConfigError(f"{path}: {where}{key}: missing")
+        check_fields(path, m, MEMBER, where)
+        if m["id"] in ids:
+            raise ConfigError(f"{path}: {where}id: {_shown(m['id'])} appears twice")
+        ids.add(m["id"])
+    return doc

@@ -1,0 +1,75 @@
+"""The app's command line checked before any screen opens: what to train, open, resume or compare."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from engine.config import RunConfig
+from grok_tui import runner
+from grok_tui.rundata import RunData
+
+
+@dataclass
+class Launch:
+    """What the app starts with."""
+
+    cfg: RunConfig | None
+    out: Path
+    opened: RunData | None = None  # a run directory shown with --open
+    resume: runner.RunFactory | None = None  # the first run continues a run directory (--resume)
+    overrides: dict[str, Any] = field(default_factory=dict)
+
+
+def resolve(
+    preset: str | None = None,
+    config: str | None = None,
+    sets: list[str] | None = None,
+    seed: int | None = None,
+    steps: int | None = None,
+    device: str | None = None,
+    out: str | Path = "runs",
+    open_dir: str | None = None,
+    compare: list[str] | None = None,
+    resume_dir: str | None = None,
+) -> Launch:
+    """The app's start for a command line; raises ConfigError for bad options."""
+    from engine.config import ConfigError, parse_set
+    from engine.presets import resolve_config
+    from grok_tui.rundata import load_run
+
+    overrides: dict[str, Any] = parse_set(sets or [])
+    for key, v in (("train.seed", seed), ("train.max_steps", steps), ("train.device", device)):
+        if v is not None:
+            overrides[key] = v
+    cfg, opened, resume = None, None, None
+    if open_dir and resume_dir:
+        raise ConfigError("--open shows a run, --resume continues one: pass one of them")
+    if open_dir:
+        if preset or config:
+            raise ConfigError("--open shows a finished run; drop --preset/--config")
+        opened = load_run(open_dir)
+        from engine.rundir import read_config
+
+        cfg = read_config(Path(open_dir))
+        out = Path(open_dir).parent
+    elif resume_dir:
+        if preset or config or sets or seed is not None:
+            raise ConfigError("--resume continues a run with its own config; drop --preset/--config/--set/--seed")
+        cfg, resume = runner.resume_factory(resume_dir, steps, device)
+        out = Path(resume_dir).parent
+    elif preset or config:
+        cfg, _ = resolve_config(preset, config, overrides)
+    from engine.rundir import is_group, is_run_dir, read_run
+
+    for d in compare or []:
+        if is_group(d):  # a sweep: one mean curve and band per arm × grid cell
+            from engine.sweep.spec import Group
+
+            Group.open(d)  # an unreadable group.json is a one-line error now, not in the screen
+        elif not is_run_dir(d):
+            raise ConfigError(f"{d}: not a run directory (no config.json) or sweep group directory (no group.json)")
+        else:
+            read_run(d)  # a run this version cannot read (e.g. rows wider than its header) is one line now
+    return Launch(cfg, Path(out), opened, resume, overrides)
