@@ -91,11 +91,12 @@ def phases_from_rows(rows: list[dict[str, float]], target_val_acc: float, patien
 # circuit formation starts at the first progress measurement at or after M where the restricted loss is
 #   below 1/CIRCUIT_FACTOR of both the test loss and the chance loss ln(C): the key frequencies alone
 #   already predict every pair better than chance and better than the whole model does on the test pairs.
-# cleanup starts at the step where the sum of squared weights peaks after circuit formation; the peak
-#   counts once ‖θ‖² has fallen CLEANUP_DROP below it (a measurement later). If ‖θ‖² only falls from
-#   circuit formation on, cleanup starts with it.
+# cleanup: where the weight norm's slope turns. ‖θ‖² falls from initialisation on under weight decay; after
+#   circuit formation its fall speeds up, then slows again. The cleanup step is the end of the interval
+#   between two measurements where ‖θ‖² fell fastest (relative fall per step) after circuit formation,
+#   confirmed once the fall has slowed below CLEANUP_SLOWER of that rate.
 CIRCUIT_FACTOR = 2.0
-CLEANUP_DROP = 0.02
+CLEANUP_SLOWER = 0.9
 JOIN_SHARE = 0.5  # a token is in the circuit with >= half its embedding energy on the key frequencies
 
 
@@ -106,22 +107,25 @@ class CircuitPhases:
         self.chance = math.log(n_classes)
         self.circuit_step: int | None = None
         self.cleanup_step: int | None = None
-        self.peak: tuple[int, float] | None = None  # (step, ‖θ‖²) of the highest weight norm since C
+        self.last: tuple[int, float] | None = None  # (step, ‖θ‖²) at the previous measurement
+        self.fastest: tuple[int, float] | None = None  # (end step, relative fall per step) since circuit formation
 
     def observe(self, step: int, row: dict[str, float], memorized_step: int | None) -> None:
         r, test, w = row.get("restricted_loss", math.nan), row.get("val_loss", math.nan), row.get("weight_sq", math.nan)
         if not (math.isfinite(r) and math.isfinite(w)):
             return  # the probe did not run at this evaluation
+        last, self.last = self.last, (step, w)
         if self.circuit_step is None:
             if memorized_step is not None and r * CIRCUIT_FACTOR < min(test, self.chance):
-                self.circuit_step, self.peak = step, (step, w)
+                self.circuit_step = step
             return
-        if self.cleanup_step is not None or self.peak is None:
+        if self.cleanup_step is not None or last is None or step <= last[0] or last[1] <= 0:
             return
-        if w >= self.peak[1]:
-            self.peak = (step, w)
-        elif w <= self.peak[1] * (1 - CLEANUP_DROP):
-            self.cleanup_step = self.peak[0]
+        rate = (last[1] - w) / last[1] / (step - last[0])
+        if self.fastest is None or rate >= self.fastest[1]:
+            self.fastest = (step, rate)
+        elif rate < CLEANUP_SLOWER * self.fastest[1]:
+            self.cleanup_step = self.fastest[0]
 
     def markers(self) -> dict[str, int | None]:
         return {"circuit_step": self.circuit_step, "cleanup_step": self.cleanup_step}
