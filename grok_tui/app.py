@@ -27,6 +27,7 @@ from grok_tui.commands import signals
 from grok_tui.rundata import RunData, clean_text
 from grok_tui.widgets.bar_chart import BarChart
 from grok_tui.widgets.chart import Chart
+from grok_tui.widgets.circuit_pane import CircuitPane
 from grok_tui.widgets.heat_map import HeatMap
 from grok_tui.widgets.line_chart import LineChart
 from grok_tui.widgets.status_bar import StatusBar
@@ -163,6 +164,7 @@ class GrokApp(App[None]):
                     yield LineChart(lambda: views.ratios(d(), ax()), id="ratio")
             with TabPane("Fourier", id="tab-fourier"):
                 yield BarChart(lambda: views.fourier_bars(d(), at()), id="fourier")
+            yield CircuitPane(d, ax, at)  # the progress probe (grok_tui/widgets/circuit_pane.py)
             with TabPane("All", id="tab-all"):
                 with Grid(id="overview"):
                     yield LineChart(lambda: views.accuracy(d(), ax()), id="all-acc")

@@ -1,10 +1,10 @@
 """Progress measures (Nanda et al. 2023) and the embedding ring (Liu et al. 2022), on the group axis.
 
 At each measurement the model's logits on every pair of the group axis (engine/dlog.py) form a table
-L[i, j, c] (n × n operand positions, C classes). Its 2-D DFT over (i, j), per class, is orthonormal, so
-the energy of each Fourier term is a share of the table's non-constant energy (Parseval). The task's
-answer sits at position i + s·j, so the circuit of Nanda et al. §4 lives on the terms cos(w(i + s·j)) and
-sin(w(i + s·j)): the 2-D frequencies (w, s·w) and (−w, −s·w). From these:
+L[i, j, c] (n × n operand positions, C classes). The task's answer sits at position u = i + s·j, so the
+circuit of Nanda et al. §4 lives on the terms cos(wu) and sin(wu): the 2-D Fourier terms (w, s·w) and
+(−w, −s·w) of the table over (i, j), per class. Their energy is a share of the table's non-constant energy
+(Parseval); they are computed on the table's profile over u (`profile`), n rows instead of n². From these:
 
 - key frequencies: every w whose pair of terms holds at least KEY_FACTOR times the share a frequency
   gets by chance (2 of the n² − 1 non-constant directions), strongest first, at most KEY_MAX of them;
@@ -55,24 +55,32 @@ def chance_share(n: int) -> float:
     return 2.0 / (n * n - 1)
 
 
-def diagonal(n: int, sign: int, w: int) -> list[tuple[int, int]]:
-    """The 2-D DFT indices of cos/sin(2πw(i + sign·j)/n): (w, s·w) and its conjugate, once if they coincide."""
-    a, b = (w % n, (sign * w) % n), ((-w) % n, (-sign * w) % n)
-    return [a] if a == b else [a, b]
+def answer_positions(n: int, sign: int) -> np.ndarray:
+    """(n, n) u = i + s·j mod n: the answer's axis position of each pair."""
+    i = np.arange(n)
+    return (i[:, None] + sign * i[None, :]) % n
 
 
-def spectrum(table: np.ndarray) -> np.ndarray:
-    """Orthonormal 2-D DFT over the first two axes of an (n, n, C) table: Σ|F|² = Σ|L|² (Parseval)."""
-    return np.fft.fft2(table, axes=(0, 1), norm="ortho")
+def profile(table: np.ndarray, sign: int) -> np.ndarray:
+    """(n, C) f[u] = the mean of the (n, n, C) table over the n pairs whose answer sits at u.
+
+    The functions of u = i + s·j are a subspace of the n × n tables; f is the table's orthogonal projection
+    onto it, and cos/sin(2πw·u/n) are exactly the 2-D Fourier terms (w, s·w), (−w, −s·w) (Nanda et al.'s
+    cos(w(a+b)), sin(w(a+b)) directions)."""
+    n = table.shape[0]
+    i = np.arange(n)
+    j = (sign * (i[:, None] - i[None, :])) % n  # (u, i): the j with i + s·j ≡ u
+    return table[i[None, :], j].mean(1)
 
 
-def frequency_shares(F: np.ndarray, sign: int) -> np.ndarray:
+def frequency_shares(table: np.ndarray, sign: int) -> np.ndarray:
     """Share of the non-constant energy on each frequency's (i + s·j) terms, w = 1..⌊n/2⌋ (index w-1)."""
-    n = F.shape[0]
-    energy = np.abs(F) ** 2
-    total = energy.sum() - energy[0, 0].sum()
-    shares = np.array([sum(energy[ij].sum() for ij in diagonal(n, sign, w)) for w in range(1, n // 2 + 1)])
-    return shares / total if total > 0 else np.zeros_like(shares)
+    n = table.shape[0]
+    total = ((table - table.mean((0, 1))) ** 2).sum()
+    F = np.abs(np.fft.fft(profile(table, sign), axis=0)) ** 2  # Σ_u f_w(u)² = (|F_w|² + |F_-w|²)/n (Parseval)
+    w = np.arange(1, n // 2 + 1)
+    energy = F[w].sum(1) + np.where(2 * w == n, 0.0, F[(n - w) % n].sum(1))  # Nyquist (n even): one term
+    return energy / total if total > 0 else np.zeros(len(w))
 
 
 def key_frequencies(shares: np.ndarray, n: int) -> list[int]:
@@ -82,15 +90,14 @@ def key_frequencies(shares: np.ndarray, n: int) -> list[int]:
     return [int(k) + 1 for k in order if shares[k] >= threshold][:KEY_MAX]
 
 
-def restrict(F: np.ndarray, sign: int, keys: list[int]) -> np.ndarray:
-    """The table projected onto the constant and the key frequencies' (i + s·j) terms (real, (n, n, C))."""
-    n = F.shape[0]
+def restrict(f: np.ndarray, keys: list[int]) -> np.ndarray:
+    """A profile f (n, C) projected onto the constant and the key frequencies (over u)."""
+    n = f.shape[0]
+    F = np.fft.fft(f, axis=0)
     G = np.zeros_like(F)
-    G[0, 0] = F[0, 0]
-    for w in keys:
-        for ij in diagonal(n, sign, w):
-            G[ij] = F[ij]
-    return np.fft.ifft2(G, axes=(0, 1), norm="ortho").real
+    for k in {0, *(w % n for w in keys), *((-w) % n for w in keys)}:
+        G[k] = F[k]
+    return np.fft.ifft(G, axis=0).real
 
 
 def cross_entropy(logits: np.ndarray, y: np.ndarray) -> float:
@@ -115,21 +122,22 @@ class Measures:
 
 def progress_measures(table: np.ndarray, y: np.ndarray, train: np.ndarray, sign: int) -> Measures:
     """Key frequencies, restricted and excluded loss of an (n, n, C) logit table with (n, n) labels and a
-    (n, n) bool mask of training pairs (Nanda et al. 2023, §5.1)."""
+    (n, n) bool mask of training pairs (Nanda et al. 2023, §5.1).
+
+    The restricted logits of pair (i, j) are f_R[u], f_R the key part (and the constant) of the profile;
+    the excluded ones are the logits minus that key part. Both are computed on the profile's n rows."""
     n, C = table.shape[0], table.shape[2]
-    F = spectrum(table)
-    shares = frequency_shares(F, sign)
+    shares = frequency_shares(table, sign)
     keys = key_frequencies(shares, n)
-    restricted = restrict(F, sign, keys)
-    mean = table.mean(axis=(0, 1), keepdims=True)
-    excluded = table - restricted + mean  # the key terms removed, the constant kept
-    flat_y = y.reshape(-1)
+    f_r = restrict(profile(table, sign), keys)  # (n, C): the restricted logits, one row per answer position
+    u = answer_positions(n, sign)
+    key_part = f_r - table.mean((0, 1))  # what the excluded logits lose
     return Measures(
         shares,
         keys,
-        cross_entropy(restricted.reshape(-1, C), flat_y),
-        cross_entropy(excluded[train], y[train]),
-        cross_entropy(table.reshape(-1, C), flat_y),
+        cross_entropy(f_r[u].reshape(-1, C), y.reshape(-1)),
+        cross_entropy(table[train] - key_part[u[train]], y[train]),
+        cross_entropy(table.reshape(-1, C), y.reshape(-1)),
     )
 
 

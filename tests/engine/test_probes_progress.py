@@ -13,6 +13,7 @@ from engine.dlog import dlog_order, group_axis
 from engine.phases import CircuitPhases, circuit_phases_from_rows, join_steps
 from engine.probes.progress import (
     KEY_FACTOR,
+    answer_positions,
     chance_share,
     cross_entropy,
     embedding_norms,
@@ -21,10 +22,10 @@ from engine.probes.progress import (
     key_energy_share,
     key_frequencies,
     parallelogram_share,
+    profile,
     progress_measures,
     restrict,
     ring,
-    spectrum,
 )
 
 P = 13
@@ -63,7 +64,7 @@ def test_random_logits_have_no_key_frequency() -> None:
     rng = np.random.default_rng(1)
     for n in (13, 31, 96):
         table = rng.normal(size=(n, n, n))
-        shares = frequency_shares(spectrum(table), 1)
+        shares = frequency_shares(table, 1)
         threshold = KEY_FACTOR * chance_share(n)
         assert shares.max() < threshold, (n, shares.max(), threshold)
         assert key_frequencies(shares, n) == []
@@ -79,7 +80,7 @@ def test_projection_matches_least_squares(n: int, sign: int) -> None:
     rng = np.random.default_rng(2)
     table = rng.normal(size=(n, n, 5))
     keys = [1, 3, n // 2]
-    restricted = restrict(spectrum(table), sign, keys)
+    restricted = restrict(profile(table, sign), keys)[answer_positions(n, sign)]  # (n, n, 5)
     i, j = np.meshgrid(np.arange(n), np.arange(n), indexing="ij")
     u = (i + sign * j).ravel()
     cols = [np.ones(n * n)]
@@ -90,14 +91,21 @@ def test_projection_matches_least_squares(n: int, sign: int) -> None:
     np.testing.assert_allclose(restricted.reshape(n * n, -1), X @ coef, atol=1e-10)
 
 
-def test_shares_are_energy_of_least_squares_fit() -> None:
-    n, rng = 11, np.random.default_rng(3)
+@pytest.mark.parametrize("n,sign", [(11, 1), (12, -1)])
+def test_shares_are_the_2d_fourier_diagonal_and_the_fit_energy(n: int, sign: int) -> None:
+    """A frequency's share is the energy of its 2-D DFT terms (w, s·w), (−w, −s·w) over (i, j), and the
+    energy of its least-squares part, each over the table's non-constant energy."""
+    rng = np.random.default_rng(3)
     table = rng.normal(size=(n, n, 4))
-    shares = frequency_shares(spectrum(table), 1)
+    shares = frequency_shares(table, sign)
+    F = np.abs(np.fft.fft2(table, axes=(0, 1), norm="ortho")) ** 2
     centred = table - table.mean((0, 1))
-    for w in (1, 4):
-        part = restrict(spectrum(table), 1, [w]) - table.mean((0, 1))
-        assert shares[w - 1] == pytest.approx((part**2).sum() / (centred**2).sum(), rel=1e-10)
+    total = (centred**2).sum()
+    for w in range(1, n // 2 + 1):
+        cells = {(w % n, (sign * w) % n), ((-w) % n, (-sign * w) % n)}
+        assert shares[w - 1] == pytest.approx(sum(F[c].sum() for c in cells) / total, rel=1e-10)
+        part = restrict(profile(table, sign), [w])[answer_positions(n, sign)] - table.mean((0, 1))
+        assert shares[w - 1] == pytest.approx((part**2).sum() / total, rel=1e-10)
 
 
 @pytest.mark.parametrize("op", ["mul", "div"])
