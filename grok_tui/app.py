@@ -66,7 +66,9 @@ class GrokApp(App[None]):
         Binding("e", "export", "csv", tooltip="export the run to CSV beside its run directory"),
         Binding("l", "toggle_log", "log", tooltip="toggle the log / linear step axis"),
         Binding("o", "toggle_loss", "loss", tooltip="show loss instead of accuracy (narrow terminals)"),
-        Binding("t", "next_view", "view", tooltip="next view: Training, Tokens, Curvature, Spectra, Fourier, All"),
+        Binding(
+            "t", "next_view", "view", tooltip="next view: Training, Tokens, Curvature, Spectra, Fourier, Circuit, All"
+        ),
         Binding("c", "compare", "compare", tooltip="overlay a column (y cycles it) of several runs"),
         Binding(
             "comma",
