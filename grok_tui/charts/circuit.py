@@ -46,14 +46,24 @@ def _snapshot(data: RunData, at: int | None) -> CircuitLogged | None:
     return snap[1] if snap else None
 
 
+def _over_chance(ev: CircuitLogged) -> tuple[float, ...]:
+    from engine.probes.progress import chance_share  # torch: loaded once a run has started
+
+    n = len(ev.tokens) or 2 * len(ev.shares)
+    chance = chance_share(n)
+    return tuple(max(v / chance, 1.0) if math.isfinite(v) else 1.0 for v in ev.shares)
+
+
 def key_heat(data: RunData, at: int | None = None) -> dict[str, Any]:
     """Each frequency's share of the logits' non-constant energy (rows: w) over time, up to the scrubber."""
     with data.lock:
-        frames = [(s, (0.0, *ev.shares)) for s, ev in data.circuit_history.upto(at)]  # row index = w
+        # shade: log of each share over the chance share, floored at chance, so that a run with no circuit
+        # (every frequency near chance) stays dark instead of being stretched over the colour ramp
+        frames = [(s, (1.0, *_over_chance(ev))) for s, ev in data.circuit_history.upto(at)]  # row index = w
     last = _snapshot(data, at)
     keys = ", ".join(str(k) for k in last.keys) if last and last.keys else "none"
     return {
-        "title": "freq w" + (" (scrubbed)" if at is not None else ""),  # rows: w; shade: log share
+        "title": "freq w" + (" (scrubbed)" if at is not None else ""),  # rows: w; shade: log share/chance
         "frames": frames,
         "legend": f"key {keys} · step {fmt_step(last.step)}" if last else "",
         "note": HINT if _off(data) else "waiting for the progress probe…",
