@@ -4,7 +4,7 @@ The arms alternate (off, on, off, on, ...) so that a change in machine load hits
 per-pair ratios is reported, with the CPU time beside the wall time (the steadier of the two on a shared
 machine) and the share of the on-arm's CPU time spent inside the probe. Usage:
 
-    python bench/bench_progress.py [--preset progress_mul] [--steps 1500] [--pairs 3] [--threads 1]
+    python bench/bench_progress.py [--preset progress_mul] [--steps 1500] [--pairs 3] [--threads 1] [--every N]
 """
 
 from __future__ import annotations
@@ -45,10 +45,13 @@ def main() -> None:
     ap.add_argument("--steps", type=int, default=1500)
     ap.add_argument("--pairs", type=int, default=3, help="(off, on) pairs, alternating")
     ap.add_argument("--threads", type=int, default=1, help="torch intra-op threads; 0 = torch's default")
+    ap.add_argument("--every", type=int, default=0, help="probe.progress_every for the on arm; 0 = the preset's")
     args = ap.parse_args()
 
     on, _ = resolve_config(preset=args.preset)
     common = {"train.max_steps": args.steps, "train.device": "cpu", "train.threads": args.threads, "train.patience": 0}
+    if args.every:
+        common["probe.progress_every"] = args.every
     on = apply_overrides(on, common)
     off = apply_overrides(on, {"probe.progress_every": 0})
     print(
