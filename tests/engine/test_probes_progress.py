@@ -229,3 +229,24 @@ def test_probe_on_a_tiny_run(tmp_path) -> None:
     assert sum(r["rare"] == "1" for r in joins) == cfg.probe.rare_k or cfg.probe.rare_k >= 10
     pairs = operand_pairs(cfg.data)
     assert len(pairs) == 121
+
+
+@pytest.mark.parametrize("kind,op", [("transformer", "add"), ("mlp_onehot", "div")])
+def test_probe_on_other_models(tmp_path, kind: str, op: str) -> None:
+    """The transformer gets the same measures; a model without E gets the logit measures and no ring."""
+    from engine.trainer import Trainer
+
+    overrides = {"data.p": "11", "data.op": op, "model.kind": kind, "model.d_embed": "16", "model.n_heads": "2"}
+    overrides |= {"model.d_mlp": "32", "train.max_steps": "20", "train.eval_every": "10", "train.device": "cpu"}
+    cfg = apply_overrides(RunConfig(), overrides | {"probe.progress_every": "10"})
+    from engine.events import CircuitLogged, EvalLogged
+
+    evs = list(Trainer(cfg))
+    rows = [e.row for e in evs if isinstance(e, EvalLogged)]
+    circuits = [e for e in evs if isinstance(e, CircuitLogged)]
+    assert len(rows) == 3 and all(math.isfinite(r["restricted_loss"]) for r in rows)
+    n = 11 if op == "add" else 10
+    assert len(circuits) == 3 and all(len(c.shares) == n // 2 for c in circuits)
+    has_e = kind == "transformer"
+    assert all(len(c.tokens) == (n if has_e else 0) for c in circuits)
+    assert all(math.isfinite(r["rqi"]) == has_e for r in rows)
