@@ -175,7 +175,7 @@ def test_gini_edges() -> None:
 
 def test_circuit_phases_rule() -> None:
     chance = math.log(97)
-    # memorized at 100; restricted under half of chance and of the test loss at 300; after that ‖θ‖² falls
+    # memorized at 100; restricted under half of chance at 300; after that ‖θ‖² falls
     # by 0.7 (to 400), 1.5 (to 500: the fastest), then 0.5: the fall slowed, cleanup is 500
     table = [(0.1, 4.6, 4.6, 20.0), (1.0, 4.5, 6.0, 19.0), (1.0, 3.0, 6.5, 18.5), (1.0, 1.5, 6.0, 18.2)]
     table += [(1.0, 1.0, 5.0, 17.5), (1.0, 0.5, 1.0, 16.0), (1.0, 0.1, 0.2, 15.5), (1.0, 0.1, 0.2, 15.3)]
@@ -184,7 +184,7 @@ def test_circuit_phases_rule() -> None:
         | {"val_loss": test, "weight_sq": w}
         for k, (acc, r, test, w) in enumerate(table)
     ]
-    assert 1.5 * 2 < min(6.0, chance) and 3.0 * 2 > chance
+    assert 1.5 * 2 < chance < 3.0 * 2
     ph = circuit_phases_from_rows(rows, 97)
     assert ph["memorized_step"] == 100 and ph["circuit_step"] == 300 and ph["cleanup_step"] == 500
     unconfirmed = circuit_phases_from_rows(rows[:6], 97)  # the fall has not slowed yet
