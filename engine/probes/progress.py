@@ -27,6 +27,7 @@ import numpy as np
 import torch
 from torch.func import functional_call
 
+from engine.columns import PROGRESS_COLUMNS
 from engine.data import labels, tokens
 from engine.dlog import GroupAxis, group_axis
 from engine.events import CircuitLogged
@@ -37,17 +38,6 @@ from engine.probes.base import Blocks, Probe, ProbeContext
 KEY_FACTOR = 10.0  # a key frequency holds >= 10× the chance share of non-constant logit energy
 KEY_MAX = 8  # at most this many key frequencies (Nanda et al. find 3 to 7)
 CHUNK = 8192  # pairs per forward pass
-
-PROGRESS_COLUMNS = (
-    "restricted_loss",
-    "excluded_loss",
-    "key_freqs",
-    "key_share",
-    "gini_E",
-    "weight_sq",
-    "rqi",
-    "ring_members",
-)
 
 
 def chance_share(n: int) -> float:
