@@ -18,3 +18,14 @@ BASE_COLUMNS = (
     *RARE_COLUMNS,
 )
 # The probes' columns follow these (engine/probes/).
+# The progress probe's columns (engine/probes/progress.py, docs/PROBES.md), when probe.progress_every > 0.
+PROGRESS_COLUMNS = (
+    "restricted_loss",
+    "excluded_loss",
+    "key_freqs",
+    "key_share",
+    "gini_E",
+    "weight_sq",
+    "rqi",
+    "ring_members",
+)

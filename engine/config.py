@@ -283,6 +283,7 @@ class ProbeConfig:
     med_every: int = 0  # main embedding difference (beyond-progress-measures.md)
     norm_every: int = 0  # ‖E‖, ‖W‖, ‖θ‖
     update_every: int = 0  # ‖ΔE‖/‖ΔW‖ between evaluations (App. B, eq. 23)
+    progress_every: int = 0  # progress measures: key frequencies, restricted/excluded loss, ring (docs/PROBES.md)
     rare_k: int = 10  # val_acc_rare covers test pairs holding one of the k least-trained operand tokens (Fig. 4)
 
     def __post_init__(self) -> None:

@@ -20,7 +20,7 @@ from engine.dataset import Dataset
 from engine.events import EvalLogged, Event, FourierLogged, TokensLogged
 from engine.metrics import RareTokenAccuracy
 from engine.optim import adaptive_ratio
-from engine.phases import PhaseTracker
+from engine.phases import CircuitPhases, PhaseTracker
 from engine.probes import ProbeSet
 
 Scores = tuple[torch.Tensor, torch.Tensor, torch.Tensor]  # mean loss, accuracy, per-example hits
@@ -69,6 +69,7 @@ class RunMetrics:
         self.updates = updates if updates is not None else torch.zeros(V, dtype=torch.int64, device=device)
         self.rare = RareTokenAccuracy(data.train_pairs, data.test_pairs, cfg.data.p, V, cfg.probe.rare_k, device)
         self.phases = PhaseTracker(cfg.train.target_val_acc, cfg.train.patience)
+        self.circuit = CircuitPhases(cfg.data.p) if cfg.probe.progress_every else None  # from the progress probe
         self.lr_ratio = cfg.optim.lr_ratio
         self.f_e = float("nan")
         self.ratio_mark = (0, 0)  # (step, Σ updates) at the last adaptive update
@@ -122,12 +123,18 @@ class RunMetrics:
         row = self.row(step, epoch, wall_s, scores[:4], scores[4:6], lr, has_e)
         result = probes.at_eval(step)
         row.update(result.metrics)
+        circuit = {}
+        if self.circuit is not None:
+            self.circuit.observe(step, row, self.phases.memorized_step)
+            circuit = self.circuit.markers()
         out: list[Event] = [
-            EvalLogged(step, row, **self.phases.markers()),
+            EvalLogged(step, row, **self.phases.markers(), **circuit),
             TokensLogged(step, tuple(updates), result.grad_norm, tuple(scores[6:])),
         ]
         if result.fourier is not None:
             out.append(FourierLogged(step, result.fourier))
+        if result.circuit is not None:
+            out.append(result.circuit)
         return out
 
     def row(
@@ -163,6 +170,7 @@ class RunMetrics:
             "preset": c.preset,
             "seed": c.train.seed,
             **self.phases.summary(),
+            **(self.circuit.markers() if self.circuit is not None else {}),
         }
 
     def state_dict(self) -> dict[str, Any]:
@@ -172,6 +180,7 @@ class RunMetrics:
             "ratio_mark": self.ratio_mark,
             "f_e": self.f_e,
             "phases": self.phases.state_dict(),
+            **({"circuit_phases": self.circuit.state_dict()} if self.circuit is not None else {}),
         }
 
     def load_state_dict(self, s: dict[str, Any]) -> None:
@@ -180,3 +189,5 @@ class RunMetrics:
         self.ratio_mark = (int(s["ratio_mark"][0]), int(s["ratio_mark"][1]))
         self.f_e = s["f_e"]
         self.phases.load_state_dict(s["phases"])
+        if self.circuit is not None and "circuit_phases" in s:
+            self.circuit.load_state_dict(s["circuit_phases"])

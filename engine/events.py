@@ -40,6 +40,8 @@ class EvalLogged:
     row: dict[str, float]
     memorized_step: int | None = None  # the phases as engine/phases.py sees them after this evaluation
     generalized_step: int | None = None
+    circuit_step: int | None = None  # circuit formation and cleanup (progress probe, engine/phases.py)
+    cleanup_step: int | None = None
 
 
 @dataclass(frozen=True)
@@ -61,6 +63,28 @@ class FourierLogged:
 
 
 @dataclass(frozen=True)
+class CircuitLogged:
+    """The progress probe's per-frequency and per-token output (docs/PROBES.md, `progress`).
+
+    `shares[w-1]`: share of the logits' non-constant energy on frequency w's (i + s·j) terms on the group
+    axis; `keys`: the key frequencies. The ring: each axis token's coordinates in the plane of `ring_freq`,
+    its distance from the ideal ring, its share of embedding energy in the key frequencies, and whether it
+    is one of the rare tokens (probe.rare_k least trained). Empty tuples for a model without E.
+    """
+
+    step: int
+    shares: tuple[float, ...]
+    keys: tuple[int, ...]
+    ring_freq: int = 0
+    tokens: tuple[int, ...] = ()
+    x: tuple[float, ...] = ()
+    y: tuple[float, ...] = ()
+    distance: tuple[float, ...] = ()
+    membership: tuple[float, ...] = ()
+    rare: tuple[bool, ...] = ()
+
+
+@dataclass(frozen=True)
 class StatusChanged:
     """The run was paused or resumed from another thread."""
 
@@ -76,4 +100,6 @@ class RunFinished:
     error: str = ""
 
 
-Event = RunStarted | StepsTaken | EvalLogged | TokensLogged | FourierLogged | StatusChanged | RunFinished
+Event = (
+    RunStarted | StepsTaken | EvalLogged | TokensLogged | FourierLogged | CircuitLogged | StatusChanged | RunFinished
+)

@@ -83,3 +83,84 @@ def phases_from_rows(rows: list[dict[str, float]], target_val_acc: float, patien
     for r in rows:
         ph.observe(int(r["step"]), r["train_acc"], r["val_acc"], r["train_loss"])
     return ph.summary()
+
+
+# --- Circuit phases from the progress measures (Nanda et al. 2023, §5.2; docs/PROBES.md `progress`) ---
+#
+# memorization: from step 0 until circuit formation starts.
+# circuit formation starts at the first progress measurement at or after M where the restricted loss is
+#   below 1/CIRCUIT_FACTOR of the chance loss ln(C): the key frequencies alone already give the answers of
+#   all pairs a mean log-probability of -ln(C)/2, √C times chance (about 10% against 1% at p = 97).
+# cleanup: where the weight norm's slope turns. ‖θ‖² falls from initialisation on under weight decay; after
+#   circuit formation its fall speeds up, then slows again. The cleanup step is the end of the interval
+#   between two measurements where ‖θ‖² fell fastest (relative fall per step) after circuit formation,
+#   confirmed once the fall has slowed below CLEANUP_SLOWER of that rate.
+CIRCUIT_FACTOR = 2.0
+CLEANUP_SLOWER = 0.9
+JOIN_SHARE = 0.5  # a token is in the circuit with >= half its embedding energy on the key frequencies
+
+
+class CircuitPhases:
+    """Follows the progress columns of one run's rows: when circuit formation and cleanup start."""
+
+    def __init__(self, n_classes: int) -> None:
+        self.chance = math.log(n_classes)
+        self.circuit_step: int | None = None
+        self.cleanup_step: int | None = None
+        self.last: tuple[int, float] | None = None  # (step, ‖θ‖²) at the previous measurement
+        self.fastest: tuple[int, float] | None = None  # (end step, relative fall per step) since circuit formation
+
+    def observe(self, step: int, row: dict[str, float], memorized_step: int | None) -> None:
+        r, w = row.get("restricted_loss", math.nan), row.get("weight_sq", math.nan)
+        if not (math.isfinite(r) and math.isfinite(w)):
+            return  # the probe did not run at this evaluation
+        last, self.last = self.last, (step, w)
+        if self.circuit_step is None:
+            if memorized_step is not None and r * CIRCUIT_FACTOR < self.chance:
+                self.circuit_step = step
+            return
+        if self.cleanup_step is not None or last is None or step <= last[0] or last[1] <= 0:
+            return
+        rate = (last[1] - w) / last[1] / (step - last[0])
+        if self.fastest is None or rate >= self.fastest[1]:
+            self.fastest = (step, rate)
+        elif rate < CLEANUP_SLOWER * self.fastest[1]:
+            self.cleanup_step = self.fastest[0]
+
+    def markers(self) -> dict[str, int | None]:
+        return {"circuit_step": self.circuit_step, "cleanup_step": self.cleanup_step}
+
+    def state_dict(self) -> dict[str, Any]:
+        return dict(vars(self))
+
+    def load_state_dict(self, s: dict[str, Any]) -> None:
+        vars(self).update(s)
+
+
+def circuit_phases_from_rows(rows: list[dict[str, float]], n_classes: int) -> dict[str, int | None]:
+    """memorized, circuit and cleanup steps of a run from its metrics rows (the same rules as live)."""
+    ph, circuit = PhaseTracker(1.0, 0), CircuitPhases(n_classes)
+    for r in rows:
+        ph.observe(int(r["step"]), r["train_acc"], r["val_acc"], r["train_loss"])
+        circuit.observe(int(r["step"]), r, ph.memorized_step)
+    return {**ph.markers(), **circuit.markers()}
+
+
+def join_steps(ring_rows: list[dict[str, str]]) -> dict[int, int | None]:
+    """Each token's join step from ring.csv rows: the first measurement from which its key-frequency share
+    stays >= JOIN_SHARE to the last one; None for a token not in the circuit at the end."""
+    by_token: dict[int, list[tuple[int, float]]] = {}
+    for r in ring_rows:
+        v = r.get("membership", "")
+        by_token.setdefault(int(r["token"]), []).append((int(r["step"]), float(v) if v else math.nan))
+    out: dict[int, int | None] = {}
+    for tok, series in by_token.items():
+        series.sort()
+        joined: int | None = None
+        for step, share in series:
+            if share >= JOIN_SHARE:
+                joined = step if joined is None else joined
+            else:
+                joined = None
+        out[tok] = joined
+    return out

@@ -181,7 +181,7 @@ class Run:
             )
         t = self.cfg.train
         step = self.trainer.step
-        for name in ("metrics.csv", "tokens.csv", "fourier.csv"):
+        for name in ("metrics.csv", "tokens.csv", "fourier.csv", "keyfreq.csv", "ring.csv"):
             # A row at the checkpoint's own step that is off the evaluation cadence was written where
             # a run stopped; an uninterrupted run has none, so it goes (bit-for-bit resume, F13).
             truncate_csv(d / name, step, keep_last=lambda s: s % t.eval_every == 0 or s == t.max_steps)

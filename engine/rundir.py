@@ -1,4 +1,5 @@
-"""The run directory: config.json, metrics.csv, tokens.csv, fourier.csv, summary.json, checkpoint.pt.
+"""The run directory: config.json, metrics.csv, tokens.csv, fourier.csv, keyfreq.csv, ring.csv, joins.csv,
+summary.json, checkpoint.pt.
 
 The one module that reads and writes run directories. Rows are appended and flushed as they happen,
 so a crash, a signal or a killed process leaves every row written so far readable; summary.json is
@@ -25,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from engine.config import ConfigError, RunConfig
-from engine.events import EvalLogged, Event, FourierLogged, RunFinished, RunStarted, TokensLogged
+from engine.events import CircuitLogged, EvalLogged, Event, FourierLogged, RunFinished, RunStarted, TokensLogged
 
 # The lock lives in engine/runlock.py; its names are part of this module's API too.
 from engine.runlock import LOCK_FILE as LOCK_FILE
@@ -39,6 +40,11 @@ CONFIG = "config.json"
 SUMMARY = "summary.json"
 METRICS = "metrics.csv"
 GROUP_FILE = "group.json"  # a sweep group directory (engine/sweep/spec.py)
+# The progress probe's files (engine/probes/progress.py): key-frequency shares over time, the ring's
+# per-token rows over time, and each token's join step written when the run ends.
+KEYFREQ, RING, JOINS = "keyfreq.csv", "ring.csv", "joins.csv"
+KEYFREQ_HEADER = ["step", "freq", "share", "key"]
+RING_HEADER = ["step", "token", "x", "y", "distance", "membership", "rare"]
 
 
 class RunDirError(ConfigError):
@@ -195,6 +201,7 @@ class RunLog:
         self._metrics: Any = None
         self._tokens: Any = None
         self._fourier: Any = None
+        self._circuit: dict[str, Any] = {}
         self._columns: tuple[str, ...] = ()
         self.summary: dict[str, Any] = {}
 
@@ -236,7 +243,11 @@ class RunLog:
             for k, v in enumerate(ev.norms):
                 w.writerow([ev.step, k, _fmt(v)])
             fh.flush()
+        elif isinstance(ev, CircuitLogged):
+            self._write_circuit(ev)
         elif isinstance(ev, RunFinished):
+            if RING in self._circuit:
+                write_joins(self.dir)
             self.summary = dict(ev.summary)
             if ev.error:
                 self.summary["error"] = ev.error
@@ -259,6 +270,9 @@ class RunLog:
         self._tokens = self._open("tokens.csv", ["step", "token", "updates", "grad_norm", "val_acc"])
         if self.resume and (self.dir / "fourier.csv").exists():
             self._fourier = self._open("fourier.csv", ["step", "freq", "norm"])
+        for name, header in ((KEYFREQ, KEYFREQ_HEADER), (RING, RING_HEADER)):
+            if self.resume and (self.dir / name).exists():
+                self._circuit[name] = self._open(name, header)
         old = read_summary(self.dir) if self.resume else {}
         self.summary = {
             **old,
@@ -279,13 +293,30 @@ class RunLog:
     def close(self) -> None:
         """Close the CSV files. A file whose last write failed (a full disk) still holds that row in
         its buffer and fails again here; the row is lost either way and the fault already reported."""
-        for h in (self._metrics, self._tokens, self._fourier):
+        for h in (self._metrics, self._tokens, self._fourier, *self._circuit.values()):
             if h is not None:
                 try:
                     h[0].close()
                 except OSError:
                     pass
         self._metrics = self._tokens = self._fourier = None
+        self._circuit = {}
+
+    def _write_circuit(self, ev: CircuitLogged) -> None:
+        """keyfreq.csv (one row per frequency) and ring.csv (one row per axis token) of one measurement."""
+        for name, header in ((KEYFREQ, KEYFREQ_HEADER), (RING, RING_HEADER)):
+            if name not in self._circuit:
+                self._circuit[name] = self._open(name, header)
+        fh, w = self._circuit[KEYFREQ]
+        keys = set(ev.keys)
+        for k, share in enumerate(ev.shares, start=1):
+            w.writerow([ev.step, k, _fmt(share), int(k in keys)])
+        fh.flush()
+        fh, w = self._circuit[RING]
+        for i, tok in enumerate(ev.tokens):
+            vals = (ev.x[i], ev.y[i], ev.distance[i], ev.membership[i])
+            w.writerow([ev.step, tok, *(_fmt(v) for v in vals), int(ev.rare[i]) if ev.rare else ""])
+        fh.flush()
 
 
 def _json_object(path: Path) -> dict[str, Any]:
@@ -308,6 +339,8 @@ def _written_file(ev: Event, e: OSError) -> str:
         return "tokens.csv"
     if isinstance(ev, FourierLogged):
         return "fourier.csv"
+    if isinstance(ev, CircuitLogged):
+        return RING
     return SUMMARY if isinstance(ev, RunFinished) else METRICS
 
 
@@ -461,3 +494,22 @@ def read_run(path: str | Path) -> RunRecord:
     meta = doc.get("_meta")
     config = {k: v for k, v in doc.items() if k != "_meta"}
     return RunRecord(d, config, summary, rows, step, status, pid, meta if isinstance(meta, dict) else {})
+
+
+def write_joins(run_dir: Path) -> None:
+    """joins.csv from ring.csv: each token's join step (engine/phases.py `join_steps`), rare or not."""
+    from engine.phases import join_steps
+
+    rows = read_csv(Path(run_dir) / RING)
+    joined = join_steps(rows)
+    rare = {int(r["token"]): r.get("rare", "") for r in rows}
+
+    def write(tmp: Path) -> None:
+        with open(tmp, "w", newline="") as fh:
+            w = csv.writer(fh)
+            w.writerow(["token", "rare", "join_step"])
+            for tok in sorted(joined):
+                step = joined[tok]
+                w.writerow([tok, rare.get(tok, ""), "" if step is None else step])
+
+    replace_atomic(Path(run_dir) / JOINS, write)

@@ -23,6 +23,7 @@ from grok_tui.cpu_budget import UI_SHARE, CpuBudget
 from grok_tui.rundata import RunData, clean_text
 from grok_tui.widgets.bar_chart import BarChart
 from grok_tui.widgets.chart import Chart
+from grok_tui.widgets.circuit_pane import CircuitPane
 from grok_tui.widgets.heat_map import HeatMap
 from grok_tui.widgets.line_chart import LineChart
 from grok_tui.widgets.status_bar import StatusBar
@@ -53,7 +54,9 @@ class GrokApp(App[None]):
         Binding("e", "export", "csv", tooltip="export the run to CSV beside its run directory"),
         Binding("l", "toggle_log", "log", tooltip="toggle the log / linear step axis"),
         Binding("o", "toggle_loss", "loss", tooltip="show loss instead of accuracy (narrow terminals)"),
-        Binding("t", "next_view", "view", tooltip="next view: Training, Tokens, Curvature, Spectra, Fourier, All"),
+        Binding(
+            "t", "next_view", "view", tooltip="next view: Training, Tokens, Curvature, Spectra, Fourier, Circuit, All"
+        ),
         Binding("c", "compare", "compare", tooltip="overlay a column (y cycles it) of several runs"),
         Binding(
             "comma",
@@ -149,6 +152,7 @@ class GrokApp(App[None]):
                     yield LineChart(lambda: views.ratios(d(), ax()), id="ratio")
             with TabPane("Fourier", id="tab-fourier"):
                 yield BarChart(lambda: views.fourier_bars(d(), at()), id="fourier")
+            yield CircuitPane(d, ax, at)  # the progress probe (grok_tui/widgets/circuit_pane.py)
             with TabPane("All", id="tab-all"):
                 with Grid(id="overview"):
                     yield LineChart(lambda: views.accuracy(d(), ax()), id="all-acc")

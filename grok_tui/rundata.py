@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from engine.events import (
+    CircuitLogged,
     EvalLogged,
     Event,
     FourierLogged,
@@ -26,6 +27,7 @@ from engine.events import (
 from engine.rundir import clean_text
 from grok_tui.charts.series import Raw, Snapshots, Trace
 
+PHASE_KEYS = ("memorized_step", "generalized_step", "circuit_step", "cleanup_step")  # engine/phases.py
 HISTORY = 512  # logged evaluations kept for the time scrubber (evenly spaced once a run has more)
 
 __all__ = ["RunData", "clean_text", "load_run"]
@@ -56,11 +58,14 @@ class RunData:
         self.fourier_history = Snapshots(HISTORY)
         self.fourier: tuple[float, ...] = ()
         self.fourier_step = 0
+        self.circuit_history = Snapshots(HISTORY)  # (step, CircuitLogged): the progress probe (Circuit view)
         self.traces: dict[str, Trace] = {}
         self.raw: dict[str, Raw] = {}  # every logged value (capped), for zoom, cursor and smoothing
         self.last_row: dict[str, float] = {}
         self.memorized_step: int | None = None
         self.generalized_step: int | None = None
+        self.circuit_step: int | None = None  # circuit formation and cleanup (engine/phases.py)
+        self.cleanup_step: int | None = None
         self.summary: dict[str, Any] = {}
         self.error = ""
 
@@ -79,7 +84,7 @@ class RunData:
         elif isinstance(ev, EvalLogged):
             self._row(ev.step, ev.row)
             # the phases as the engine's PhaseTracker saw them after this evaluation
-            for key in ("memorized_step", "generalized_step"):
+            for key in PHASE_KEYS:
                 v = getattr(ev, key, None)
                 if v is not None:
                     setattr(self, key, int(v))
@@ -92,6 +97,8 @@ class RunData:
         elif isinstance(ev, FourierLogged):
             self.fourier, self.fourier_step = ev.norms, ev.step
             self.fourier_history.add(ev.step, ev.norms)
+        elif isinstance(ev, CircuitLogged):
+            self.circuit_history.add(ev.step, ev)
         elif isinstance(ev, RunStarted):
             self.config, self.columns, self.device = ev.config, ev.columns, clean_text(ev.device)
             self.run_dir, self.step, self.max_steps = ev.run_dir, ev.step, max(ev.max_steps, 1)
@@ -102,7 +109,7 @@ class RunData:
         elif isinstance(ev, RunFinished):
             self.status, self.summary = clean_text(ev.status), dict(ev.summary)
             self.error = clean_text(ev.error or str(ev.summary.get("error", "")))
-            for key in ("memorized_step", "generalized_step"):
+            for key in PHASE_KEYS:
                 v = ev.summary.get(key)
                 if isinstance(v, int | float) and math.isfinite(v):
                     setattr(self, key, int(v))
@@ -156,7 +163,8 @@ class RunData:
 
     def logged_steps(self) -> list[int]:
         """Steps of the evaluations the scrubber can show (token counts and, when on, spectra)."""
-        return sorted({s for s, _ in self.token_history.items} | {s for s, _ in self.fourier_history.items})
+        steps = {s for s, _ in self.token_history.items} | {s for s, _ in self.fourier_history.items}
+        return sorted(steps | {s for s, _ in self.circuit_history.items})
 
 
 def load_run(run_dir: str | Path) -> RunData:
@@ -202,6 +210,8 @@ def load_run(run_dir: str | Path) -> RunData:
         spectra.setdefault(int(freq_row["step"]), []).append(float(freq_row["norm"] or "nan"))
     for step in sorted(spectra):
         data.apply(FourierLogged(step, tuple(spectra[step])))
+    for ev in read_circuit(path):
+        data.apply(ev)
     summary = dict(rec.summary)
     needed = {"step", "train_acc", "val_acc", "train_loss"}
     lagging = rec.status in ("running", "paused", "dead") and summary.get("memorized_step") is None
@@ -211,7 +221,7 @@ def load_run(run_dir: str | Path) -> RunData:
     if rec.status in ("running", "paused"):  # another process is writing it: show it as it stands
         with data.lock:
             data.status = rec.status
-            for key in ("memorized_step", "generalized_step"):
+            for key in PHASE_KEYS:
                 if summary.get(key) is not None:
                     setattr(data, key, int(summary[key]))
     else:
@@ -219,3 +229,38 @@ def load_run(run_dir: str | Path) -> RunData:
     with data.lock:
         data.step = rec.step
     return data
+
+
+def read_circuit(run_dir: Path) -> list[CircuitLogged]:
+    """keyfreq.csv and ring.csv (the progress probe) back into CircuitLogged events, one per measurement."""
+    from engine.rundir import KEYFREQ, RING, read_csv
+
+    freqs: dict[int, list[dict[str, str]]] = {}
+    for r in read_csv(run_dir / KEYFREQ):
+        freqs.setdefault(int(r["step"]), []).append(r)
+    rings: dict[int, list[dict[str, str]]] = {}
+    for r in read_csv(run_dir / RING):
+        rings.setdefault(int(r["step"]), []).append(r)
+
+    def num(v: str) -> float:
+        return float(v) if v else math.nan
+
+    out = []
+    for step in sorted(freqs):
+        fr = sorted(freqs[step], key=lambda r: int(r["freq"]))
+        toks = rings.get(step, [])
+        out.append(
+            CircuitLogged(
+                step,
+                tuple(num(r["share"]) for r in fr),
+                tuple(int(r["freq"]) for r in fr if r["key"] == "1"),
+                0,
+                tuple(int(r["token"]) for r in toks),
+                tuple(num(r["x"]) for r in toks),
+                tuple(num(r["y"]) for r in toks),
+                tuple(num(r["distance"]) for r in toks),
+                tuple(num(r["membership"]) for r in toks),
+                tuple(r["rare"] == "1" for r in toks),
+            )
+        )
+    return out

@@ -7,12 +7,14 @@ from typing import Any
 
 import torch
 
+from engine.events import CircuitLogged
 from engine.probes.base import NAN, Blocks, Probe, ProbeContext
 from engine.probes.fourier import FourierProbe
 from engine.probes.gradients import GradProbe
 from engine.probes.hessian import HessianProbe
 from engine.probes.med import MedProbe
 from engine.probes.norms import NormProbe, UpdateProbe
+from engine.probes.progress import ProgressProbe
 from engine.probes.spectra import RankProbe
 
 # Cadences (steps) at which every probe together costs at most 15% of training wall time on `embed_mul`
@@ -35,6 +37,7 @@ class ProbeResult:
     metrics: dict[str, float] = field(default_factory=dict)  # merged into the metrics.csv row
     grad_norm: tuple[float, ...] | None = None  # per-token ‖∇e_i‖ for tokens.csv
     fourier: tuple[float, ...] | None = None  # spectrum of E for fourier.csv
+    circuit: CircuitLogged | None = None  # key-frequency shares and the ring for keyfreq.csv, ring.csv
 
 
 class ProbeSet:
@@ -51,6 +54,7 @@ class ProbeSet:
             MedProbe(cfg, blocks),
             FourierProbe(cfg, blocks),
             GradProbe(ctx, blocks),
+            ProgressProbe(ctx, blocks),
         ]
         self.probes = [p for p in every if p.enabled]
         self._stepping = [p for p in self.probes if type(p).on_step is not Probe.on_step]
@@ -80,6 +84,7 @@ class ProbeSet:
             p.mark(step)
             result.grad_norm = values.pop("grad_norm", result.grad_norm)
             result.fourier = values.pop("fourier", result.fourier)
+            result.circuit = values.pop("circuit", result.circuit)
             result.metrics.update({c: float(values.get(c, NAN)) for c in p.columns})
         return result
 

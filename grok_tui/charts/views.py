@@ -106,12 +106,17 @@ def _plot(data: RunData, title: str, columns: list[tuple[str, str]], axis: Axis,
 
 
 def phase_markers(data: RunData) -> list[tuple[float, str]]:
-    """M at the memorized step, G at the generalized step (engine/phases.py), on every step chart."""
+    """M at the memorized step, G at the generalized step, C and U at circuit formation and cleanup
+    (engine/phases.py), on every step chart."""
     out = []
     if data.memorized_step is not None:
         out.append((float(data.memorized_step), "M"))
     if data.generalized_step is not None:
         out.append((float(data.generalized_step), "G"))
+    # circuit formation and cleanup, from the progress probe (engine/phases.py)
+    for step, mark in ((data.circuit_step, "C"), (data.cleanup_step, "U")):
+        if step is not None:
+            out.append((float(step), mark))
     return out
 
 

@@ -203,10 +203,10 @@ async def test_l_toggles_log_axis_and_o_toggles_loss_and_t_cycles_views(tmp_path
         assert app.query_one("#loss").display and not app.query_one("#acc").display
         tabs = app.query_one("#tabs", TabbedContent)
         seen = []
-        for _ in range(6):
+        for _ in range(7):
             await pilot.press("t")
             seen.append(tabs.active)
-        assert seen == ["tab-tokens", "tab-curv", "tab-spectra", "tab-fourier", "tab-all", "tab-train"]
+        assert seen == ["tab-tokens", "tab-curv", "tab-spectra", "tab-fourier", "tab-circuit", "tab-all", "tab-train"]
 
 
 @aio
