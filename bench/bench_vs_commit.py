@@ -15,6 +15,7 @@ only, from summary.json) and the wall and CPU time of the whole process. Usage:
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import os
 import resource
@@ -28,6 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+print = functools.partial(print, flush=True)  # noqa: A001 - progress shows in a log file as it happens
 
 PREFLIGHT = (
     "import engine, grok_tui, engine.presets as p; "
