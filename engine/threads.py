@@ -4,8 +4,9 @@ Measured on the 2-core CPU (docs/PERFORMANCE.md, "Threads"): with more torch thr
 cores, OpenMP's threads wait on each other at every kernel's barrier while another process holds
 a core, and a run slows down many times over (a 1-step `grok run` with the Hessian probe took 34.9 s
 on 2 threads against 2.6 s on 1 at load average 7; a Hessian measurement 7.3 s against 0.93 s at
-load 6). An extra idle core gains much less than that loses. So auto takes the cores that are idle
-now, never more than this process's share of the cores:
+load 6). So auto takes the cores that are idle now, never more than this process's share of them
+(on a quiet machine that is every core, torch's old default; 1 against 2 threads on a quiet machine
+was not measured):
 
 - `OMP_NUM_THREADS` set in the environment (by you, or by `grok sweep` for its workers, which split
   the cores so that workers × threads ≤ cores): torch already follows it, auto keeps it;
@@ -13,8 +14,8 @@ now, never more than this process's share of the cores:
   1-minute load average (rounded), which counts every other runnable process on the machine.
 
 Auto decides once per process, so every run of a process (the TUI's, a sweep worker's) uses the same
-count. A float sum split over another number of threads rounds differently (batch 64 runs of the same
-seed differ in the 8th digit between 1 and 2 threads), so runs that must match bit for bit across
+count. A float sum split over another number of threads can round differently (a batch 64 run of the
+same seed ended in the last bits apart on 1 and 2 threads), so runs that must match bit for bit across
 processes (a resume on another day, the golden tests) pin `train.threads` or OMP_NUM_THREADS.
 """
 
