@@ -12,8 +12,9 @@ been imported, so:
   function directly while torch._dynamo is not imported, and builds and caches the real one once it is;
 - `eager_step(opt)` is `opt.step` without the graph breaks: the optimizer's own `step` under
   `torch.no_grad()`, as torch's wrapper runs it when `differentiable` is off. It falls back to the
-  ordinary `opt.step` once torch._dynamo is imported, for a closure, with step hooks registered, or
-  when the wrapper chain is not the one this was written against.
+  ordinary `opt.step` once torch._dynamo is imported, for a closure, with step hooks registered,
+  under the profiler (which labels the step), or when the wrapper chain is not the one this was
+  written against.
 
 The arithmetic is the optimizer's own, so trajectories are bit for bit those of `opt.step()`
 (tests/engine/test_eager.py). What still imports torch._dynamo: torch.func's `grad` (the Hessian
@@ -97,7 +98,7 @@ def eager_step(opt: torch.optim.Optimizer) -> Callable[..., Any]:
         return ordinary
 
     def step(closure: Callable[[], Any] | None = None) -> Any:
-        if closure is not None or dynamo_imported() or _hooked(opt):
+        if closure is not None or dynamo_imported() or _hooked(opt) or torch.autograd._profiler_enabled():
             return ordinary(closure)
         with torch.no_grad():
             return raw(opt)
