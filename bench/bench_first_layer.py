@@ -21,7 +21,7 @@ V, L, d, H, B = 99, 4, 128, 512, 512
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--threads", type=int, default=0, help="torch intra-op threads; 0 = torch's default")
+    ap.add_argument("--threads", type=int, default=0, help="torch intra-op threads; 0 = auto (engine/threads.py)")
     ap.add_argument("--reps", type=int, default=15)
     args = ap.parse_args()
     if args.threads:

@@ -37,7 +37,7 @@ def pinned(run: Stepper, path: str) -> Stepper:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--threads", type=int, default=1, help="torch intra-op threads; 0 = torch's default")
+    ap.add_argument("--threads", type=int, default=1, help="torch intra-op threads; 0 = auto (engine/threads.py)")
     ap.add_argument("--reps", type=int, default=9)
     ap.add_argument("--batches", default="64,512")
     args = ap.parse_args()

@@ -22,7 +22,7 @@ def main() -> None:
     ap.add_argument("--sizes", default="1,8,32")
     ap.add_argument("--steps", type=int, default=20)
     ap.add_argument("--reps", type=int, default=3)
-    ap.add_argument("--threads", type=int, default=0, help="torch intra-op threads; 0 = torch's default")
+    ap.add_argument("--threads", type=int, default=0, help="torch intra-op threads; 0 = auto (engine/threads.py)")
     args = ap.parse_args()
     if args.threads:
         torch.set_num_threads(args.threads)

@@ -54,7 +54,7 @@ def main() -> None:
     ap.add_argument("--preset", default="embed_mul")
     ap.add_argument("--steps", type=int, default=1500)
     ap.add_argument("--pairs", type=int, default=3, help="(off, on) pairs, interleaved")
-    ap.add_argument("--threads", type=int, default=0, help="torch intra-op threads; 0 = torch's default")
+    ap.add_argument("--threads", type=int, default=0, help="torch intra-op threads; 0 = auto (engine/threads.py)")
     ap.add_argument("--set", action="append", default=[], help="extra group.key=value for the probes-on arm")
     args = ap.parse_args()
 

@@ -22,7 +22,7 @@ CHUNK = 100
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--steps", type=int, default=6000)
-    ap.add_argument("--threads", type=int, default=0, help="torch intra-op threads; 0 = torch's default")
+    ap.add_argument("--threads", type=int, default=0, help="torch intra-op threads; 0 = auto (engine/threads.py)")
     ap.add_argument("--arms", default="plain,plain_flush,engine")
     args = ap.parse_args()
     if args.threads:

@@ -29,7 +29,7 @@ from engine.trainer import resolve_device
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--threads", type=int, default=0, help="torch intra-op threads; 0 = torch's default")
+    ap.add_argument("--threads", type=int, default=0, help="torch intra-op threads; 0 = auto (engine/threads.py)")
     ap.add_argument("--reps", type=int, default=7)
     ap.add_argument("--steps", type=int, default=50)
     ap.add_argument("--device", default="cpu")

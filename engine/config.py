@@ -241,7 +241,7 @@ class TrainConfig:
     dtype: str = "float32"  # float32 | float64 for parameters and activations
     loss: str = "ce"  # ce | stablemax
     checkpoint_every: int = 2000  # steps between checkpoints (also written on every exit)
-    threads: int = 0  # torch intra-op threads; 0 = torch's default
+    threads: int = 0  # torch intra-op threads; 0 = auto: idle cores, or OMP_NUM_THREADS (engine/threads.py)
 
     def __post_init__(self) -> None:
         _check(self.batch_size >= 0, "train.batch_size", f"must be >= 1, or 0 for full batch (got {self.batch_size})")

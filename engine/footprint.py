@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
+from typing import Any
 
 from engine.config import ConfigError, RunConfig
 
@@ -34,12 +35,27 @@ class Footprint:
 
 
 def parameter_count(cfg: RunConfig) -> int:
-    """Parameters of the model `cfg` builds, counted on torch's meta device (nothing allocated)."""
+    """Parameters of the model `cfg` builds, counted on torch's meta device (nothing allocated).
+
+    The random fills of the init are skipped: a meta tensor has no values, and on the meta device
+    torch runs them through Python decompositions whose first call imports torch._dynamo (about
+    1.3 CPU-seconds; engine/eager.py).
+    """
     import torch
+    from torch.overrides import TorchFunctionMode
 
     from engine.models import build_model
 
-    with torch.random.fork_rng(devices=[]), torch.device("meta"):
+    class SkipFills(TorchFunctionMode):
+        """nn.init's functions return their tensor untouched (they dispatch here before filling)."""
+
+        def __torch_function__(self, func: Any, types: Any, args: Any = (), kwargs: Any = None) -> Any:
+            kwargs = kwargs or {}
+            if getattr(func, "__module__", None) == "torch.nn.init":
+                return kwargs["tensor"] if "tensor" in kwargs else args[0]
+            return func(*args, **kwargs)
+
+    with torch.random.fork_rng(devices=[]), torch.device("meta"), SkipFills():
         model = build_model(cfg)
     return sum(p.numel() for p in model.parameters())
 

@@ -8,6 +8,7 @@ import torch
 from torch import nn
 
 from engine.config import RunConfig
+from engine.eager import defer_dynamo_disable, eager_step
 from engine.models import embedding_names, w_names
 from engine.spectral import sigma_max
 
@@ -26,11 +27,16 @@ def build_optimizer(model: nn.Module, cfg: RunConfig) -> torch.optim.Optimizer:
     # 2-core CPU (median of 6 interleaved pairs, batch 512); foreach elsewhere.
     devices = {p.device.type for p in emb + rest}
     impl = {"fused": True} if devices <= {"cpu", "cuda"} else {"foreach": True}
+    defer_dynamo_disable()  # a run that never compiles never imports torch._dynamo (engine/eager.py)
+    opt: torch.optim.Optimizer
     if o.name == "adam":  # coupled L2: wd·θ is added to the gradient before the moments (the paper's setup)
-        return torch.optim.Adam(groups, lr=o.lr, betas=o.betas, eps=o.eps, weight_decay=o.weight_decay, **impl)
-    if o.name == "adamw":
-        return torch.optim.AdamW(groups, lr=o.lr, betas=o.betas, eps=o.eps, weight_decay=o.weight_decay, **impl)
-    return torch.optim.SGD(groups, lr=o.lr, momentum=o.momentum, weight_decay=o.weight_decay, **impl)
+        opt = torch.optim.Adam(groups, lr=o.lr, betas=o.betas, eps=o.eps, weight_decay=o.weight_decay, **impl)
+    elif o.name == "adamw":
+        opt = torch.optim.AdamW(groups, lr=o.lr, betas=o.betas, eps=o.eps, weight_decay=o.weight_decay, **impl)
+    else:
+        opt = torch.optim.SGD(groups, lr=o.lr, momentum=o.momentum, weight_decay=o.weight_decay, **impl)
+    opt.__dict__["step"] = eager_step(opt)
+    return opt
 
 
 def set_lr_ratio(opt: torch.optim.Optimizer, lr: float, ratio: float) -> None:

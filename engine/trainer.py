@@ -23,6 +23,7 @@ from engine.phases import PhaseTracker
 from engine.probes import ProbeSet
 from engine.probes.base import ProbeContext
 from engine.samplers import build_sampler
+from engine.threads import apply_threads
 
 PROGRESS_EVERY = 10  # steps between StepsTaken events (and NaN checks)
 
@@ -53,8 +54,7 @@ class Trainer:
     def __init__(self, cfg: RunConfig, state: dict[str, Any] | None = None) -> None:
         self.cfg = cfg
         self.device = resolve_device(cfg.train.device)
-        if cfg.train.threads:
-            torch.set_num_threads(cfg.train.threads)
+        apply_threads(cfg.train.threads)  # train.threads, or auto's choice for 0 (engine/threads.py)
         # Subnormal floats appear as weights decay in the memorization plateau and make CPU
         # matmuls up to 10× slower; flushing them to zero keeps throughput flat (bench/).
         torch.set_flush_denormal(True)

@@ -20,7 +20,7 @@ def register(app: typer.Typer) -> None:
     def bench(
         device: Annotated[str, typer.Option("--device", help="auto, cpu, cuda, cuda:N or mps.")] = "auto",
         quick: Annotated[bool, typer.Option("--quick", help="Fewer repetitions; skip the 6k-step run.")] = False,
-        threads: Annotated[int, typer.Option("--threads", help="torch intra-op threads; 0 = torch's default.")] = 0,
+        threads: Annotated[int, typer.Option("--threads", help="torch threads; 0 = auto (grok doctor).")] = 0,
         many: Annotated[
             str | None,
             typer.Option("--many", help="Batch sizes N of section 6, e.g. 1,8 (default 1,8,32; 1,8,32,128 on a GPU)."),

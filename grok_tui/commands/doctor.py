@@ -65,6 +65,10 @@ def register(app: typer.Typer) -> None:
         cuda = torch.version.cuda
         build = f"CUDA {cuda} build" if cuda else "CPU build"
         echo(f"torch     {torch.__version__} ({build}), {torch.get_num_threads()} threads")
+        from engine.threads import choose_threads
+
+        auto = choose_threads(0)
+        echo(f"threads   train.threads = 0 (auto) picks {auto.threads}: {auto.reason}")
         if torch.cuda.is_available():
             names = ", ".join(torch.cuda.get_device_name(i) for i in range(torch.cuda.device_count()))
             echo(f"CUDA      available: {torch.cuda.device_count()} device(s): {names}")

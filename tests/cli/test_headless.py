@@ -177,6 +177,7 @@ def test_doctor_on_the_cpu(tmp_path: Path) -> None:
     assert r.returncode == 0, r.stderr
     assert f"torch     {metadata.version('torch').split('+')[0]}" in r.stdout
     assert "device    cpu -> cpu" in r.stdout and "GFLOP/s" in r.stdout
+    assert "threads   train.threads = 0 (auto) picks 1: OMP_NUM_THREADS=1 is set" in r.stdout  # tests/conftest.py
     assert f"runs      {tmp_path.resolve()} (0 runs, 0 sweep groups; writable)" in r.stdout
     bad = grok("doctor", "--device", "tpu")
     assert bad.returncode == 2 and bad.stderr.startswith("error: --device tpu")

@@ -1,0 +1,82 @@
+"""A run that never compiles leaves torch._dynamo unimported, and trains bit for bit as torch's own step does.
+
+These run in a fresh interpreter: the test process may already hold torch._dynamo (another test, a
+plugin), and then `eager_step` rightly falls back to the ordinary `opt.step`.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent.parent
+
+SCRIPT = """
+import sys
+import torch
+from engine.config import RunConfig, apply_overrides
+from engine.footprint import parameter_count
+from engine.trainer import Trainer
+
+torch.set_num_threads(1)
+cfg = apply_overrides(RunConfig(), {{
+    "data.p": 11, "train.max_steps": 30, "train.eval_every": 10, "train.batch_size": 16,
+    "train.device": "cpu", "train.threads": 1, "optim.name": "{opt}", "optim.weight_decay": 0.01,
+    "optim.momentum": 0.9, "model.kind": "{kind}",
+}})
+
+def train():
+    t = Trainer(cfg)
+    rows = [{{k: v for k, v in ev.row.items() if k != "wall_s"}} for ev in t if type(ev).__name__ == "EvalLogged"]
+    return rows, {{k: v.clone() for k, v in t.model.state_dict().items()}}, t.opt.state_dict()
+
+count = parameter_count(cfg)
+rows, params, opt_state = train()
+assert "torch._dynamo" not in sys.modules, "a run imported torch._dynamo"
+assert count == sum(p.numel() for p in params.values()), (count, "parameter_count differs from the model")
+
+import torch._dynamo  # now `eager_step` falls back to torch's own wrapped step
+
+rows2, params2, opt_state2 = train()
+assert str(rows) == str(rows2), (rows, rows2)  # str: NaN cells compare equal
+for k in params:
+    assert torch.equal(params[k], params2[k]), k
+for k, s in opt_state["state"].items():
+    for name, v in s.items():
+        assert torch.equal(v, opt_state2["state"][k][name]), (k, name)
+print("ok")
+"""
+
+
+@pytest.mark.parametrize(
+    ("opt", "kind"), [("adam", "mlp_embed"), ("adamw", "mlp_onehot"), ("sgd", "mlp_raw"), ("adam", "transformer")]
+)
+def test_a_run_keeps_dynamo_unimported_and_steps_as_torch_does(opt: str, kind: str) -> None:
+    script = textwrap.dedent(SCRIPT.format(opt=opt, kind=kind))
+    proc = subprocess.run(
+        [sys.executable, "-c", script], cwd=ROOT, capture_output=True, text=True, timeout=300, check=False
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert proc.stdout.strip() == "ok"
+
+
+def test_eager_step_falls_back_for_a_closure_and_hooks() -> None:
+    import torch
+
+    from engine.eager import eager_step
+
+    w = torch.nn.Parameter(torch.ones(3))
+    opt = torch.optim.SGD([w], lr=0.1)
+    step = eager_step(opt)
+    calls: list[str] = []
+    opt.register_step_pre_hook(lambda *a: calls.append("pre"))
+    w.grad = torch.ones(3)
+    step()
+    assert calls == ["pre"]  # the ordinary step ran its hooks
+    assert torch.allclose(w.detach(), torch.full((3,), 0.9))
+    loss = step(lambda: (w**2).sum())  # a closure goes to the ordinary step too
+    assert loss is not None
