@@ -13,8 +13,13 @@ THREADS = (1, 2)
 
 
 @pytest.fixture(params=THREADS, ids=[f"threads{n}" for n in THREADS])
-def threads(request: pytest.FixtureRequest) -> Iterator[int]:
-    """torch's intra-op thread count for the test, restored after it."""
+def threads(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> Iterator[int]:
+    """torch's intra-op thread count for the test, restored after it.
+
+    OMP_NUM_THREADS is set too: a run with `train.threads = 0` (auto) keeps it (engine/threads.py),
+    where it would otherwise reset torch to the suite's one thread.
+    """
+    monkeypatch.setenv("OMP_NUM_THREADS", str(request.param))
     before = torch.get_num_threads()
     torch.set_num_threads(request.param)
     yield request.param

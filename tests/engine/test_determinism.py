@@ -87,7 +87,7 @@ def test_metrics_match_golden(name: str, threads: int) -> None:
     against 3.637651, 2.5e-3 relative).
     """
     cfg = from_dict(json.loads((GOLDEN / name / "config.json").read_text()))
-    cfg = dataclasses.replace(cfg, train=dataclasses.replace(cfg.train, threads=THREADS))  # not auto's choice
+    cfg = dataclasses.replace(cfg, train=dataclasses.replace(cfg.train, threads=threads))  # pinned, not auto's choice
     assert cfg.train.device == "cpu"
     data = load_dataset(cfg.data, cfg.train.seed)
     n_eval = {"train_acc": len(data.y_train), "val_acc": len(data.y_test)}
