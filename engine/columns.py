@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-RARE_COLUMNS = ("val_acc_rare", "val_acc_common")  # rare-token accuracy (Fig. 4, engine/metrics.py)
+# rare-token accuracy (Fig. 4, engine/metrics.py): rare (present tokens only), common, absent, target
+RARE_COLUMNS = ("val_acc_rare", "val_acc_common", "val_acc_absent", "val_acc_target")
 BASE_COLUMNS = (
     "step",
     "epoch",

@@ -14,40 +14,49 @@ from engine.metrics import RareTokenAccuracy, operand_counts, rare_tokens
 from engine.trainer import Trainer
 
 
-def test_operand_counts_cover_both_positions() -> None:
+def test_operand_counts_are_pairs_holding_a_token_once() -> None:
     pairs = np.array([[0, 1], [1, 1], [2, 0]])
-    assert operand_counts(pairs, 4).tolist() == [2, 3, 1, 0]  # (1, 1) counts twice: two occurrences
+    assert operand_counts(pairs, 4).tolist() == [2, 2, 1, 0]  # (1, 1) counts once: one pair holds 1
 
 
-def test_rare_tokens_are_the_least_trained_with_ties_to_the_smaller_token() -> None:
-    assert rare_tokens(np.array([5, 0, 3, 0, 9]), 2).tolist() == [1, 3]
+def test_rare_tokens_come_from_present_tokens_and_take_every_tie() -> None:
+    assert rare_tokens(np.array([5, 0, 3, 0, 9]), 2).tolist() == [0, 2]  # 1 and 3 are absent, not rare
+    assert rare_tokens(np.array([5, 1, 3, 1, 9]), 1).tolist() == [1, 3]  # the tie at the cut-off: both in
     assert rare_tokens(np.array([5, 1, 3, 1, 9]), 3).tolist() == [1, 2, 3]
+    assert rare_tokens(np.array([4, 2, 2, 2, 9]), 2).tolist() == [1, 2, 3]  # k = 2, three tied: three
     assert rare_tokens(np.array([2, 1]), 10).tolist() == [0, 1]
+    assert rare_tokens(np.array([0, 0]), 3).tolist() == []
+    # the set does not depend on token ids: relabelling the tokens relabels the set
+    counts = np.array([7, 3, 3, 5, 3, 8])
+    perm = np.array([4, 0, 5, 2, 1, 3])
+    assert sorted(perm[rare_tokens(counts, 2)].tolist()) == rare_tokens(counts[np.argsort(perm)], 2).tolist()
 
 
-def test_rare_common_and_per_token_accuracy_are_exact() -> None:
+def test_rare_common_absent_target_and_per_token_accuracy_are_exact() -> None:
     p = 5
-    train = np.array([[0, 0], [0, 1], [1, 1], [2, 2], [2, 0], [3, 1], [1, 2]])  # counts 0:4 1:5 2:4 3:1 4:0
-    test = np.array([[0, 4], [3, 3], [1, 2], [2, 1], [4, 4], [0, 1]])
-    hits = torch.tensor([True, False, True, False, True, True])
-    m = RareTokenAccuracy(train, test, p, p + 2, 2, torch.device("cpu"))
-    assert m.rare.tolist() == [3, 4]
-    rc, per = m.reduce(hits)
-    # rare pairs: (0,4) ok, (3,3) miss, (4,4) ok -> 2/3; common: (1,2) ok, (2,1) miss, (0,1) ok -> 2/3
-    assert rc.tolist() == [2 / 3, 2 / 3]
-    hits2 = torch.tensor([False, False, True, True, True, False])
-    rc2, per2 = m.reduce(hits2)
-    assert rc2.tolist() == [1 / 3, 2 / 3]
-    want = [0 / 2, 2 / 3, 2 / 2, 0 / 1, 1 / 2]  # token t: pairs holding t, (t, t) once
-    assert per2[:p].tolist() == want
-    assert all(math.isnan(v) for v in per2[p:].tolist())  # op and '=' are not operands
-    assert per[:p].tolist() == [2 / 2, 2 / 3, 1 / 2, 0 / 1, 2 / 2]
+    # pairs holding each token, (t, t) once: 0:3 1:4 2:3 3:1 4:0 (absent)
+    train = np.array([[0, 0], [0, 1], [1, 1], [2, 2], [2, 0], [3, 1], [1, 2]])
+    test = np.array([[0, 4], [3, 3], [1, 2], [2, 1], [4, 4], [0, 1], [1, 1]])
+    hits = torch.tensor([True, False, True, False, True, True, True])
+    m = RareTokenAccuracy(train, test, p, p + 2, 2, torch.device("cpu"), np.array([3]))
+    assert m.rare.tolist() == [0, 2, 3]  # k = 2: 3 (1 pair), then 0 and 2 tie at 3 pairs: both in
+    assert m.absent.tolist() == [4]
+    # absent: (0,4) ok, (4,4) ok -> 2/2; rare (no absent token): (3,3) miss, (1,2) ok, (2,1) miss, (0,1) ok
+    # -> 2/4; common: (1,1) ok -> 1/1; target {3}: (3,3) miss -> 0/1
+    assert (m.n_rare, m.n_common, m.n_absent, m.n_target) == (4, 1, 2, 1)
+    acc, per = m.reduce(hits)
+    assert acc.tolist() == [2 / 4, 1 / 1, 2 / 2, 0 / 1]
+    # token t over the test pairs holding it, (t, t) once
+    assert per[:p].tolist() == [2 / 2, 3 / 4, 1 / 2, 0 / 1, 2 / 2]
+    assert all(math.isnan(v) for v in per[p:].tolist())  # op and '=' are not operands
 
 
-def test_empty_rare_set_is_nan() -> None:
+def test_empty_sets_are_nan() -> None:
     m = RareTokenAccuracy(np.array([[0, 1]]), np.array([[0, 1], [1, 1]]), 3, 5, 0, torch.device("cpu"))
-    rc, per = m.reduce(torch.tensor([True, False]))
-    assert math.isnan(rc[0].item()) and rc[1].item() == 0.5
+    acc, per = m.reduce(torch.tensor([True, False]))
+    assert math.isnan(acc[0].item()) and acc[1].item() == 0.5  # k = 0: no rare set
+    assert math.isnan(acc[2].item())  # token 2 absent but in no test pair: val_acc_absent is empty
+    assert math.isnan(acc[3].item())  # no target tokens
     assert math.isnan(per[2].item())  # token 2 holds no test pair
 
 
@@ -73,14 +82,20 @@ def test_trainer_logs_rare_columns_and_per_token_val_acc() -> None:
     split = D.make_split(cfg.data, cfg.train.seed)
     pairs = D.operand_pairs(cfg.data)
     starved = D.starved_tokens(cfg.data, cfg.train.seed)
-    assert operand_counts(pairs[split.train], 11)[starved].tolist() == [0, 0, 0]  # so they are the 3 rare ones
+    assert operand_counts(pairs[split.train], 11)[starved].tolist() == [0, 0, 0]  # so they are the absent ones
     x = torch.as_tensor(D.tokens(cfg.data, pairs[split.test]))
     with torch.no_grad():
         hits = (tr.model(x).argmax(1) == torch.as_tensor(D.labels(cfg.data, pairs[split.test]))).numpy()
     a, b = pairs[split.test, 0], pairs[split.test, 1]
-    rare = np.isin(a, starved) | np.isin(b, starved)
+    absent = np.isin(a, starved) | np.isin(b, starved)
+    assert rows[-1]["val_acc_absent"] == hits[absent].mean()
+    assert rows[-1]["val_acc_target"] == hits[absent].mean()  # the starved tokens are the targets
+    counts = operand_counts(pairs[split.train], 11)
+    rare_set = rare_tokens(counts, 3)
+    assert len(rare_set) >= 3 and counts[rare_set].min() > 0
+    rare = (np.isin(a, rare_set) | np.isin(b, rare_set)) & ~absent
     assert rows[-1]["val_acc_rare"] == hits[rare].mean()
-    assert rows[-1]["val_acc_common"] == hits[~rare].mean()
+    assert rows[-1]["val_acc_common"] == hits[~rare & ~absent].mean()
     for t in range(11):
         assert toks[-1].val_acc[t] == hits[(a == t) | (b == t)].mean()
     assert len(toks[-1].val_acc) == cfg.data.vocab_size
