@@ -19,3 +19,18 @@ BASE_COLUMNS = (
     *RARE_COLUMNS,
 )
 # The probes' columns follow these (engine/probes/).
+
+# A token is learned at the first evaluation where its val_acc (the test pairs holding it) reaches this and
+# stays at or above it through the end of the run: the per-token form of Fig. 4 (`grok tokens`).
+LEARNED_ACC = 0.9
+
+
+def learned_step(steps: list[int], accs: list[float], threshold: float = LEARNED_ACC) -> int | None:
+    """The first step from which `accs` stays >= threshold to the end; None if the last is below (or NaN)."""
+    since: int | None = None
+    for s, a in zip(steps, accs, strict=True):
+        if a >= threshold:  # NaN compares False: a token with no test pair is never learned
+            since = s if since is None else since
+        else:
+            since = None
+    return since

@@ -16,7 +16,7 @@ import torch
 from torch import nn
 
 from engine import data as D
-from engine.columns import RARE_COLUMNS
+from engine.columns import LEARNED_ACC, RARE_COLUMNS
 from engine.config import RunConfig
 from engine.dataset import Dataset
 from engine.events import EvalLogged, Event, FourierLogged, TokensLogged
@@ -31,9 +31,6 @@ EVAL_CHUNK = 8192  # examples per forward pass during evaluation
 
 Loss = Callable[..., torch.Tensor]
 
-# A token is learned at the first evaluation where its val_acc (the test pairs holding it) reaches this
-# and stays at or above it through the end of the run: the per-token form of Fig. 4 (`grok tokens`).
-LEARNED_ACC = 0.9
 N_SCORES = 4 + len(RARE_COLUMNS)  # train loss, train acc, val loss, val acc, the rare columns; then per token
 
 
@@ -166,7 +163,8 @@ class RunMetrics:
         return row
 
     def observe_tokens(self, step: int, per_token: list[float]) -> None:
-        """Track, per operand token, the evaluation since which its val_acc has stayed >= LEARNED_ACC."""
+        """Track, per operand token, the evaluation since which its val_acc has stayed >= LEARNED_ACC
+        (the running form of engine/columns.py learned_step)."""
         for t in range(self.cfg.data.p):
             ok = per_token[t] >= LEARNED_ACC  # NaN (no test pair) is never learned
             if not ok:
