@@ -5,9 +5,11 @@ from __future__ import annotations
 import math
 
 import numpy as np
+import pytest
 import torch
 
 from engine import data as D
+from engine.columns import learned_step
 from engine.config import RunConfig, apply_overrides
 from engine.events import EvalLogged, TokensLogged
 from engine.metrics import RareTokenAccuracy, operand_counts, rare_tokens
@@ -99,3 +101,103 @@ def test_trainer_logs_rare_columns_and_per_token_val_acc() -> None:
     for t in range(11):
         assert toks[-1].val_acc[t] == hits[(a == t) | (b == t)].mean()
     assert len(toks[-1].val_acc) == cfg.data.vocab_size
+
+
+# --- exact counts on p = 5 and 11 under every data.format (issue 22) ------------------------------
+
+
+def _holding_brute(pairs: np.ndarray, t: int) -> int:
+    return sum(1 for a, b in pairs.tolist() if t in (a, b))  # a pair (t, t) once
+
+
+@pytest.mark.parametrize("fmt", ["a_op_b_eq", "a_b_eq", "a_b"])
+@pytest.mark.parametrize("p", [5, 11])
+def test_rare_absent_target_and_coverage_counts_are_exact(p: int, fmt: str) -> None:
+    """A short run's rare, absent and target sets, coverage, and its val_acc_* columns, against a brute-force
+    recount from the split's pairs and the model's own predictions."""
+    cfg = apply_overrides(
+        RunConfig(),
+        {
+            "data.p": p,
+            "data.op": "add",
+            "data.format": fmt,
+            "data.starve_k": 1,
+            "data.starve_m": 0,  # one token with no training pair
+            "model.d_embed": 8,
+            "train.batch_size": 4,
+            "train.max_steps": 4,
+            "train.eval_every": 2,
+            "train.device": "cpu",
+            "probe.rare_k": 2,
+        },
+    )
+    tr = Trainer(cfg)
+    events = list(tr)
+    row = [e.row for e in events if isinstance(e, EvalLogged)][-1]
+    pairs = D.operand_pairs(cfg.data)
+    split = D.make_split(cfg.data, cfg.train.seed)
+    train, test = pairs[split.train], pairs[split.test]
+    n = {t: _holding_brute(train, t) for t in range(p)}
+    absent = sorted(t for t in range(p) if n[t] == 0)
+    present = sorted((n[t], t) for t in range(p) if n[t] > 0)
+    cut = present[min(2, len(present)) - 1][0]
+    rare = sorted(t for c, t in present if c <= cut)
+    target = D.starved_tokens(cfg.data, cfg.train.seed).tolist()
+    assert absent == target and len(absent) == 1
+    facts = tr.metrics.summary("finished", 4, 1.0, "cpu")
+    assert facts["absent_tokens"] == absent and facts["rare_tokens"] == rare and facts["rare_k"] == len(rare)
+    assert facts["target_tokens"] == target and facts["target_pairs"] == [0]
+    blind = [bool(set(pr) & set(absent)) for pr in test.tolist()]
+    assert facts["coverage"] == 1 - sum(blind) / len(test)
+    x = torch.as_tensor(D.tokens(cfg.data, test))
+    with torch.no_grad():
+        hits = (tr.model(x).argmax(1) == torch.as_tensor(D.labels(cfg.data, test))).numpy()
+
+    def acc(mask: list[bool]) -> float:
+        return float(hits[mask].mean()) if any(mask) else math.nan
+
+    in_rare = [bool(set(pr) & set(rare)) and not b for pr, b in zip(test.tolist(), blind, strict=True)]
+    common = [not r and not b for r, b in zip(in_rare, blind, strict=True)]
+
+    def same(got: float, want: float) -> bool:
+        return (math.isnan(got) and math.isnan(want)) or got == pytest.approx(want, abs=1e-12)
+
+    assert same(row["val_acc_rare"], acc(in_rare))
+    assert same(row["val_acc_common"], acc(common))
+    assert same(row["val_acc_absent"], acc(blind))
+    assert same(row["val_acc_target"], acc(blind))
+    assert sum(in_rare) + sum(common) + sum(blind) == len(test)
+    # every format draws the same split, so the counts do not depend on it
+    assert facts["draw_share"] and sum(facts["draw_share"]) == pytest.approx(1.0, abs=1e-5)
+    assert all(facts["draw_share"][t] == 0 for t in absent)
+
+
+def test_learned_step_is_the_start_of_the_last_run_at_or_above_the_threshold() -> None:
+    steps = [0, 10, 20, 30, 40]
+    assert learned_step(steps, [0.1, 0.95, 0.5, 0.92, 0.99]) == 30
+    assert learned_step(steps, [0.1, 0.95, 0.96, 0.97, 0.5]) is None  # fell back at the end
+    assert learned_step(steps, [0.9, 0.9, 0.9, 0.9, 0.9]) == 0
+    assert learned_step(steps, [math.nan] * 5) is None  # no test pair: never learned
+
+
+def test_run_metrics_track_learned_steps_as_learned_step_does() -> None:
+    cfg = apply_overrides(
+        RunConfig(),
+        {
+            "data.p": 11,
+            "model.d_embed": 8,
+            "train.batch_size": 16,
+            "train.max_steps": 60,
+            "train.eval_every": 10,
+            "train.device": "cpu",
+            "optim.lr": 0.01,
+        },
+    )
+    tr = Trainer(cfg)
+    toks = [e for e in tr if isinstance(e, TokensLogged)]
+    steps = [e.step for e in toks]
+    want = [learned_step(steps, [e.val_acc[t] for e in toks]) for t in range(11)]
+    assert any(v is not None for v in want) and tr.metrics.summary("finished", 60, 1.0, "cpu")["learned_step"] == want
+    again = Trainer(cfg)
+    again.metrics.load_state_dict(tr.metrics.state_dict())  # a checkpoint keeps the tracking
+    assert again.metrics.learned_from == tr.metrics.learned_from
