@@ -229,9 +229,8 @@ class TrainConfig:
     batch_size: int = 512  # 0 = full batch
     max_steps: int = 20_000  # optimizer steps in the budget
     eval_every: int = 100  # full train and test sets are evaluated every eval_every steps
-    # shuffle | balanced (eq. 10) | gradient (eq. 19) | replacement (uniform, the control)
-    # | balanced_epochs (eq. 10's weights without replacement: epochs balanced by token)
-    sampler: str = "shuffle"
+    # balanced_epochs: eq. 10's weights without replacement, epochs balanced by token (engine/samplers.py)
+    sampler: str = "shuffle"  # shuffle | balanced (eq. 10) | gradient (eq. 19) | replacement | balanced_epochs
     # The paper leaves gamma open. In sampler_compare (skewed mul split, 2k steps, 3 seeds) gamma 1
     # never fit the training set (a few tokens took almost every draw); 4 and 16 generalized 3/3.
     # (Measured with L_i the raw row norm of the gradient, before it was taken per occurrence.)
@@ -240,7 +239,7 @@ class TrainConfig:
     # of every training pair that holds one of the starve_k target tokens, under every sampler. r < 1 starves
     # their updates with the data intact, r > 1 raises them. 0 = "matched": r is solved so that a target
     # token's expected share of draws equals the median share of the other tokens (engine/samplers.py).
-    target_rate: float = 1.0  # r >= 0; 1 = off; 0 = matched
+    target_rate: float = 1.0  # r: draw weight of pairs holding a data.starve_k target; 1 = off; 0 = matched
     seed: int = 0  # sets the split, the init and the batch order
     device: str = "auto"  # auto = cuda, then mps, then cpu
     target_val_acc: float = 0.99  # early stop once val_acc >= target ...
@@ -291,7 +290,7 @@ class ProbeConfig:
     med_every: int = 0  # main embedding difference (beyond-progress-measures.md)
     norm_every: int = 0  # ‖E‖, ‖W‖, ‖θ‖
     update_every: int = 0  # ‖ΔE‖/‖ΔW‖ between evaluations (App. B, eq. 23)
-    rare_k: int = 10  # val_acc_rare covers test pairs holding one of the k least-trained operand tokens (Fig. 4)
+    rare_k: int = 10  # val_acc_rare: test pairs holding one of the k least-trained present tokens, ties all in (Fig. 4)
 
     def __post_init__(self) -> None:
         for f in dataclasses.fields(self):
