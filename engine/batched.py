@@ -118,6 +118,8 @@ class ManyTrainer:
         self.runs = [
             RunMetrics(c, d, dev, self.updates[i]) for i, (c, d) in enumerate(zip(cfgs, self.data, strict=True))
         ]
+        for run, sampler in zip(self.runs, self.samplers, strict=True):  # draw counts into summary.json
+            run.sampler = sampler
         self.probes = [ProbeSet(self._probe_context(i)) for i in range(N)]
         self.columns = BASE_COLUMNS + tuple(self.probes[0].columns())
         self.status: list[str | None] = [None] * N  # set when a member ends (early stop, divergence)

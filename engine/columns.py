@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-RARE_COLUMNS = ("val_acc_rare", "val_acc_common")  # rare-token accuracy (Fig. 4, engine/metrics.py)
+# rare-token accuracy (Fig. 4, engine/metrics.py): rare (present tokens only), common, absent, target
+RARE_COLUMNS = ("val_acc_rare", "val_acc_common", "val_acc_absent", "val_acc_target")
 BASE_COLUMNS = (
     "step",
     "epoch",
@@ -29,3 +30,18 @@ PROGRESS_COLUMNS = (
     "rqi",
     "ring_members",
 )
+
+# A token is learned at the first evaluation where its val_acc (the test pairs holding it) reaches this and
+# stays at or above it through the end of the run: the per-token form of Fig. 4 (`grok tokens`).
+LEARNED_ACC = 0.9
+
+
+def learned_step(steps: list[int], accs: list[float], threshold: float = LEARNED_ACC) -> int | None:
+    """The first step from which `accs` stays >= threshold to the end; None if the last is below (or NaN)."""
+    since: int | None = None
+    for s, a in zip(steps, accs, strict=True):
+        if a >= threshold:  # NaN compares False: a token with no test pair is never learned
+            since = s if since is None else since
+        else:
+            since = None
+    return since

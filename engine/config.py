@@ -24,7 +24,7 @@ SCHEDULES = ("constant", "cosine")
 ACTIVATIONS = ("relu", "gelu")
 LAYERNORMS = ("none", "pre_attn", "pre_mlp", "pre", "post", "qk", "v")
 OPTIMIZERS = ("adam", "adamw", "sgd")
-SAMPLERS = ("shuffle", "balanced", "gradient", "replacement")
+SAMPLERS = ("shuffle", "balanced", "gradient", "replacement", "balanced_epochs")
 FOURIER_ORDERS = ("token", "dlog")
 DTYPES = ("float32", "float64")
 LOSSES = ("ce", "stablemax")
@@ -85,7 +85,7 @@ class DataConfig:
     skew_on: str = "a"  # a: weight exp(-skew·r(a)/(p-1)); both: exp(-skew·(r(a)+r(b))/(p-1)), token-level
     skew_order: str = "value"  # rank r(t): value = t; random = a permutation of 0..p-1 seeded by train.seed
     starve_k: int = 0  # random split: k operand tokens chosen by the seed ...
-    starve_m: int = 0  # ... keep at most m training pairs each; the rest of the training set is random
+    starve_m: int = 0  # ... keep at most m training pairs each (-1: no cap); the rest of the training set is random
     split_k: int = 0  # block/strip size k; 0 = the k that holds out about frac_test of the pairs
     format: str = "a_op_b_eq"  # [a, op, b, =], op = p, '=' = p+1 (§3.3) | a_b_eq: [a, b, =], '=' = p | a_b: [a, b]
     op_token: bool = True  # alias: false = format "a_b_eq"; set from format after validation
@@ -125,7 +125,7 @@ class DataConfig:
         _one_of(self.skew_on, "data.skew_on", SKEW_ON)
         _one_of(self.skew_order, "data.skew_order", SKEW_ORDERS)
         _check(0 <= self.starve_k <= self.p, "data.starve_k", f"must be in [0, p] (got {self.starve_k})")
-        _check(self.starve_m >= 0, "data.starve_m", f"must be >= 0 (got {self.starve_m})")
+        _check(self.starve_m >= -1, "data.starve_m", f"must be >= 0, or -1 for no cap (got {self.starve_m})")
         _check(
             self.starve_k == 0 or self.split == "random",
             "data.starve_k",
@@ -229,11 +229,17 @@ class TrainConfig:
     batch_size: int = 512  # 0 = full batch
     max_steps: int = 20_000  # optimizer steps in the budget
     eval_every: int = 100  # full train and test sets are evaluated every eval_every steps
-    sampler: str = "shuffle"  # shuffle | balanced (eq. 10) | gradient (eq. 19) | replacement (uniform, the control)
+    # balanced_epochs: eq. 10's weights without replacement, epochs balanced by token (engine/samplers.py)
+    sampler: str = "shuffle"  # shuffle | balanced (eq. 10) | gradient (eq. 19) | replacement | balanced_epochs
     # The paper leaves gamma open. In sampler_compare (skewed mul split, 2k steps, 3 seeds) gamma 1
     # never fit the training set (a few tokens took almost every draw); 4 and 16 generalized 3/3.
     # (Measured with L_i the raw row norm of the gradient, before it was taken per occurrence.)
     gamma: float = 4.0  # gradient sampler temperature, p_i ∝ exp(L_i^2 / gamma) with L normalised to mean 1
+    # The decoupling knob (with data.starve_k/starve_m setting the data): r multiplies the draw probability
+    # of every training pair that holds one of the starve_k target tokens, under every sampler. r < 1 starves
+    # their updates with the data intact, r > 1 raises them. 0 = "matched": r is solved so that a target
+    # token's expected share of draws equals the median share of the other tokens (engine/samplers.py).
+    target_rate: float = 1.0  # r: draw weight of pairs holding a data.starve_k target; 1 = off; 0 = matched
     seed: int = 0  # sets the split, the init and the batch order
     device: str = "auto"  # auto = cuda, then mps, then cpu
     target_val_acc: float = 0.99  # early stop once val_acc >= target ...
@@ -251,6 +257,7 @@ class TrainConfig:
         _one_of(self.dtype, "train.dtype", DTYPES)
         _one_of(self.loss, "train.loss", LOSSES)
         _check(self.gamma > 0, "train.gamma", f"must be > 0 (got {self.gamma})")
+        _check(self.target_rate >= 0, "train.target_rate", f"must be >= 0, 0 = matched (got {self.target_rate})")
         _check(0 <= self.target_val_acc <= 1, "train.target_val_acc", f"must be in [0, 1] (got {self.target_val_acc})")
         _check(self.patience >= 0, "train.patience", f"must be >= 0 (got {self.patience})")
         _check(self.checkpoint_every >= 1, "train.checkpoint_every", f"must be >= 1 (got {self.checkpoint_every})")
@@ -284,7 +291,7 @@ class ProbeConfig:
     norm_every: int = 0  # ‖E‖, ‖W‖, ‖θ‖
     update_every: int = 0  # ‖ΔE‖/‖ΔW‖ between evaluations (App. B, eq. 23)
     progress_every: int = 0  # progress measures: key frequencies, restricted/excluded loss, ring (docs/PROBES.md)
-    rare_k: int = 10  # val_acc_rare covers test pairs holding one of the k least-trained operand tokens (Fig. 4)
+    rare_k: int = 10  # val_acc_rare: test pairs holding one of the k least-trained present tokens, ties all in (Fig. 4)
 
     def __post_init__(self) -> None:
         for f in dataclasses.fields(self):
@@ -309,6 +316,11 @@ class RunConfig:
     probe: ProbeConfig = field(default_factory=ProbeConfig)  # [probe]
     preset: str = ""  # the preset this run came from, if any
     description: str = ""  # the preset's one-line description
+
+    def __post_init__(self) -> None:
+        if self.train.target_rate != 1:
+            _check(self.data.starve_k > 0, "train.target_rate", "weights the target tokens: needs data.starve_k > 0")
+            _check(self.train.batch_size > 0, "train.target_rate", "weights draws: needs train.batch_size > 0")
 
     def to_dict(self) -> dict[str, Any]:
         """The nested dict config.json holds (tuples as tuples; json writes them as lists)."""

@@ -39,6 +39,14 @@ def labels(cfg: DataConfig, pairs: np.ndarray) -> np.ndarray:
     raise ValueError(f"data.op: unknown op {cfg.op!r}")
 
 
+OPERAND_COLUMNS = {"a_op_b_eq": (0, 2), "a_b_eq": (0, 1), "a_b": (0, 1)}  # where a and b sit, by data.format
+
+
+def operand_columns(cfg: DataConfig) -> tuple[int, int]:
+    """The positions of a and b in a token sequence of `data.format` (see `tokens`)."""
+    return OPERAND_COLUMNS[cfg.format]
+
+
 def tokens(cfg: DataConfig, pairs: np.ndarray) -> np.ndarray:
     """Token sequences by `data.format`: [a, op, b, =] with op = p and '=' = p+1 (§3.3); [a, b, =]
     with '=' = p (no unused op row in the vocabulary); [a, b]."""
@@ -90,7 +98,8 @@ def skew_weights(cfg: DataConfig, pairs: np.ndarray, rank: np.ndarray, sign: flo
 
 
 def starved_tokens(cfg: DataConfig, seed: int) -> np.ndarray:
-    """The starve_k operand tokens that keep at most starve_m training pairs each, chosen by the seed."""
+    """The starve_k target tokens, chosen by the seed: they keep at most starve_m training pairs each
+    (starve_m = -1: no cap, a plain random split), and train.target_rate weights their pairs' draws."""
     if cfg.starve_k == 0:
         return np.zeros(0, dtype=np.int64)
     return np.sort(np.random.default_rng([seed, 2]).choice(cfg.p, size=cfg.starve_k, replace=False))
@@ -177,7 +186,7 @@ def make_split(cfg: DataConfig, seed: int) -> Split:
         # P(pair) ∝ exp(-skew · r(a)/(p-1)) (or r(a) + r(b)): the token of rank 0 is the most frequent,
         # rank p-1 is e^skew times rarer in expectation (before the per-value supply of the pool caps it).
         train = np.sort(rng.choice(pool, size=n_train, replace=False, p=skew_weights(cfg, pairs[pool], rank)))
-    elif cfg.starve_k:
+    elif cfg.starve_k and cfg.starve_m >= 0:
         train = _starved_pick(cfg, pairs, pool, n_train, starved_tokens(cfg, seed), rng)
     else:  # random, and the random remainder of a block/strip split
         train = np.sort(rng.permutation(pool)[:n_train])
@@ -190,7 +199,10 @@ def token_counts(cfg: DataConfig, seqs: np.ndarray) -> np.ndarray:
 
 
 def pairs_holding(pairs: np.ndarray, p: int) -> np.ndarray:
-    """For each operand token 0..p-1, the number of (a, b) pairs that hold it; (t, t) counts once."""
+    """For each operand token 0..p-1, the number of (a, b) pairs that hold it; (t, t) counts once.
+
+    This is the one counting rule of the lab: the rare set, coverage, the starve quota, the samplers'
+    draw counts and the per-token val_acc all count a pair (t, t) once for t."""
     a, b = pairs[:, 0], pairs[:, 1]
     return np.bincount(a, minlength=p)[:p] + np.bincount(b[b != a], minlength=p)[:p]
 

@@ -11,10 +11,12 @@ import math
 from collections.abc import Callable
 from typing import Any
 
+import numpy as np
 import torch
 from torch import nn
 
-from engine.columns import RARE_COLUMNS
+from engine import data as D
+from engine.columns import LEARNED_ACC, RARE_COLUMNS
 from engine.config import RunConfig
 from engine.dataset import Dataset
 from engine.events import EvalLogged, Event, FourierLogged, TokensLogged
@@ -28,6 +30,8 @@ Scores = tuple[torch.Tensor, torch.Tensor, torch.Tensor]  # mean loss, accuracy,
 EVAL_CHUNK = 8192  # examples per forward pass during evaluation
 
 Loss = Callable[..., torch.Tensor]
+
+N_SCORES = 4 + len(RARE_COLUMNS)  # train loss, train acc, val loss, val acc, the rare columns; then per token
 
 
 @torch.no_grad()
@@ -67,7 +71,13 @@ class RunMetrics:
         self.cfg = cfg
         V = cfg.data.vocab_size
         self.updates = updates if updates is not None else torch.zeros(V, dtype=torch.int64, device=device)
-        self.rare = RareTokenAccuracy(data.train_pairs, data.test_pairs, cfg.data.p, V, cfg.probe.rare_k, device)
+        self.target = D.starved_tokens(cfg.data, cfg.train.seed)
+        self.rare_train_pairs, self.rare_test_pairs = data.train_pairs, data.test_pairs
+        self.rare = RareTokenAccuracy(
+            data.train_pairs, data.test_pairs, cfg.data.p, V, cfg.probe.rare_k, device, self.target
+        )
+        self.sampler: Any = None  # the run's batch sampler (engine/samplers.py), for its draw counts
+        self.learned_from: list[int | None] = [None] * cfg.data.p  # start of each token's run >= LEARNED_ACC
         self.phases = PhaseTracker(cfg.train.target_val_acc, cfg.train.patience)
         self.circuit = CircuitPhases(cfg.data.p) if cfg.probe.progress_every else None  # from the progress probe
         self.lr_ratio = cfg.optim.lr_ratio
@@ -103,7 +113,7 @@ class RunMetrics:
 
     def scores(self, train: Scores, test: Scores) -> torch.Tensor:
         """One evaluation's numbers as one device vector, read back with a single host sync: train loss,
-        train acc, val loss, val acc, val_acc_rare, val_acc_common, then the per-token val_acc."""
+        train acc, val loss, val acc, the RARE_COLUMNS (engine/metrics.py), then the per-token val_acc."""
         rare, per_token = self.rare.reduce(test[2])  # engine/metrics.py
         return torch.cat([torch.stack([train[0], train[1], test[0], test[1]]), rare, per_token])
 
@@ -120,7 +130,8 @@ class RunMetrics:
     ) -> list[Event]:
         """The events of one evaluation: the metrics row with the probes due, the token counts and accuracies,
         and the Fourier spectrum when its probe ran; `scores` is `self.scores(...)` read back to the host."""
-        row = self.row(step, epoch, wall_s, scores[:4], scores[4:6], lr, has_e)
+        row = self.row(step, epoch, wall_s, scores[:4], scores[4:N_SCORES], lr, has_e)
+        self.observe_tokens(step, scores[N_SCORES:])
         result = probes.at_eval(step)
         row.update(result.metrics)
         circuit = {}
@@ -129,7 +140,7 @@ class RunMetrics:
             circuit = self.circuit.markers()
         out: list[Event] = [
             EvalLogged(step, row, **self.phases.markers(), **circuit),
-            TokensLogged(step, tuple(updates), result.grad_norm, tuple(scores[6:])),
+            TokensLogged(step, tuple(updates), result.grad_norm, tuple(scores[N_SCORES:])),
         ]
         if result.fourier is not None:
             out.append(FourierLogged(step, result.fourier))
@@ -158,8 +169,46 @@ class RunMetrics:
         self.phases.observe(step, vals[1], vals[3], vals[0])
         return row
 
+    def observe_tokens(self, step: int, per_token: list[float]) -> None:
+        """Track, per operand token, the evaluation since which its val_acc has stayed >= LEARNED_ACC
+        (the running form of engine/columns.py learned_step)."""
+        for t in range(self.cfg.data.p):
+            ok = per_token[t] >= LEARNED_ACC  # NaN (no test pair) is never learned
+            if not ok:
+                self.learned_from[t] = None
+            elif self.learned_from[t] is None:
+                self.learned_from[t] = step
+
+    def split_facts(self) -> dict[str, Any]:
+        """The split's token facts a reader needs beside the metrics: coverage, the rare, absent and target
+        sets (data.pairs_holding counts, (t, t) once), each target's training pairs m, the resolved
+        train.target_rate and each token's realized share of the sampler's draws."""
+        p = self.cfg.data.p
+        rare = self.rare
+        holding = D.pairs_holding(self.rare_train_pairs, p)
+        test = self.rare_test_pairs
+        out: dict[str, Any] = {
+            "coverage": D.coverage_ceiling(self.rare_train_pairs, test, p),
+            "rare_tokens": rare.rare.tolist(),
+            "rare_k": len(rare.rare),
+            "absent_tokens": rare.absent.tolist(),
+            "target_tokens": self.target.tolist(),
+            "target_pairs": [int(holding[t]) for t in self.target],
+        }
+        s = self.sampler
+        if s is not None:
+            share = s.draw_share()
+            out["target_rate"] = s.rate
+            out["draw_share"] = [round(v, 6) for v in share]
+            if len(self.target) and not math.isnan(share[0]):
+                others = [share[t] for t in range(p) if holding[t] > 0 and t not in set(self.target.tolist())]
+                med = float(np.median(others)) if others else math.nan
+                out["target_draw_ratio"] = float(np.mean([share[t] for t in self.target])) / med if med else math.nan
+        return out
+
     def summary(self, status: str, steps: int, wall: float, device: str) -> dict[str, Any]:
-        """summary.json's fields: status, steps, wall time and speed, and the phases (engine/phases.py)."""
+        """summary.json's fields: status, steps, wall time and speed, the phases (engine/phases.py), the
+        split's token facts (`split_facts`) and each operand token's learned step (None: not learned)."""
         c = self.cfg
         return {
             "status": status,
@@ -171,6 +220,9 @@ class RunMetrics:
             "seed": c.train.seed,
             **self.phases.summary(),
             **(self.circuit.markers() if self.circuit is not None else {}),
+            **self.split_facts(),
+            "learned_acc": LEARNED_ACC,
+            "learned_step": list(self.learned_from),
         }
 
     def state_dict(self) -> dict[str, Any]:
@@ -181,6 +233,7 @@ class RunMetrics:
             "f_e": self.f_e,
             "phases": self.phases.state_dict(),
             **({"circuit_phases": self.circuit.state_dict()} if self.circuit is not None else {}),
+            "learned_from": [-1 if v is None else v for v in self.learned_from],
         }
 
     def load_state_dict(self, s: dict[str, Any]) -> None:
@@ -191,3 +244,5 @@ class RunMetrics:
         self.phases.load_state_dict(s["phases"])
         if self.circuit is not None and "circuit_phases" in s:
             self.circuit.load_state_dict(s["circuit_phases"])
+        if "learned_from" in s:  # checkpoints before learned steps were tracked start tracking at the resume
+            self.learned_from = [None if int(v) < 0 else int(v) for v in s["learned_from"]]

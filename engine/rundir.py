@@ -513,3 +513,35 @@ def write_joins(run_dir: Path) -> None:
                 w.writerow([tok, rare.get(tok, ""), "" if step is None else step])
 
     replace_atomic(Path(run_dir) / JOINS, write)
+
+
+def read_learned_steps(run_dir: str | Path) -> tuple[list[int | None], float]:
+    """Each operand token's learned step (engine/columns.py learned_step) and the threshold: from
+    summary.json where the run wrote them, else recomputed from tokens.csv (runs from before they were
+    tracked, or a run still going). ConfigError when neither has them."""
+    from engine.columns import LEARNED_ACC, learned_step
+
+    d = Path(run_dir)
+    summary = read_summary(d)
+    got = summary.get("learned_step")
+    if (
+        isinstance(got, list)
+        and all(v is None or isinstance(v, int) for v in got)
+        and summary.get("status") != "running"
+    ):
+        return list(got), float(summary.get("learned_acc", LEARNED_ACC))
+    rows = read_csv(d / "tokens.csv")
+    p = int(read_config_doc(d).get("data", {}).get("p", 0) or 0)
+    if not rows or not p:
+        raise ConfigError(f"{d}: no per-token val_acc (tokens.csv) to find learned steps in")
+    series: dict[int, tuple[list[int], list[float]]] = {t: ([], []) for t in range(p)}
+    for r in rows:
+        try:
+            t, step = int(r["token"]), int(float(r["step"]))
+            acc = float(r["val_acc"]) if r.get("val_acc") not in (None, "") else math.nan
+        except (KeyError, ValueError):
+            raise ConfigError(f"{d / 'tokens.csv'}: a row is not step,token,...,val_acc numbers") from None
+        if 0 <= t < p:
+            series[t][0].append(step)
+            series[t][1].append(acc)
+    return [learned_step(*series[t]) for t in range(p)], LEARNED_ACC

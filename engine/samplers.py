@@ -7,14 +7,29 @@ A token is drawn with probability p_i, then a training example containing it uni
 example weights are w_e = Σ_{t∈{a,b}} p_t / n_t with n_t the examples that contain t.
 `replacement` draws examples uniformly with replacement, through the same multinomial draw: it is
 the control arm that separates "with replacement" from the token weighting of the other two.
+`balanced_epochs` draws the balanced weights without replacement: each epoch holds every example
+round(w_e · n) times in expectation (stochastic rounding), shuffled, so tokens are balanced per epoch.
+
+What "balanced" equalizes: the token a draw is made *for*. Token i is picked with probability 1/V and
+then one of its n_i examples, but that example also holds a partner token, which gets the draw too. So
+a token's share of all draws is 1/V plus what its partners pass on: rare tokens get about 1/V, their
+frequent partners more. Every sampler counts its realized draws per token (`draws`, a pair (t, t)
+once), and a run's summary.json logs each token's share of them (engine/evaluation.py).
+
+`train.target_rate` r multiplies the weight of every example that holds a target token (data.starve_k)
+under every sampler: shuffled epochs thin (r < 1) or repeat (r > 1) those examples by stochastic
+rounding of r; the multinomial samplers multiply their example weights by r. r = 0 means matched
+(`matched_rate`).
 """
 
 from __future__ import annotations
 
 import math
 
+import numpy as np
 import torch
 
+from engine import data as D
 from engine.config import RunConfig
 
 GRAD_EMA = 0.9  # decay of the running per-token gradient norm L_i
@@ -30,9 +45,66 @@ class Sampler:
         self.steps_per_epoch = math.ceil(self.n / self.batch)
         self.device = device
         self.gen = torch.Generator().manual_seed(cfg.train.seed + 1)
+        self.p = cfg.data.p
+        ca, cb = D.operand_columns(cfg.data)  # by position in data.format, never from the end
+        self.a = x_train[:, ca].cpu()
+        self.b = x_train[:, cb].cpu()
+        # b's draw goes to b only where b ≠ a: a pair (t, t) counts once for t (data.pairs_holding)
+        self.b_other = torch.where(self.a != self.b, self.b, self.p)
+        self.n_t = torch.as_tensor(
+            D.pairs_holding(torch.stack([self.a, self.b], 1).numpy(), self.p), dtype=torch.float64
+        )  # examples holding each operand token
+        self.present = self.n_t > 0
+        is_target = np.zeros(self.p, dtype=bool)
+        is_target[D.starved_tokens(cfg.data, cfg.train.seed)] = True
+        self.target = torch.as_tensor(is_target)
+        self.holds_target = self.target[self.a] | self.target[self.b]  # (n,) examples holding a target token
+        self.rate_setting = cfg.train.target_rate
+        self.rate = 1.0  # resolved by `_resolve_rate` once the base weights are known
+        self._a_dev, self._b_dev = self.a.to(device), self.b_other.to(device)
+        self.draws = torch.zeros(self.p + 1, dtype=torch.int64, device=device)  # slot p collects nothing read
+
+    def base_weights(self) -> torch.Tensor:
+        """Each example's draw weight before train.target_rate: uniform unless a sampler weights tokens."""
+        return torch.ones(self.n, dtype=torch.float64)
+
+    def _resolve_rate(self) -> None:
+        if self.rate_setting == 1 or not bool(self.holds_target.any()):
+            self.rate = 1.0
+            return
+        if self.rate_setting > 0:
+            self.rate = float(self.rate_setting)
+            return
+        self.rate = matched_rate(self.base_weights(), self.a, self.b_other, self.target, self.p)
+
+    def rate_weights(self) -> torch.Tensor:
+        """r on the examples holding a target token, 1 elsewhere."""
+        return torch.where(self.holds_target, self.rate, 1.0).double()
+
+    def draw_weights(self) -> torch.Tensor:
+        """Each example's draw weight: the sampler's own times train.target_rate's."""
+        w = self.base_weights()
+        return w * self.rate_weights() if self.rate != 1.0 else w
+
+    def expected_share(self) -> torch.Tensor:
+        """Each operand token's expected share of draws, (p,), summing to 1: from the current weights."""
+        return token_share(self.draw_weights(), self.a, self.b_other, self.p)
 
     def next(self) -> torch.Tensor:
+        idx = self._draw()
+        self.draws += torch.bincount(self._a_dev[idx], minlength=self.p + 1) + torch.bincount(
+            self._b_dev[idx], minlength=self.p + 1
+        )
+        return idx
+
+    def _draw(self) -> torch.Tensor:
         raise NotImplementedError
+
+    def draw_share(self) -> list[float]:
+        """The realized share of draws of each operand token so far, summing to 1 (NaN before a draw)."""
+        d = self.draws[: self.p].double().cpu()
+        total = float(d.sum())
+        return (d / total).tolist() if total else [math.nan] * self.p
 
     @property
     def wants_grad(self) -> bool:
@@ -42,27 +114,87 @@ class Sampler:
         """Receive the batch tokens and ∇E after a step (gradient sampler only)."""
 
     def state_dict(self) -> dict:
-        return {"gen": self.gen.get_state()}
+        return {"gen": self.gen.get_state(), "draws": self.draws.cpu()}
 
     def load_state_dict(self, s: dict) -> None:
         self.gen.set_state(s["gen"])
+        if "draws" in s:  # checkpoints before draws were counted start the count at the resume
+            self.draws.copy_(s["draws"])
+
+
+def token_share(w: torch.Tensor, a: torch.Tensor, b_other: torch.Tensor, p: int) -> torch.Tensor:
+    """Each operand token's share of draws when example e is drawn with weight w_e, (p,), summing to 1;
+    a draw of (a, b) counts for a and for b ≠ a."""
+    c = torch.bincount(a, weights=w, minlength=p + 1) + torch.bincount(b_other, weights=w, minlength=p + 1)
+    c = c[:p]
+    return c / c.sum()
+
+
+def matched_rate(
+    w: torch.Tensor, a: torch.Tensor, b_other: torch.Tensor, target: torch.Tensor, p: int, iters: int = 100
+) -> float:
+    """The r at which the target tokens' mean expected share of draws equals the median share of the other
+    present tokens, with base example weights w.
+
+    A target token's weighted draw count is r·A_t (every example holding it holds a target); another token's
+    is B_t + r·X_t, X_t from its examples with a target partner. r = median(B + r·X) / mean(A) is a
+    contraction while the median token has few target partners; it converges in a few iterations.
+    """
+    holds = target[a] | target[torch.where(b_other < p, b_other, a)]
+    wt, wn = torch.where(holds, w, 0.0), torch.where(holds, 0.0, w)
+
+    def counts(v: torch.Tensor) -> torch.Tensor:
+        return (torch.bincount(a, weights=v, minlength=p + 1) + torch.bincount(b_other, weights=v, minlength=p + 1))[:p]
+
+    A, B, X = counts(wt), counts(wn), counts(wt)
+    present = (A + B) > 0
+    tgt, other = target & present, ~target & present
+    if not bool(tgt.any()) or not bool(other.any()):
+        return 1.0
+    a_mean = float(A[tgt].mean())
+    r = 1.0
+    for _ in range(iters):
+        new = float((B[other] + r * X[other]).median()) / a_mean
+        if abs(new - r) <= 1e-12 * max(r, 1.0):
+            return new
+        r = new
+    return r
 
 
 class ShuffleSampler(Sampler):
-    """Shuffled epochs with a final partial batch, as DataLoader(shuffle=True) does."""
+    """Shuffled epochs with a final partial batch, as DataLoader(shuffle=True) does.
+
+    With train.target_rate r ≠ 1 an epoch holds each target example ⌊r⌋ or ⌈r⌉ times (stochastic
+    rounding, expectation r), so a target pair is drawn r times as often per step as another pair.
+    """
 
     def __init__(self, cfg: RunConfig, x_train: torch.Tensor, device: torch.device) -> None:
         super().__init__(cfg, x_train, device)
         self.perm: torch.Tensor | None = None
         self.pos = 0
+        self._resolve_rate()
+        self.weighted = self.rate != 1.0 or type(self) is not ShuffleSampler
+        if self.weighted:
+            self.steps_per_epoch = max(1, math.ceil(float(self.draw_weights().sum()) / self.batch))
 
-    def next(self) -> torch.Tensor:
-        if self.batch == self.n:  # full batch: no order to draw
+    def epoch_items(self, weights: torch.Tensor) -> torch.Tensor:
+        """The examples of one epoch: example e round(w_e)-times by stochastic rounding, shuffled."""
+        if bool((weights == 1).all()):
+            return torch.randperm(self.n, generator=self.gen)
+        whole = weights.floor()
+        reps = (whole + (torch.rand(self.n, generator=self.gen, dtype=torch.float64) < weights - whole)).long()
+        items = torch.repeat_interleave(torch.arange(self.n), reps)
+        if len(items) == 0:  # every weight rounded to 0: draw one example by weight
+            items = torch.multinomial(weights, 1, generator=self.gen)
+        return items[torch.randperm(len(items), generator=self.gen)]
+
+    def _draw(self) -> torch.Tensor:
+        if self.batch == self.n and not self.weighted:  # full batch: no order to draw
             if self.perm is None:
                 self.perm = torch.arange(self.n, device=self.device)
             return self.perm
-        if self.perm is None or self.pos >= self.n:
-            self.perm = torch.randperm(self.n, generator=self.gen).to(self.device)
+        if self.perm is None or self.pos >= len(self.perm):
+            self.perm = self.epoch_items(self.draw_weights()).to(self.device)
             self.pos = 0
         idx = self.perm[self.pos : self.pos + self.batch]
         self.pos += self.batch
@@ -83,24 +215,23 @@ class TokenWeightedSampler(Sampler):
 
     def __init__(self, cfg: RunConfig, x_train: torch.Tensor, device: torch.device) -> None:
         super().__init__(cfg, x_train, device)
-        self.p = cfg.data.p
         self.gamma = cfg.train.gamma
-        self.a = x_train[:, 0].cpu()
-        self.b = x_train[:, -2].cpu()  # b sits just before '='
-        counts = torch.bincount(self.a, minlength=self.p) + torch.bincount(self.b[self.b != self.a], minlength=self.p)
-        self.n_t = counts.double()  # examples containing each operand token
-        self.present = counts > 0
         self.L = torch.ones(self.p, dtype=torch.float64)  # running gradient norms (eq. 11)
+        self._resolve_rate()  # matched r from the weights at the start (the gradient sampler's then move)
 
     def token_probs(self) -> torch.Tensor:
         """Target token probabilities over operands; absent tokens get 0."""
         return torch.where(self.present, 1.0, 0.0) / self.present.sum()
 
-    def example_weights(self) -> torch.Tensor:
+    def base_weights(self) -> torch.Tensor:
         pt = self.token_probs() / self.n_t.clamp(min=1)
         return pt[self.a] + torch.where(self.a != self.b, pt[self.b], 0.0)
 
-    def next(self) -> torch.Tensor:
+    def example_weights(self) -> torch.Tensor:
+        """The draw weight of each example: the sampler's own, times train.target_rate on target examples."""
+        return self.draw_weights()
+
+    def _draw(self) -> torch.Tensor:
         idx = torch.multinomial(self.example_weights(), self.batch, replacement=True, generator=self.gen)
         return idx.to(self.device)
 
@@ -115,8 +246,27 @@ class TokenWeightedSampler(Sampler):
 class ReplacementSampler(TokenWeightedSampler):
     """Uniform example weights, drawn with replacement as balanced/gradient draw: their control arm."""
 
-    def example_weights(self) -> torch.Tensor:
+    def base_weights(self) -> torch.Tensor:
         return torch.ones(self.n, dtype=torch.float64)
+
+
+class BalancedEpochSampler(ShuffleSampler):
+    """The balanced weights (eq. 10) without replacement: epochs of n draws balanced by token.
+
+    Each epoch holds example e round(n·w_e/Σw) times (stochastic rounding), shuffled; so within every
+    epoch each token is drawn for about n/V times, where `balanced` only reaches that in expectation.
+    """
+
+    def __init__(self, cfg: RunConfig, x_train: torch.Tensor, device: torch.device) -> None:
+        self._balanced = TokenWeightedSampler(cfg, x_train, torch.device("cpu"))
+        super().__init__(cfg, x_train, device)
+
+    def base_weights(self) -> torch.Tensor:
+        return self._balanced.base_weights()
+
+    def draw_weights(self) -> torch.Tensor:
+        w = self.base_weights() * self.rate_weights()
+        return w * (self.n / float(w.sum()))  # an epoch of n draws on average
 
 
 class GradientSampler(TokenWeightedSampler):
@@ -129,6 +279,10 @@ class GradientSampler(TokenWeightedSampler):
     gradient, as eq. 19 intends.
     """
 
+    def __init__(self, cfg: RunConfig, x_train: torch.Tensor, device: torch.device) -> None:
+        super().__init__(cfg, x_train, device)
+        self.cols = D.operand_columns(cfg.data)
+
     @property
     def wants_grad(self) -> bool:
         return True
@@ -139,9 +293,10 @@ class GradientSampler(TokenWeightedSampler):
         return torch.softmax(logits, 0)
 
     def observe(self, x: torch.Tensor, grad_e: torch.Tensor) -> None:
+        ca, cb = self.cols
         occ = (
-            torch.bincount(x[:, 0].cpu(), minlength=self.p)[: self.p]
-            + torch.bincount(x[:, -2].cpu(), minlength=self.p)[: self.p]
+            torch.bincount(x[:, ca].cpu(), minlength=self.p)[: self.p]
+            + torch.bincount(x[:, cb].cpu(), minlength=self.p)[: self.p]
         )  # occurrences of each operand token in the batch
         seen = occ > 0
         g = grad_e[: self.p].detach().norm(dim=1).double().cpu() / occ.clamp(min=1)
@@ -156,4 +311,6 @@ def build_sampler(cfg: RunConfig, x_train: torch.Tensor, device: torch.device) -
         return GradientSampler(cfg, x_train, device)
     if kind == "replacement":
         return ReplacementSampler(cfg, x_train, device)
+    if kind == "balanced_epochs":
+        return BalancedEpochSampler(cfg, x_train, device)
     return ShuffleSampler(cfg, x_train, device)

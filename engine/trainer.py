@@ -81,6 +81,7 @@ class Trainer:
         self.columns = BASE_COLUMNS + tuple(self.probes.columns())
 
         self.metrics = RunMetrics(cfg, data, dev)
+        self.metrics.sampler = self.sampler  # its draw counts go into summary.json
         self.updates = self.metrics.updates
         self._present = torch.zeros(cfg.data.vocab_size, dtype=torch.int64, device=dev)
         self.step = 0

@@ -9,7 +9,7 @@ from typing import Annotated, Any, NoReturn
 
 import typer
 
-from grok_tui.commands import bench, doctor, export, ls, plot, presets, report, run, show, split, sweep, tui
+from grok_tui.commands import bench, doctor, export, ls, plot, presets, report, run, show, split, sweep, tokens, tui
 
 app = typer.Typer(
     name="grok",
@@ -18,7 +18,7 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
     add_completion=False,
 )
-for module in (run, tui, sweep, ls, show, plot, report, export, presets, split, bench, doctor):
+for module in (run, tui, sweep, ls, show, plot, report, export, presets, split, tokens, bench, doctor):
     module.register(app)
 
 

@@ -6,6 +6,8 @@ smoothing. The per-token charts take `at`, the time scrubber's step (None: the l
 
 from __future__ import annotations
 
+import functools
+import json
 import math
 from dataclasses import dataclass
 from typing import Any
@@ -216,19 +218,26 @@ def _rebucket(t: Trace, x_max: float, log_x: bool) -> list[Point]:
 
 
 def rare_mask(data: RunData, n: int) -> list[bool]:
-    """The probe.rare_k operand tokens with the fewest training occurrences: the engine's own choice
-    (engine/metrics.py rare_tokens), the tokens val_acc_rare is measured on."""
-    import numpy as np
-
-    from engine.metrics import rare_tokens
-
+    """The rare set val_acc_rare is measured on, taken from the engine (engine/metrics.py rare_set): the
+    probe.rare_k least-trained tokens among those with a training pair, ties at the cut-off all in."""
     p = int(data.config.get("data", {}).get("p", 0) or 0)
-    k = int(data.config.get("probe", {}).get("rare_k", 0) or 0)
-    freq = data.token_freq
-    if not p or not k or len(freq) < p or n < p:
+    if not p or n < p:
         return []
-    rare = set(rare_tokens(np.asarray(freq[:p]), k).tolist())
-    return [i in rare for i in range(n)]
+    rare = _engine_rare_set(json.dumps(data.config, sort_keys=True, default=str))
+    return [i in rare for i in range(n)] if rare else []
+
+
+@functools.lru_cache(maxsize=8)
+def _engine_rare_set(config_json: str) -> frozenset[int]:
+    """The run's rare set from its config (the split is a function of the data config and the seed)."""
+    from engine.config import ConfigError, from_dict
+    from engine.metrics import rare_set
+
+    try:
+        cfg = from_dict(json.loads(config_json))
+    except (ConfigError, ValueError, TypeError):
+        return frozenset()
+    return frozenset(rare_set(cfg.data, cfg.train.seed, cfg.probe.rare_k).tolist())
 
 
 def token_bars(data: RunData, at: int | None = None) -> dict[str, Any]:

@@ -1,8 +1,14 @@
-"""`grok split`: per-token frequencies of a config's train/test split, the data behind Figs. 4 and 8."""
+"""`grok split`: per-token frequencies of a config's train/test split, the data behind Figs. 4 and 8.
+
+Counts are of pairs holding a token, a pair (t, t) once (engine/data.py pairs_holding), the rule every
+metric uses. The draw shares replay the config's sampler for `--draws` steps: these are the draws a run
+makes, for every sampler but `gradient`, whose weights then follow the model (a run's own realized shares
+are in its summary.json).
+"""
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
@@ -28,8 +34,10 @@ def _split_name(d: object) -> str:
     name = d.split
     if d.split in ("skewed", "skewed_test"):
         name += f" (skew {d.skew:g} on {'both operands' if d.skew_on == 'both' else 'a'}, {d.skew_order} order)"
-    if d.starve_k:
+    if d.starve_k and d.starve_m >= 0:
         name += f" ({d.starve_k} tokens starved to <= {d.starve_m} pairs)"
+    elif d.starve_k:
+        name += f" ({d.starve_k} target tokens, no cap)"
     return name
 
 
@@ -43,14 +51,19 @@ def register(app: typer.Typer) -> None:
         seed: o.Seed = None,
         csv: Annotated[bool, typer.Option("--csv", help="Print the per-token table as CSV.")] = False,
         width: Annotated[int, typer.Option("--width", help="Bar width in characters.")] = 40,
+        draws: Annotated[
+            int, typer.Option("--draws", help="Steps of the sampler to replay for the realized draw shares.")
+        ] = 1000,
     ) -> None:
         """Show how often each operand token occurs in the training and test sets (Figs. 4, 8)."""
         import numpy as np
 
         from engine import data as D
-        from engine.config import parse_set
+        from engine.config import ConfigError, parse_set
         from engine.presets import resolve_config
 
+        if draws < 0:
+            raise ConfigError(f"--draws: must be >= 0 (got {draws})")
         cfg, _ = resolve_config(preset, config, parse_set(set_ or []), seed=seed)
         s = D.make_split(cfg.data, cfg.train.seed)
         pairs = D.operand_pairs(cfg.data)
@@ -58,16 +71,23 @@ def register(app: typer.Typer) -> None:
         tr_pairs, te_pairs = pairs[s.train], pairs[s.test]
         ta = np.bincount(tr_pairs[:, 0], minlength=p)
         tb = np.bincount(tr_pairs[:, 1], minlength=p)
-        tr, te = ta + tb, np.bincount(te_pairs.ravel(), minlength=p)  # occurrences over both positions
+        tr, te = D.pairs_holding(tr_pairs, p), D.pairs_holding(te_pairs, p)  # pairs holding t, (t, t) once
         n = len(s.train)
         batch = min(cfg.train.batch_size or n, n)
-        presence = D.batch_presence(n, D.pairs_holding(tr_pairs, p), batch)
+        presence = D.batch_presence(n, tr, batch)
         ceiling = D.coverage_ceiling(tr_pairs, te_pairs, p)
         absent = np.flatnonzero(tr == 0)
+        sampler, realized = _replay(cfg, D.tokens(cfg.data, pairs[s.train]), draws)
+        expected = sampler.expected_share().numpy()
+        targets = D.starved_tokens(cfg.data, cfg.train.seed)
+        is_target = np.isin(np.arange(p), targets)
         if csv:
-            typer.echo("token,train_a,train_b,train,test,batch_presence")
+            typer.echo("token,train_a,train_b,train,test,batch_presence,target,expected_share,draw_share")
             for t in range(p):
-                typer.echo(f"{t},{ta[t]},{tb[t]},{tr[t]},{te[t]},{presence[t]:.4f}")
+                typer.echo(
+                    f"{t},{ta[t]},{tb[t]},{tr[t]},{te[t]},{presence[t]:.4f},{int(is_target[t])},"
+                    f"{expected[t]:.6f},{realized[t]:.6f}"
+                )
             return
         typer.echo(
             f"{_split_name(cfg.data)} split of {cfg.data.op} mod {p}, seed {cfg.train.seed}: "
@@ -75,7 +95,7 @@ def register(app: typer.Typer) -> None:
         )
         lo, hi = int(tr.argmin()), int(tr.argmax())
         typer.echo(
-            f"training occurrences over both operands: min {tr.min()} (token {lo})  max {tr.max()} (token {hi})  "
+            f"training pairs holding a token, (t, t) once: min {tr.min()} (token {lo})  max {tr.max()} (token {hi})  "
             f"mean {tr.mean():.1f}  cv {tr.std() / max(tr.mean(), 1e-9):.2f}"
         )
         typer.echo(
@@ -83,10 +103,68 @@ def register(app: typer.Typer) -> None:
             f"coverage ceiling: {ceiling:.3f} (1 - share of test pairs holding an absent token)"
         )
         typer.echo(
-            f"batch {batch}: the rarest token is in {presence.min():.1%} of batches; "
+            f"batch {batch}, shuffled epochs: the rarest token is in {presence.min():.1%} of batches; "
             f"{int((presence < 0.5).sum())} tokens are in fewer than half of them"
         )
-        typer.echo(f"{'token':>5} {'as a':>5} {'as b':>5} {'train':>5} {'test':>5} {'batch%':>6}  (bar: train)")
+        shares = realized[tr > 0]
+        typer.echo(
+            f"sampler {cfg.train.sampler}, {draws} steps replayed: share of draws per trained token "
+            f"min {shares.min():.2%}  median {np.median(shares):.2%}  max {shares.max():.2%}  (1/p = {1 / p:.2%})"
+            + ("; gradient: at its initial weights" if cfg.train.sampler == "gradient" else "")
+            if len(shares) and draws
+            else f"sampler {cfg.train.sampler}: no draws replayed"
+        )
+        if len(targets):
+            for line in _target_lines(cfg, targets, tr, expected, realized, sampler.rate, draws):
+                typer.echo(line)
+        typer.echo(
+            f"{'token':>5} {'as a':>5} {'as b':>5} {'train':>5} {'test':>5} {'batch%':>6} {'draw%':>6}  (bar: train)"
+        )
         for t in range(p):
             counts = f"{t:>5} {ta[t]:>5} {tb[t]:>5} {tr[t]:>5} {te[t]:>5}"
-            typer.echo(f"{counts} {presence[t]:>6.1%}  {_bar(tr[t], tr.max(), width)}")
+            mark = " target" if is_target[t] else ""
+            typer.echo(f"{counts} {presence[t]:>6.1%} {realized[t]:>6.2%}  {_bar(tr[t], tr.max(), width)}{mark}")
+
+
+def _replay(cfg: object, seqs: object, steps: int) -> tuple[Any, Any]:
+    """The config's sampler on its training set, and each operand token's share of its first `steps` draws."""
+    import numpy as np
+    import torch
+
+    from engine.config import RunConfig
+    from engine.samplers import build_sampler
+
+    assert isinstance(cfg, RunConfig)
+    sampler = build_sampler(cfg, torch.as_tensor(seqs), torch.device("cpu"))
+    for _ in range(steps):
+        sampler.next()
+    return sampler, np.nan_to_num(np.array(sampler.draw_share()), nan=0.0)
+
+
+def _target_lines(
+    cfg: object, targets: Any, pairs: Any, expected: Any, realized: Any, rate: float, steps: int
+) -> list[str]:
+    """The decoupling knobs as realized: each target token's training pairs m and share of draws."""
+    import numpy as np
+
+    from engine.config import RunConfig
+
+    assert isinstance(cfg, RunConfig)
+    others = np.setdiff1d(np.flatnonzero(pairs > 0), targets)
+    med_e = float(np.median(expected[others])) if len(others) else float("nan")
+    med_r = float(np.median(realized[others])) if len(others) else float("nan")
+    setting = cfg.train.target_rate
+    how = "matched" if setting == 0 else "set"
+    m = ", ".join(str(int(pairs[t])) for t in targets)
+    out = [
+        f"targets: {len(targets)} tokens {' '.join(map(str, targets))}; training pairs m per target: {m}",
+        f"draw rate r = {rate:.4g} ({how}): a target's share of draws, mean over targets, "
+        f"expected {expected[targets].mean():.3%} vs median other token {med_e:.3%} "
+        f"(ratio {expected[targets].mean() / med_e:.3f})",
+    ]
+    if steps:
+        out.append(
+            f"realized over {steps} steps: {realized[targets].mean():.3%} vs {med_r:.3%} "
+            f"(ratio {realized[targets].mean() / med_r:.3f})"
+        )
+    return out

@@ -184,6 +184,14 @@ def test_starve_zero_keeps_the_random_split() -> None:
     assert np.array_equal(a.train, b.train) and np.array_equal(a.test, b.test)
 
 
+def test_starve_m_minus_one_names_targets_on_the_plain_random_split() -> None:
+    """starve_m = -1: the k target tokens are chosen as for a cap, but the split is the random one."""
+    capped, free = DataConfig(p=11, starve_k=3, starve_m=1), DataConfig(p=11, starve_k=3, starve_m=-1)
+    a, b = D.make_split(free, 2), D.make_split(DataConfig(p=11), 2)
+    assert np.array_equal(a.train, b.train) and np.array_equal(a.test, b.test)
+    assert D.starved_tokens(free, 2).tolist() == D.starved_tokens(capped, 2).tolist()
+
+
 @pytest.mark.parametrize(
     ("kw", "key"),
     [
@@ -191,7 +199,7 @@ def test_starve_zero_keeps_the_random_split() -> None:
         ({"skew_order": "sorted"}, "data.skew_order"),
         ({"starve_k": -1}, "data.starve_k"),
         ({"starve_k": 12}, "data.starve_k"),
-        ({"starve_m": -1}, "data.starve_m"),
+        ({"starve_m": -2}, "data.starve_m"),
         ({"starve_k": 2, "split": "skewed"}, "data.starve_k"),
     ],
 )

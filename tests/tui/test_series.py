@@ -6,7 +6,10 @@ import math
 
 import pytest
 
+from engine import data as D
+from engine.config import RunConfig, apply_overrides, from_dict
 from engine.events import RunStarted, TokensLogged
+from engine.metrics import rare_set
 from grok_tui.charts import views
 from grok_tui.charts.blocks import render_bars
 from grok_tui.charts.canvas import Line, Plot, render_plot
@@ -42,27 +45,42 @@ def test_snapshots_stay_evenly_spaced_under_the_cap() -> None:
     assert len(gaps) == 1
 
 
-def _started(freq: tuple[int, ...], rare_k: int = 3) -> RunStarted:
+def _started(freq: tuple[int, ...], rare_k: int = 3, **data: object) -> RunStarted:
     p = len(freq) - 2
-    cfg = {"data": {"p": p}, "probe": {"rare_k": rare_k}}
+    cfg = apply_overrides(
+        RunConfig(),
+        {"data.p": p, "data.op": "add", "probe.rare_k": rare_k, **{f"data.{k}": v for k, v in data.items()}},
+    ).to_dict()
     return RunStarted(cfg, "cpu", 1, 1, p + 2, freq, 0, 100, ("step",))
 
 
 def test_token_bars_mark_the_engines_rare_tokens_relative_to_the_mean_with_val_acc() -> None:
     skewed = RunData()
-    skewed.apply(_started(tuple(int(30 + 70 * math.exp(-3 * a / 10)) for a in range(11)) + (500, 500)))
+    skewed.apply(_started((0,) * 13, split="skewed", skew=3.0))
     updates = tuple(100 + a for a in range(11)) + (900, 900)
     acc = tuple(a / 10 for a in range(11)) + (math.nan, math.nan)
     skewed.apply(TokensLogged(10, updates, None, acc))
     spec = views.token_bars(skewed)
-    # the probe.rare_k = 3 operands with the fewest training occurrences (engine/metrics.py): 8, 9, 10
-    assert spec["rare"] == [False] * 8 + [True] * 3
+    # the engine's own rare set (engine/metrics.py): the least-trained present tokens, ties all in
+    cfg = from_dict(skewed.config)
+    want = rare_set(cfg.data, cfg.train.seed, 3).tolist()
+    assert len(want) >= 3 and spec["rare"] == [t in want for t in range(11)]
     mean = sum(range(100, 111)) / 11
     assert spec["values"] == [pytest.approx((100 + a) / mean) for a in range(11)]  # op and '=' left out
     assert 0 < spec["y_lo"] < min(spec["values"])  # the scale starts near the data
     assert spec["strip"] == list(acc[:11])
     text = render_bars(width=60, height=14, mono=True, **spec).plain
     assert "▲" in text and "val acc" in text and "×" in text
+
+
+def test_token_bars_leave_absent_tokens_out_of_the_rare_set() -> None:
+    run = RunData()
+    run.apply(_started((0,) * 13, rare_k=3, starve_k=2, starve_m=0))
+    run.apply(TokensLogged(10, tuple(range(13)), None, (0.5,) * 13))
+    cfg = from_dict(run.config)
+    absent = D.starved_tokens(cfg.data, cfg.train.seed).tolist()
+    marked = [t for t, r in enumerate(views.token_bars(run)["rare"]) if r]
+    assert marked and not set(marked) & set(absent)
 
 
 def test_render_plot_fits_its_box_and_mono_uses_glyphs() -> None:

@@ -1,0 +1,158 @@
+"""`grok tokens RUN_DIR`: each token's learned step against its training pairs, the per-token form of Fig. 4.
+
+§4.2 predicts that a token in few training pairs gets few embedding updates and is learned late. Here each
+operand token's learned step (the first evaluation from which the val_acc of the test pairs holding it
+stays >= the threshold to the end, engine/columns.py learned_step) stands beside the training pairs that
+hold it (a pair (t, t) once) and, where the run logged it, its realized share of the sampler's draws.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from grok_tui.errors import user_errors
+
+
+def token_table(run_dir: Path) -> tuple[list[dict[str, Any]], float, dict[str, Any]]:
+    """One row per operand token: pairs, draw share, learned step, final val_acc and role; the threshold."""
+    import numpy as np
+
+    from engine import data as D
+    from engine.config import from_dict
+    from engine.metrics import absent_tokens, operand_counts, rare_tokens
+    from engine.rundir import read_config_doc, read_csv, read_learned_steps, read_summary
+
+    cfg = from_dict(read_config_doc(run_dir), str(run_dir / "config.json"))
+    learned, threshold = read_learned_steps(run_dir)
+    p = cfg.data.p
+    split = D.make_split(cfg.data, cfg.train.seed)
+    pairs = operand_counts(D.operand_pairs(cfg.data)[split.train], p)
+    rare = set(rare_tokens(pairs, cfg.probe.rare_k).tolist())
+    absent = set(absent_tokens(pairs).tolist())
+    target = set(D.starved_tokens(cfg.data, cfg.train.seed).tolist())
+    summary = read_summary(run_dir)
+    share = summary.get("draw_share")
+    share = share if isinstance(share, list) and len(share) == p else None
+    final: dict[int, float] = {}
+    for r in read_csv(run_dir / "tokens.csv"):  # the last row of each token wins
+        try:
+            final[int(r["token"])] = float(r["val_acc"]) if r.get("val_acc") else float("nan")
+        except (KeyError, ValueError):
+            continue
+    rows = []
+    for t in range(p):
+        role = "absent" if t in absent else "rare" if t in rare else ""
+        if t in target:
+            role = f"{role}+target" if role else "target"
+        rows.append(
+            {
+                "token": t,
+                "train_pairs": int(pairs[t]),
+                "draw_share": float(share[t]) if share is not None and share[t] is not None else float("nan"),
+                "learned_step": learned[t] if t < len(learned) else None,
+                "final_val_acc": final.get(t, float("nan")),
+                "role": role,
+            }
+        )
+    rows.sort(key=lambda r: (r["train_pairs"], r["token"]))
+    facts = {"p": p, "op": cfg.data.op, "seed": cfg.train.seed, "n_eval_last": int(summary.get("steps", 0) or 0)}
+    learned_rows = [r for r in rows if r["learned_step"] is not None]
+    if len(learned_rows) >= 3:
+        x = np.array([r["train_pairs"] for r in learned_rows], dtype=float)
+        y = np.array([r["learned_step"] for r in learned_rows], dtype=float)
+        facts["spearman"] = _spearman(x, y)
+    return rows, threshold, facts
+
+
+def _spearman(x: Any, y: Any) -> float:
+    """Spearman's rank correlation (average ranks for ties); NaN when either side is constant."""
+    import numpy as np
+
+    def ranks(v: Any) -> Any:
+        order = np.argsort(v, kind="stable")
+        r = np.empty(len(v))
+        r[order] = np.arange(len(v), dtype=float)
+        for u in np.unique(v):  # ties share their mean rank
+            r[v == u] = r[v == u].mean()
+        return r
+
+    rx, ry = ranks(x), ranks(y)
+    if rx.std() == 0 or ry.std() == 0:
+        return float("nan")
+    return float(np.corrcoef(rx, ry)[0, 1])
+
+
+def _fmt(v: Any, spec: str) -> str:
+    if v is None:
+        return "-"
+    if isinstance(v, float) and v != v:
+        return "-"
+    return format(v, spec)
+
+
+def register(app: typer.Typer) -> None:
+    @app.command()
+    @user_errors
+    def tokens(
+        run_dir: Annotated[str, typer.Argument(help="A run directory.")],
+        csv: Annotated[bool, typer.Option("--csv", help="Print the table as CSV.")] = False,
+        plot: Annotated[bool, typer.Option("--plot", help="Also draw learned step against training pairs.")] = False,
+    ) -> None:
+        """Per token: the step it was learned at against its training pairs (the per-token form of Fig. 4)."""
+        from engine.rundir import clean_text, is_run_dir
+
+        d = Path(run_dir)
+        if not is_run_dir(d):
+            from engine.config import ConfigError
+
+            raise ConfigError(f"{clean_text(d)}: not a run directory (no config.json)")
+        rows, threshold, facts = token_table(d)
+        if csv:
+            typer.echo("token,train_pairs,draw_share,learned_step,final_val_acc,role")
+            for r in rows:
+                typer.echo(
+                    f"{r['token']},{r['train_pairs']},{_fmt(r['draw_share'], '.6f').replace('-', '')},"
+                    f"{'' if r['learned_step'] is None else r['learned_step']},"
+                    f"{_fmt(r['final_val_acc'], '.4f').replace('-', '')},{r['role']}"
+                )
+            return
+        n_learned = sum(r["learned_step"] is not None for r in rows)
+        typer.echo(
+            f"{clean_text(d)}: {facts['op']} mod {facts['p']}, seed {facts['seed']}; a token is learned at the "
+            f"first evaluation from which the val_acc of its test pairs stays >= {threshold:g}"
+        )
+        rho = facts.get("spearman")
+        typer.echo(
+            f"learned: {n_learned} of {len(rows)} tokens"
+            + (
+                f"; Spearman rank correlation of learned step with training pairs: {rho:+.2f}"
+                if rho is not None
+                else ""
+            )
+        )
+        typer.echo(f"{'token':>5} {'pairs':>5} {'draw%':>6} {'learned':>8} {'val_acc':>7}  role")
+        for r in rows:
+            typer.echo(
+                f"{r['token']:>5} {r['train_pairs']:>5} {_fmt(r['draw_share'] * 100, '6.2f'):>6} "
+                f"{_fmt(r['learned_step'], 'd'):>8} {_fmt(r['final_val_acc'], '.3f'):>7}  {r['role']}"
+            )
+        if plot:
+            _plot(rows)
+
+
+def _plot(rows: list[dict[str, Any]]) -> None:
+    import plotext as plt
+
+    pts = [(r["train_pairs"], r["learned_step"]) for r in rows if r["learned_step"] is not None]
+    plt.clear_figure()
+    plt.theme("clear")
+    plt.plot_size(72, 20)
+    if pts:
+        plt.scatter([x for x, _ in pts], [y for _, y in pts], marker="dot")
+    plt.title("learned step against training pairs (one dot per token)")
+    plt.xlabel("training pairs holding the token")
+    plt.ylabel("learned step")
+    typer.echo(plt.build())
