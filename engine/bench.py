@@ -243,8 +243,8 @@ def subnormal_count(tensors: list[torch.Tensor]) -> int:
 
 
 def many_loop(cfg: RunConfig, members: int) -> Stepper:
-    """`members` seeds of one config trained as one batched model (engine/batched.py)."""
-    from engine.batched import ManyTrainer
+    """`members` seeds of one config trained as one batched model (engine/many.py)."""
+    from engine.many import ManyTrainer
 
     cfgs = [apply_overrides(cfg, {"train.seed": s, "train.max_steps": 10**9}) for s in range(members)]
     trainer = ManyTrainer(cfgs)

@@ -37,6 +37,7 @@ CHECKPOINT = "checkpoint.pt"
 CONFIG = "config.json"
 SUMMARY = "summary.json"
 METRICS = "metrics.csv"
+ERROR = "error.txt"  # the traceback of a failed run
 GROUP_FILE = "group.json"  # a sweep group directory (engine/sweep/spec.py)
 
 
@@ -182,6 +183,59 @@ def truncate_csv(path: Path, max_step: int, keep_last: Any = None) -> None:
             csv.writer(fh).writerows(keep)
 
     replace_atomic(path, write)
+
+
+def load_checkpoint(run_dir: Path) -> dict[str, Any]:
+    """The checkpoint's state, loaded without running any code from the file (weights_only).
+
+    A checkpoint holds only dicts, lists, tensors, strings and numbers; anything else (a pickle that
+    calls a function, a truncated or foreign file) is refused with a one-line ConfigError.
+    """
+    import torch
+
+    path = run_dir / CHECKPOINT
+    if not path.exists():
+        raise ConfigError(f"{run_dir}: no {CHECKPOINT} to resume from")
+    try:
+        state = torch.load(path, map_location="cpu", weights_only=True)
+    except (PermissionError, IsADirectoryError) as e:
+        raise ConfigError(f"{path}: cannot read: {e.strerror or e}") from None
+    except Exception as e:  # noqa: BLE001 - unpickling refused, a bad zip, a truncated file (EINVAL), ...
+        reason = clean_text(str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__)
+        raise ConfigError(f"{path}: not a grok-tui checkpoint ({reason[:200]})") from None
+    if not isinstance(state, dict) or not {"step", "model", "opt", "rng"} <= state.keys():
+        raise ConfigError(f"{path}: not a grok-tui checkpoint (missing its step, model, optimizer or RNG state)")
+    return state
+
+
+def save_checkpoint(run_dir: Path, state: dict[str, Any], cfg: RunConfig) -> None:
+    """Write a Trainer state as run_dir/checkpoint.pt atomically and durably: temp file, fsync, rename,
+    fsync the directory. A batched sweep writes its members' checkpoints with it too."""
+    import torch
+
+    full = {**state, "config": cfg.to_dict()}
+
+    def write(tmp: Path) -> None:
+        with open(tmp, "wb") as fh:
+            torch.save(full, fh)
+
+    try:
+        replace_atomic(run_dir / CHECKPOINT, write)
+    except OSError as e:
+        raise RunWriteError(run_dir / CHECKPOINT, e) from None
+    except RuntimeError as e:  # torch's zip writer reports a failed write as RuntimeError
+        cause = e.__cause__ or e.__context__
+        if isinstance(cause, OSError):
+            raise RunWriteError(run_dir / CHECKPOINT, cause) from None
+        raise
+
+
+def write_error(run_dir: Path, text: str) -> None:
+    """error.txt: the traceback of the engine fault that ended a run (best effort: a full disk skips it)."""
+    try:
+        (run_dir / ERROR).write_text(text)
+    except OSError:
+        pass
 
 
 class RunLog:

@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from engine.batched import ManyTrainer, train_many
 from engine.events import EvalLogged, FourierLogged, RunFinished, TokensLogged
+from engine.many import ManyTrainer, train_many
 from engine.trainer import Trainer
 from tests.conftest import tiny_config
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Iterator
+from collections.abc import Generator, Iterator
 from typing import Any
 
 import torch
@@ -229,9 +229,10 @@ class ManyTrainer:
             ph.diverged_step = self.step
         self._final[i] = _to_cpu(self._member_state(i))
 
-    def summary(self, i: int) -> dict[str, Any]:
-        """Member i's summary.json fields, as `Trainer.summary` gives them, plus the batch size."""
-        status, steps = self.status[i] or "running", self.ended_step[i] or self.step
+    def summary(self, i: int, status: str | None = None) -> dict[str, Any]:
+        """Member i's summary.json fields, as `Trainer.summary` gives them, plus the batch size; `status`
+        (a failure's) overrides the member's own."""
+        status, steps = status or self.status[i] or "running", self.ended_step[i] or self.step
         return {**self.runs[i].summary(status, steps, self._wall(), str(self.device)), "batched": self.N}
 
     def _adapt(self, x: torch.Tensor | None = None) -> None:
@@ -242,7 +243,7 @@ class ManyTrainer:
             run.adapt(self.step, self.template, x[i] if x is not None else None, params)
         self._set_lr()
 
-    def events(self) -> Iterator[tuple[int, Event]]:
+    def events(self) -> Generator[tuple[int, Event], None, None]:
         """The members' event streams, interleaved: (member index, event), each member's in Trainer's order."""
         c0 = self.cfgs[0]
         t, o = c0.train, c0.optim
@@ -271,6 +272,7 @@ class ManyTrainer:
         lr_scheduled = scheduled(c0)
         e_name = self.e_names[0] if self.e_names else ""
         mark_t = time.perf_counter()
+        losses: torch.Tensor | None = None
         while self.step < t.max_steps and any(s is None for s in self.status) and self._stop is None:
             idx = torch.stack([s.next() for s in self.samplers])  # (N, B): each member's own draws
             x, y = self.x_train[ar, idx], self.y_train[ar, idx]  # (N, B, L), (N, B)
@@ -306,9 +308,10 @@ class ManyTrainer:
                 for i in range(self.N):
                     if self.status[i] is None:
                         yield i, StepsTaken(self.step, self.step // self.steps_per_epoch, self._wall(), sps)
+        finite = torch.isfinite(losses.detach()).tolist() if losses is not None else [True] * self.N
         for i in range(self.N):
-            if self.status[i] is None:
-                self._end(i, self._stop or "finished")
+            if self.status[i] is None:  # the last steps' NaN check, as Trainer's after its loop
+                self._end(i, (self._stop or "finished") if finite[i] else "diverged")
             yield i, RunFinished(self.status[i] or "finished", self.summary(i))
 
     def _count(self, x: torch.Tensor) -> None:
