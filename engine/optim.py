@@ -33,10 +33,6 @@ def build_optimizer(model: nn.Module, cfg: RunConfig) -> torch.optim.Optimizer:
     return torch.optim.SGD(groups, lr=o.lr, momentum=o.momentum, weight_decay=o.weight_decay, **impl)
 
 
-def set_lr_ratio(opt: torch.optim.Optimizer, lr: float, ratio: float) -> None:
-    opt.param_groups[0]["lr"] = lr * ratio
-
-
 def scheduled(cfg: RunConfig) -> bool:
     """True when the lr changes with the step (a warm-up or a cosine); otherwise it is never touched."""
     return cfg.optim.warmup_steps > 0 or cfg.optim.schedule != "constant"

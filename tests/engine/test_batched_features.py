@@ -134,22 +134,6 @@ def test_member_checkpoint_continues_as_solo_run(optim):
             assert close(r[k], s[k]), (s["step"], k, r[k], s[k])
 
 
-def test_members_resume_from_checkpoints_in_a_batch():
-    over = {"train__max_steps": 20}
-    cfgs = [tiny_config(train__seed=s, **over) for s in (0, 1)]
-    first = ManyTrainer(cfgs)
-    for _ in first.events():
-        pass
-    longer = [tiny_config(train__seed=s, train__max_steps=60) for s in (0, 1)]
-    again = ManyTrainer(longer, states=[first.member_state_dict(i) for i in range(2)])
-    many = collect(again.events(), 2)
-    for cfg, member in zip(longer, many, strict=True):
-        straight = solo(cfg)
-        assert [r["step"] for r in member["rows"]] == [40, 60]
-        for r, s in zip(member["rows"], straight["rows"][-2:], strict=True):
-            assert close(r["val_loss"], s["val_loss"]) and close(r["train_acc"], s["train_acc"])
-
-
 def test_batched_sweep_members_resume_from_their_checkpoints(tmp_path):
     """run_batch leaves a checkpoint in each member's directory; `Run.resume` continues it alone."""
     from engine.run import Run

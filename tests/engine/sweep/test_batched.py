@@ -5,8 +5,7 @@ from __future__ import annotations
 import math
 from pathlib import Path
 
-import engine.many as engine_many
-import engine.trainer as engine_trainer
+import engine.loop
 from engine.evaluation import RunMetrics
 from engine.events import EvalLogged, RunFinished
 from engine.losses import build_loss
@@ -90,8 +89,7 @@ def test_a_nan_in_the_last_steps_ends_batched_members_diverged_as_trainer(tmp_pa
 
         return loss
 
-    for module in (engine_trainer, engine_many):
-        monkeypatch.setattr(module, "build_loss", poisoned_loss)
+    monkeypatch.setattr(engine.loop, "build_loss", poisoned_loss)  # the one training step, alone and batched
     over = {"train__max_steps": 15, "train__eval_every": 100}
     solo = [ev for ev in Trainer(tiny_config(**over)) if isinstance(ev, RunFinished)]
     assert solo[0].status == "diverged"
