@@ -239,7 +239,11 @@ class TrainLoop:
         self.xs_train, self.ys_train, self.xs_test, self.ys_test = (
             torch.stack([getattr(d, k) for d in self.data]) for k in ("x_train", "y_train", "x_test", "y_test")
         )  # (N, n, L) and (N, n)
+        n = self.xs_train.shape[1]
+        self._flat_x, self._flat_y = self.xs_train.reshape(N * n, -1), self.ys_train.reshape(N * n)  # (N·n, L), (N·n)
+        self._offset = torch.arange(N, device=dev)[:, None] * n  # member i's examples start at row i·n
         self.counts = torch.zeros(N, c0.data.vocab_size, dtype=torch.int64, device=dev)  # steps each token was in
+        self._present = torch.zeros_like(self.counts)
         self.runs = [
             RunMetrics(c, d, dev, self.counts[i]) for i, (c, d) in enumerate(zip(cfgs, self.data, strict=True))
         ]
@@ -308,7 +312,7 @@ class TrainLoop:
             yield i, self.started(i)
         self._t0 = time.perf_counter()
         mark_t, mark_step = self._t0, self.step
-        ar = torch.arange(self.N, device=self.device)[:, None]
+        ones = torch.ones(self.N, dtype=self.dtype, device=self.device)
         lr_scheduled = scheduled(c0)  # warm-up or cosine (engine/optim.py); else the lr is never touched
         e_name = self.weights.e_names[0] if self.weights.e_names else ""
         wants_grad = [s.wants_grad for s in self.samplers]
@@ -316,20 +320,21 @@ class TrainLoop:
         losses: torch.Tensor | None = None
         if self.step == 0:
             yield from self._evaluate()
-        while self.step < t.max_steps and self._running():
+        while self.step < t.max_steps and None in self.status:
             if self._stop is not None:
                 break
             if self._pause.is_set():
                 yield from self._wait_paused()
                 mark_t, mark_step = time.perf_counter(), self.step
                 continue
-            idx = torch.stack([s.next() for s in self.samplers])  # (N, B): each member's own draws
-            x, y = self.xs_train[ar, idx], self.ys_train[ar, idx]  # (N, B, L), (N, B)
+            draws = [s.next() for s in self.samplers]  # each member's own (B,) example indices
+            idx = (torch.stack(draws) if self.N > 1 else draws[0][None]) + self._offset  # (N, B) rows of the flat sets
+            x, y = self._flat_x[idx], self._flat_y[idx]  # (N, B, L), (N, B)
             if o.adaptive and self.step == 0:
                 self._adapt(x)  # c from the first step on, not lr_ratio until step adaptive_every
             losses = self.weights.losses(x, y, self.loss_fn)
             self.weights.zero_grad()
-            losses.sum().backward()  # members are independent: ∂(Σ L_j)/∂θ_i = ∂L_i/∂θ_i
+            losses.backward(ones)  # Σ L_j: members are independent, ∂(Σ L_j)/∂θ_i = ∂L_i/∂θ_i
             for hook in self.weights.grad_hooks:
                 hook()
             if observe:
@@ -346,7 +351,7 @@ class TrainLoop:
             self.weights.hand_grads()
             for opt in self.opts:
                 opt.step()
-            self.counts += torch.zeros_like(self.counts).scatter_(1, x.reshape(self.N, -1), 1)  # tokens in the batch
+            self.counts += self._present.zero_().scatter_(1, x.reshape(self.N, -1), 1)  # tokens in the batch
             self.step += 1
             step = self.step
             if o.adaptive and step % o.adaptive_every == 0:
