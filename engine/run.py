@@ -163,7 +163,7 @@ class Run:
         self, cfg: RunConfig, out: str | Path = "runs", *, run_dir: Path | None = None, _resume: Path | None = None
     ) -> None:
         """A new run in a new directory under `out`, or in `run_dir` (an existing, empty directory:
-        a sweep member's planned one); `Run.resume` continues one from its checkpoint."""
+        a sweep member's planned one); `Run.from_checkpoint` continues one from its checkpoint."""
         self.cfg = cfg
         self._lock: RunLock | None = None
         if _resume is not None:
@@ -266,7 +266,7 @@ class Run:
             write_json_atomic(d / CONFIG, {**self.cfg.to_dict(), "_meta": {**meta, "resumed": history}})
 
     @classmethod
-    def resume(cls, run_dir: str | Path, max_steps: int | None = None, device: str | None = None) -> Run:
+    def from_checkpoint(cls, run_dir: str | Path, max_steps: int | None = None, device: str | None = None) -> Run:
         """Continue a run from its checkpoint, bit-for-bit on the CPU; `max_steps` may extend it."""
         path = Path(run_dir)
         cfg = read_config(path)
@@ -291,7 +291,7 @@ class Run:
         self.trainer.pause()
 
     def unpause(self) -> None:
-        """Let a paused run go on (`Run.resume` is the other thing: continue a run from its checkpoint)."""
+        """Let a paused run go on (`Run.from_checkpoint` is the other thing: continue a run from its checkpoint)."""
         self.trainer.unpause()
 
     def close(self) -> None:

@@ -496,9 +496,87 @@ def read_run(path: str | Path) -> RunRecord:
         step = max(step, int(rows[-1]["step"]))
     status = clean_text(summary.get("status") or "")
     if pid is not None:
-        status = "paused" if status == "paused" else "running"
-    elif status in ("", "running", "paused"):
+        status = "running"  # a paused run's summary says running too: pausing is not written down
+    elif status in ("", "running"):
         status = "dead"  # its writer died without closing the run (SIGKILL, power loss)
     meta = doc.get("_meta")
     config = {k: v for k, v in doc.items() if k != "_meta"}
     return RunRecord(d, config, summary, rows, step, status, pid, meta if isinstance(meta, dict) else {})
+
+
+# --- groups and members (engine/sweep/spec.py, engine/sweep/member.py) -------------------------
+
+RESULTS = "results.csv"  # a sweep group's one row per member (engine/sweep/results.py)
+
+
+def read_group_doc(group_dir: str | Path) -> dict[str, Any]:
+    """group.json as written; ConfigError naming the directory or the file when it is not a group's."""
+    p = Path(group_dir)
+    f = p / GROUP_FILE
+    if not f.is_file():
+        raise ConfigError(f"{p}: not a sweep group directory (no {GROUP_FILE})")
+    try:
+        doc = json.loads(f.read_bytes())
+    except (OSError, UnicodeDecodeError, ValueError) as e:
+        raise ConfigError(f"{f}: unreadable group file: {clean_text(e)}") from None
+    if not isinstance(doc, dict):
+        raise ConfigError(f"{f}: unreadable group file: expected a JSON object, found {type(doc).__name__}")
+    return doc
+
+
+def read_results(group_dir: str | Path) -> list[dict[str, str]]:
+    """results.csv's rows as strings ('' = none); a torn last line (a killed sweep) is dropped."""
+    return read_csv(Path(group_dir) / RESULTS)
+
+
+def write_results(group_dir: str | Path, columns: list[str], rows: list[dict[str, Any]]) -> None:
+    """Replace results.csv atomically and durably (`replace_atomic`)."""
+
+    def write(tmp: Path) -> None:
+        with open(tmp, "w", newline="") as fh:
+            w = csv.DictWriter(fh, columns, extrasaction="ignore")
+            w.writeheader()
+            w.writerows(rows)
+
+    replace_atomic(Path(group_dir) / RESULTS, write)
+
+
+def empty_run_dir(run_dir: Path) -> None:
+    """Make a run directory, or empty one whose earlier start left no checkpoint (the lock file stays).
+
+    A directory another live process writes is left alone: `RunInUse` names that process.
+    """
+    pid = lock_holder(run_dir)
+    if pid is not None:
+        raise RunInUse(f"{run_dir} is in use by pid {pid or '?'}")
+    run_dir.mkdir(parents=True, exist_ok=True)
+    for f in run_dir.iterdir():
+        if f.is_file() and f.name != LOCK_FILE:
+            f.unlink()
+
+
+# --- tokens.csv and fourier.csv, decoded into the events that wrote them ------------------------
+
+
+def read_tokens(run_dir: str | Path) -> list[TokensLogged]:
+    """tokens.csv as one TokensLogged per evaluation step: updates, and grad norms and val_acc where written."""
+    by_step: dict[int, list[dict[str, str]]] = {}
+    for tok in read_csv(Path(run_dir) / "tokens.csv"):
+        by_step.setdefault(int(tok["step"]), []).append(tok)
+    out = []
+    for step, toks in sorted(by_step.items()):
+        toks.sort(key=lambda r: int(r["token"]))
+        grads = [r.get("grad_norm", "") for r in toks]
+        grad = tuple(float(g) for g in grads) if all(grads) else None
+        accs = [r.get("val_acc") for r in toks]
+        acc = tuple(float(a) if a else math.nan for a in accs) if any(accs) else None
+        out.append(TokensLogged(step, tuple(int(float(r["updates"])) for r in toks), grad, acc))
+    return out
+
+
+def read_fourier(run_dir: str | Path) -> list[FourierLogged]:
+    """fourier.csv as one FourierLogged per step it was measured at (an empty norm is NaN)."""
+    spectra: dict[int, list[float]] = {}
+    for row in read_csv(Path(run_dir) / "fourier.csv"):
+        spectra.setdefault(int(row["step"]), []).append(float(row["norm"] or "nan"))
+    return [FourierLogged(step, tuple(spectra[step])) for step in sorted(spectra)]

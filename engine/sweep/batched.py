@@ -39,14 +39,14 @@ def plan(specs: list[MemberSpec], max_members: int = MAX_MEMBERS) -> list[list[M
 
     A member that resumes from a checkpoint runs alone (a batched model starts every member at 0).
     """
-    if not any(not s.resume and _wants_batches(s.config) for s in specs):
+    if not any(not s.has_checkpoint and _wants_batches(s.config) for s in specs):
         return [[s] for s in specs]
     from engine.many import why_not_batched
 
     out: list[list[MemberSpec]] = []
     open_batches: list[list[MemberSpec]] = []
     for s in specs:
-        if s.resume or not _wants_batches(s.config):
+        if s.has_checkpoint or not _wants_batches(s.config):
             out.append([s])
             continue
         for b in open_batches:

@@ -135,7 +135,7 @@ def test_member_checkpoint_continues_as_solo_run(optim):
 
 
 def test_batched_sweep_members_resume_from_their_checkpoints(tmp_path):
-    """run_batch leaves a checkpoint in each member's directory; `Run.resume` continues it alone."""
+    """run_batch leaves a checkpoint in each member's directory; `Run.from_checkpoint` continues it alone."""
     from engine.run import Run
     from engine.rundir import read_metrics
     from engine.sweep.batched import run_batch
@@ -145,7 +145,7 @@ def test_batched_sweep_members_resume_from_their_checkpoints(tmp_path):
     specs = [MemberSpec(f"m{i}", c, str(tmp_path / f"m{i}")) for i, c in enumerate(short)]
     run_batch(specs, None, lambda: False)
     for spec in specs:
-        run = Run.resume(spec.run_dir, max_steps=60)
+        run = Run.from_checkpoint(spec.run_dir, max_steps=60)
         for _ in run.events():
             pass
         rows = read_metrics(Path(spec.run_dir))
