@@ -6,11 +6,9 @@ token update counts, the NaN check, the evaluation, then `StepsTaken`. `Trainer`
 is this loop with one member and a pause; `ManyTrainer` (engine/many.py) the loop with N members
 stacked as one batched model. What differs per member (seed, task, lr, c, weight decay) is data.
 
-Where the members' weights live is a `Weights`: `OneModel` (one `nn.Module`, any kind, gradient
-filters allowed) or `StackedModels` (parameters with a leading member axis, run under `torch.vmap`).
-Each member has its own `torch.optim` optimizer from `build_optimizer`, so its lr, c and weight decay
-are its own and its checkpoint holds the optimizer state torch itself wrote. A stacked member's
-optimizer steps `nn.Parameter`s that alias its slice of the stacked tensors (no copy).
+Where the members' weights live is a `Weights` (engine/weights.py): one module, or parameters stacked
+on a leading member axis. Each member has its own `torch.optim` optimizer from `build_optimizer`, so
+its lr, c and weight decay are its own and its checkpoint holds the optimizer state torch itself wrote.
 """
 
 from __future__ import annotations
@@ -22,24 +20,20 @@ from collections.abc import Callable, Generator, Iterator
 from typing import Any, TypeVar
 
 import torch
-from torch import nn
-from torch.func import functional_call
 
 from engine.columns import BASE_COLUMNS
 from engine.config import RunConfig
 from engine.dataset import Dataset, load_dataset
-from engine.evaluation import EVAL_CHUNK, Loss, RunMetrics, Scores, evaluate
+from engine.evaluation import RunMetrics
 from engine.events import Event, RunFinished, RunStarted, StatusChanged, StepsTaken
-from engine.gradfilters import GradHook, build_grad_hooks
 from engine.losses import build_loss
-from engine.models import build_model, embedding_names
+from engine.models import build_model
 from engine.optim import apply_lr, build_optimizer, lr_at, scheduled
 from engine.probes import ProbeSet
-from engine.probes.base import ProbeContext
 from engine.samplers import Sampler, build_sampler
+from engine.weights import OneModel, StackedModels, Weights
 
 PROGRESS_EVERY = 10  # steps between StepsTaken events (and NaN checks)
-EVAL_ROWS = 65536  # member × example rows per evaluation forward pass of a stacked model
 
 
 def resolve_device(name: str) -> torch.device:
@@ -56,152 +50,6 @@ def resolve_device(name: str) -> torch.device:
     if dev.type == "mps" and not torch.backends.mps.is_available():
         raise ValueError("train.device: mps requested but MPS is not available")
     return dev
-
-
-class Weights:
-    """Where the members' parameters live, and how a batch of each member's examples goes through them."""
-
-    template: nn.Module  # the module `functional_call` and the probes run member parameters with
-    e_names: list[str]  # the parameter names of E
-    grad_hooks: list[GradHook]
-    batched = False
-
-    def losses(self, x: torch.Tensor, y: torch.Tensor, loss_fn: Loss) -> torch.Tensor:
-        """(N, B, L), (N, B) -> (N,): each member's mean training loss on its own batch."""
-        raise NotImplementedError
-
-    def scores(self, x: torch.Tensor, y: torch.Tensor, loss_fn: Loss) -> list[Scores]:
-        """Each member's (loss, accuracy, hits) on a whole set x (N, n, L)."""
-        raise NotImplementedError
-
-    def grad(self, name: str, i: int) -> torch.Tensor | None:
-        """Member i's gradient of parameter `name`, between backward and the optimizer step."""
-        raise NotImplementedError
-
-    def params(self, i: int) -> dict[str, torch.Tensor]:
-        """Member i's live parameters by name."""
-        raise NotImplementedError
-
-    def module(self, i: int) -> nn.Module:
-        """Member i as a module whose parameters are its weights (its optimizer and checkpoint use it)."""
-        raise NotImplementedError
-
-    def context(self, i: int, cfg: RunConfig, data: Dataset, loss_fn: Loss, stop: Callable[[], bool]) -> ProbeContext:
-        """Member i as its probes see it."""
-        raise NotImplementedError
-
-    def zero_grad(self) -> None:
-        raise NotImplementedError
-
-    def hand_grads(self) -> None:
-        """Give each member module's parameters their gradient before the optimizers step."""
-
-
-class OneModel(Weights):
-    """One member: a plain module, trained through its `forward_train` (the gathered first layer) if it has one."""
-
-    def __init__(self, model: nn.Module, cfg: RunConfig) -> None:
-        self.template = self.model = model
-        self.e_names = embedding_names(model)
-        self.grad_hooks = build_grad_hooks(cfg, model)
-        self.named: dict[str, torch.Tensor] = dict(model.named_parameters())
-        self.forward = getattr(model, "forward_train", model)  # MLPEmbed: models/first_layer.py
-
-    def losses(self, x: torch.Tensor, y: torch.Tensor, loss_fn: Loss) -> torch.Tensor:
-        return loss_fn(self.forward(x[0]), y[0])[None]  # (B, L) -> (1,)
-
-    def scores(self, x: torch.Tensor, y: torch.Tensor, loss_fn: Loss) -> list[Scores]:
-        was_training = self.model.training
-        self.model.eval()
-        out = evaluate(self.model, loss_fn, x[0], y[0], EVAL_CHUNK)
-        self.model.train(was_training)
-        return [out]
-
-    def grad(self, name: str, i: int) -> torch.Tensor | None:
-        return self.named[name].grad
-
-    def params(self, i: int) -> dict[str, torch.Tensor]:
-        return self.named
-
-    def module(self, i: int) -> nn.Module:
-        return self.model
-
-    def context(self, i: int, cfg: RunConfig, data: Dataset, loss_fn: Loss, stop: Callable[[], bool]) -> ProbeContext:
-        return ProbeContext.of_model(cfg, self.model, loss_fn, data.x_train, data.y_train, stop)
-
-    def zero_grad(self) -> None:
-        self.model.zero_grad(set_to_none=True)
-
-
-class StackedModels(Weights):
-    """N members of one shape as one model: each parameter stacked on a leading member axis, run under vmap."""
-
-    batched = True
-
-    def __init__(self, models: list[nn.Module]) -> None:
-        self.template = models[0]
-        self.e_names = embedding_names(self.template)
-        self.grad_hooks = []
-        self.stacked: dict[str, torch.Tensor] = {}
-        for name, p in self.template.named_parameters():
-            stacked = torch.stack([dict(m.named_parameters())[name].detach() for m in models])
-            self.stacked[name] = stacked.requires_grad_(p.requires_grad)
-        # Each member module's parameters become views of its slice of the stacked tensors: its optimizer
-        # then updates the stacked model in place, and its state_dict is the member's weights.
-        for i, m in enumerate(models):
-            for name, p in list(m.named_parameters()):
-                owner, _, leaf = name.rpartition(".")
-                alias = nn.Parameter(self.stacked[name].detach()[i], requires_grad=p.requires_grad)
-                setattr(m.get_submodule(owner) if owner else m, leaf, alias)
-        self.models = models
-        self.named = [dict(m.named_parameters()) for m in models]
-
-    def _logits(self, x: torch.Tensor) -> torch.Tensor:
-        """(N, B, L) -> (N, B, p): the member model applied to its own parameters and batch."""
-        return torch.vmap(lambda p, xb: functional_call(self.template, p, (xb,)))(self.stacked, x)
-
-    def losses(self, x: torch.Tensor, y: torch.Tensor, loss_fn: Loss) -> torch.Tensor:
-        return torch.vmap(loss_fn)(self._logits(x), y)  # (N,)
-
-    def scores(self, x: torch.Tensor, y: torch.Tensor, loss_fn: Loss) -> list[Scores]:
-        n = x.shape[0]
-        loss, acc, hits = evaluate(self._logits, loss_fn, x, y, max(EVAL_ROWS // n, 1))
-        return [(loss[i], acc[i], hits[i]) for i in range(n)]
-
-    def grad(self, name: str, i: int) -> torch.Tensor | None:
-        g = self.stacked[name].grad
-        return g[i] if g is not None else None
-
-    def params(self, i: int) -> dict[str, torch.Tensor]:
-        return {n: p.detach()[i] for n, p in self.stacked.items()}
-
-    def module(self, i: int) -> nn.Module:
-        return self.models[i]
-
-    def context(self, i: int, cfg: RunConfig, data: Dataset, loss_fn: Loss, stop: Callable[[], bool]) -> ProbeContext:
-        return ProbeContext(
-            cfg,
-            self.template,
-            self.params(i),
-            loss_fn,
-            data.x_train,
-            data.y_train,
-            lambda name: self.grad(name, i),
-            stop,
-        )
-
-    def zero_grad(self) -> None:
-        for p in self.stacked.values():
-            p.grad = None
-        for named in self.named:
-            for p in named.values():
-                p.grad = None
-
-    def hand_grads(self) -> None:
-        for name, p in self.stacked.items():
-            if p.grad is not None:
-                for i, named in enumerate(self.named):
-                    named[name].grad = p.grad[i]
 
 
 class TrainLoop:
