@@ -1,4 +1,4 @@
-"""Many seeds as one batched model (engine/batched.py): model-steps/s for N members against N = 1.
+"""Many seeds as one batched model (engine/many.py): model-steps/s for N members against N = 1.
 
 Arms alternate in one process. On a GPU the goal is ≥ 0.7·N× the single-model rate up to N = 32;
 on the CPU one model already keeps the cores busy, so the figure shows the overhead. Usage:

@@ -75,7 +75,7 @@ def matmul_speed(device: torch.device, seconds: float = 2.0, n: int = 1024) -> t
 def matmul_params(cfg: RunConfig) -> int:
     """Weights of the model's matmuls (first layer, hidden layers, readout); biases and E excluded."""
     d, L, p = cfg.model.d_embed, cfg.data.seq_len, cfg.data.p
-    hidden = cfg.model.d_hidden or L * d
+    hidden = cfg.d_hidden
     n_in = {"mlp_embed": L * d, "mlp_onehot": L * cfg.data.vocab_size}.get(cfg.model.kind, L)
     return n_in * hidden + (cfg.model.n_hidden - 1) * hidden * hidden + hidden * p
 
@@ -94,7 +94,7 @@ def engine_flops(cfg: RunConfig) -> float:
     The one-hot MLP gathers B·L columns of W: B·L·H adds each way, no matmul.
     """
     B, d, L, V = cfg.train.batch_size, cfg.model.d_embed, cfg.data.seq_len, cfg.data.vocab_size
-    H = cfg.model.d_hidden or L * d
+    H = cfg.d_hidden
     if cfg.model.kind == "mlp_onehot":
         return 2.0 * B * L * H + 6.0 * B * (matmul_params(cfg) - L * V * H)
     if cfg.model.kind != "mlp_embed" or not tables_pay(B, V):
@@ -112,7 +112,7 @@ class PeerMLP(nn.Module):
     def __init__(self, cfg: RunConfig) -> None:
         super().__init__()
         d, L = cfg.model.d_embed, cfg.data.seq_len
-        hidden = cfg.model.d_hidden or L * d
+        hidden = cfg.d_hidden
         self.embed = nn.Embedding(cfg.data.vocab_size, d)
         self.net = nn.Sequential(nn.Linear(L * d, hidden), nn.ReLU(), nn.Linear(hidden, cfg.data.p))
 
@@ -243,8 +243,8 @@ def subnormal_count(tensors: list[torch.Tensor]) -> int:
 
 
 def many_loop(cfg: RunConfig, members: int) -> Stepper:
-    """`members` seeds of one config trained as one batched model (engine/batched.py)."""
-    from engine.batched import ManyTrainer
+    """`members` seeds of one config trained as one batched model (engine/many.py)."""
+    from engine.many import ManyTrainer
 
     cfgs = [apply_overrides(cfg, {"train.seed": s, "train.max_steps": 10**9}) for s in range(members)]
     trainer = ManyTrainer(cfgs)

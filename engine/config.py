@@ -14,6 +14,8 @@ import typing
 from dataclasses import dataclass, field
 from typing import Any
 
+from engine.numbers import is_prime
+
 OPS = ("add", "sub", "mul", "div", "poly")
 SPLITS = ("random", "uniform", "skewed", "skewed_test", "block", "strip")
 SKEW_ON = ("a", "both")
@@ -38,31 +40,6 @@ MAX_P = 2**16  # every one of the p^2 pairs is materialized (§3.3); 2^32 pairs 
 MAX_SEED = 2**63 - 1  # torch.manual_seed takes a signed 64-bit seed
 
 
-def is_prime(n: int) -> bool:
-    """Deterministic Miller-Rabin: exact for every n < 3.3e24 with these bases, in microseconds."""
-    if n < 2:
-        return False
-    bases = (2, 3, 5, 7, 11, 13, 17, 19, 23, 29, 31, 37, 41)
-    if n in bases:
-        return True
-    if any(n % b == 0 for b in bases):
-        return False
-    d, r = n - 1, 0
-    while d % 2 == 0:
-        d, r = d // 2, r + 1
-    for a in bases:
-        x = pow(a, d, n)
-        if x in (1, n - 1):
-            continue
-        for _ in range(r - 1):
-            x = x * x % n
-            if x == n - 1:
-                break
-        else:
-            return False
-    return True
-
-
 def _check(cond: bool, name: str, msg: str) -> None:
     if not cond:
         raise ConfigError(f"{name}: {msg}")
@@ -76,7 +53,7 @@ def _one_of(value: str, name: str, choices: tuple[str, ...]) -> None:
 class DataConfig:
     """[data]: the modular-arithmetic task and how its pairs split into train and test (§3.3, §4.2, §5.1)."""
 
-    op: str = "mul"  # (a op b) mod p; "poly" is a^2 + ab + b^2 (beyond-progress-measures.md)
+    op: str = "mul"  # (a op b) mod p; "poly" is a^2 + ab + b^2 (docs/references/beyond-progress-measures.md)
     p: int = 97  # modulus; the paper's P (§3.3)
     frac_test: float = 0.2  # held out at random first (§5.1)
     frac_train: float = 0.3  # of all p^2 pairs, drawn from the rest by `split` (§5.1)
@@ -88,14 +65,10 @@ class DataConfig:
     starve_m: int = 0  # ... keep at most m training pairs each (-1: no cap); the rest of the training set is random
     split_k: int = 0  # block/strip size k; 0 = the k that holds out about frac_test of the pairs
     format: str = "a_op_b_eq"  # [a, op, b, =], op = p, '=' = p+1 (§3.3) | a_b_eq: [a, b, =], '=' = p | a_b: [a, b]
-    op_token: bool = True  # alias: false = format "a_b_eq"; set from format after validation
 
     def __post_init__(self) -> None:
         _one_of(self.op, "data.op", OPS)
         _one_of(self.format, "data.format", FORMATS)
-        if not self.op_token and self.format == "a_op_b_eq":  # the old spelling of a_b_eq
-            object.__setattr__(self, "format", "a_b_eq")
-        object.__setattr__(self, "op_token", self.format == "a_op_b_eq")
         _one_of(self.split, "data.split", SPLITS)
         _check(self.p >= 3, "data.p", f"must be >= 3 (got {self.p})")
         _check(self.p <= MAX_P, "data.p", f"must be <= {MAX_P}: all p^2 pairs are built (got {self.p})")
@@ -138,6 +111,11 @@ class DataConfig:
         return self.p + {"a_op_b_eq": 2, "a_b_eq": 1, "a_b": 0}[self.format]
 
     @property
+    def op_token(self) -> bool:
+        """Whether the sequence holds the op token ([a, op, b, =])."""
+        return self.format == "a_op_b_eq"
+
+    @property
     def seq_len(self) -> int:
         return {"a_op_b_eq": 4, "a_b_eq": 3, "a_b": 2}[self.format]
 
@@ -156,7 +134,7 @@ class ModelConfig:
     embed_init_scale: float = 1.0  # E ~ N(0, scale^2); §4.3: small init converges faster
     n_heads: int = 4  # transformer heads
     d_mlp: int = 512  # transformer MLP width
-    layernorm: str = "none"  # transformer LN placement (inductive-bias-layernorm.md)
+    layernorm: str = "none"  # transformer LN placement (docs/references/inductive-bias-layernorm.md)
     readout_scale: float = 1.0  # transformer readout multiplier α (lazy/rich control)
     w_params: str = ""  # comma-separated name patterns of "W" (the first matrices reading E); "" = default
 
@@ -287,7 +265,7 @@ class ProbeConfig:
     fourier_every: int = 0  # DFT of E over the token axis into fourier.csv (Fig. 11)
     fourier_top_k: int = 5  # fourier_top = energy share of the top-k frequencies
     fourier_order: str = "token"  # token axis order: token = 0..p-1; dlog = 1, g, g^2, ... (mul, div; prime p)
-    med_every: int = 0  # main embedding difference (beyond-progress-measures.md)
+    med_every: int = 0  # main embedding difference (docs/references/beyond-progress-measures.md)
     norm_every: int = 0  # ‖E‖, ‖W‖, ‖θ‖
     update_every: int = 0  # ‖ΔE‖/‖ΔW‖ between evaluations (App. B, eq. 23)
     progress_every: int = 0  # progress measures: key frequencies, restricted/excluded loss, ring (docs/PROBES.md)
@@ -321,6 +299,11 @@ class RunConfig:
         if self.train.target_rate != 1:
             _check(self.data.starve_k > 0, "train.target_rate", "weights the target tokens: needs data.starve_k > 0")
             _check(self.train.batch_size > 0, "train.target_rate", "weights draws: needs train.batch_size > 0")
+
+    @property
+    def d_hidden(self) -> int:
+        """The MLP's hidden width: model.d_hidden, or seq_len·d_embed where that is 0 (4d = 512, §5)."""
+        return self.model.d_hidden or self.data.seq_len * self.model.d_embed
 
     def to_dict(self) -> dict[str, Any]:
         """The nested dict config.json holds (tuples as tuples; json writes them as lists)."""
@@ -421,6 +404,11 @@ def apply_overrides(cfg: RunConfig, overrides: dict[str, Any], where: str = "") 
     """Apply {"group.key": value} with type checks; values may be strings (from --set) or TOML values."""
     groups: dict[str, dict[str, Any]] = {}
     try:
+        overrides = dict(overrides)
+        if "data.op_token" in overrides:  # data.format's old spelling, resolved here: no field holds it
+            op_token = coerce(overrides.pop("data.op_token"), bool, "data.op_token")
+            if not op_token and overrides.get("data.format", cfg.data.format) == "a_op_b_eq":
+                overrides["data.format"] = "a_b_eq"  # false = [a, b, =]; true changes nothing
         for key, raw in overrides.items():
             group, _, name = key.partition(".")
             if group not in GROUPS or not name:
@@ -429,9 +417,6 @@ def apply_overrides(cfg: RunConfig, overrides: dict[str, Any], where: str = "") 
             if name not in types_:
                 raise _unknown_key(key)
             groups.setdefault(group, {})[name] = coerce(raw, types_[name], key)
-        data = groups.get("data", {})
-        if "format" in data and "op_token" not in data:  # op_token is format's alias: it follows
-            data["op_token"] = data["format"] == "a_op_b_eq"
         changes = {g: dataclasses.replace(getattr(cfg, g), **kv) for g, kv in groups.items()}
         return dataclasses.replace(cfg, **changes)
     except ConfigError as e:
@@ -469,26 +454,32 @@ def from_dict(d: dict[str, Any], where: str = "") -> RunConfig:
     return dataclasses.replace(cfg, **top) if top else cfg
 
 
+def toml_value(v: Any) -> str:
+    """A TOML value: strings as basic strings (the same escapes as JSON), arrays, inline tables with quoted
+    keys (`{"optim.lr" = 1e-3}`), booleans and numbers. The one TOML writer (`to_toml`, engine/presets.py)."""
+    import json
+
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, str):
+        return json.dumps(v)
+    if isinstance(v, dict):
+        return "{" + ", ".join(f"{json.dumps(str(k))} = {toml_value(x)}" for k, x in v.items()) + "}"
+    if isinstance(v, tuple | list):
+        return "[" + ", ".join(toml_value(x) for x in v) + "]"
+    return repr(v)
+
+
 def to_toml(cfg: RunConfig) -> str:
     """Render a config as TOML (every field, resolved)."""
-
-    def fmt(v: Any) -> str:
-        if isinstance(v, bool):
-            return "true" if v else "false"
-        if isinstance(v, str):
-            return '"' + v.replace("\\", "\\\\").replace('"', '\\"') + '"'
-        if isinstance(v, tuple | list):
-            return "[" + ", ".join(fmt(x) for x in v) + "]"
-        return repr(v)
-
     lines = []
     if cfg.preset:
-        lines.append(f"preset = {fmt(cfg.preset)}")
+        lines.append(f"preset = {toml_value(cfg.preset)}")
     if cfg.description:
-        lines.append(f"description = {fmt(cfg.description)}")
+        lines.append(f"description = {toml_value(cfg.description)}")
     for g in GROUPS:
         lines.append(f"\n[{g}]")
         sub = getattr(cfg, g)
         for f in dataclasses.fields(sub):
-            lines.append(f"{f.name} = {fmt(getattr(sub, f.name))}")
+            lines.append(f"{f.name} = {toml_value(getattr(sub, f.name))}")
     return "\n".join(lines).lstrip() + "\n"

@@ -16,7 +16,7 @@ import torch
 from torch import nn
 
 from engine import data as D
-from engine.columns import LEARNED_ACC, RARE_COLUMNS
+from engine.columns import BASE_COLUMNS, LEARNED_ACC, RARE_COLUMNS
 from engine.config import RunConfig
 from engine.dataset import Dataset
 from engine.events import EvalLogged, Event, FourierLogged, TokensLogged
@@ -152,20 +152,9 @@ class RunMetrics:
         self, step: int, epoch: int, wall_s: float, vals: list[float], rare: list[float], lr: float, has_e: bool
     ) -> dict[str, float]:
         """The metrics.csv row of one evaluation; vals = train loss, train acc, val loss, val acc."""
-        row: dict[str, float] = {
-            "step": step,
-            "epoch": epoch,
-            "wall_s": wall_s,
-            "train_loss": vals[0],
-            "train_acc": vals[1],
-            "val_loss": vals[2],
-            "val_acc": vals[3],
-            "lr": lr,
-            "lr_embed": lr * self.lr_ratio if has_e else math.nan,
-            "lr_ratio": self.lr_ratio,
-            "f_E": self.f_e,
-        }
-        row.update(zip(RARE_COLUMNS, rare, strict=True))
+        lr_embed = lr * self.lr_ratio if has_e else math.nan
+        values = (step, epoch, wall_s, *vals, lr, lr_embed, self.lr_ratio, self.f_e, *rare)
+        row: dict[str, float] = dict(zip(BASE_COLUMNS, values, strict=True))  # the names: engine/columns.py
         self.phases.observe(step, vals[1], vals[3], vals[0])
         return row
 

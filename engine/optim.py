@@ -39,10 +39,6 @@ def build_optimizer(model: nn.Module, cfg: RunConfig) -> torch.optim.Optimizer:
     return opt
 
 
-def set_lr_ratio(opt: torch.optim.Optimizer, lr: float, ratio: float) -> None:
-    opt.param_groups[0]["lr"] = lr * ratio
-
-
 def scheduled(cfg: RunConfig) -> bool:
     """True when the lr changes with the step (a warm-up or a cosine); otherwise it is never touched."""
     return cfg.optim.warmup_steps > 0 or cfg.optim.schedule != "constant"

@@ -3,10 +3,29 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from typing import Any
 
 MEMORIZED_ACC = 0.99  # train accuracy that counts as memorized
 GENERALIZED_ACC = 0.95  # validation accuracy that counts as generalized
+GENERALIZED = f"{GENERALIZED_ACC:.0%}"  # "95%": the threshold as the faces and reports write it
+
+
+def grokking_delay(memorized_step: int | None, generalized_step: int | None) -> int | None:
+    """Steps from memorization to generalization (the grokking delay), or None until both happened."""
+    if memorized_step is None or generalized_step is None:
+        return None
+    return generalized_step - memorized_step
+
+
+def stop_rule(config: Mapping[str, Any]) -> tuple[float, int]:
+    """(train.target_val_acc, train.patience) of a config.json document, TrainConfig's defaults where absent."""
+    from engine.config import TrainConfig
+
+    train = config.get("train")
+    train = train if isinstance(train, dict) else {}
+    default = TrainConfig()
+    return float(train.get("target_val_acc", default.target_val_acc)), int(train.get("patience", default.patience))
 
 
 class PhaseTracker:
@@ -53,7 +72,7 @@ class PhaseTracker:
         return {
             "memorized_step": m,
             "generalized_step": g,
-            "grokking_delay": (g - m) if m is not None and g is not None else None,
+            "grokking_delay": grokking_delay(m, g),
             "final_train_acc": self.final_train_acc,
             "final_val_acc": self.final_val_acc,
             "best_val_acc": self.best_val_acc,
@@ -75,6 +94,11 @@ def early_stop_note(stop_step: int | None, target: float, patience: int, max_ste
     if stop_step is None or stop_step >= max_steps:
         return None
     return f"stopped early at step {stop_step}: val_acc ≥ {target:g} for {patience} evaluations (train.patience)"
+
+
+def phases_so_far(config: Mapping[str, Any], rows: list[dict[str, float]]) -> dict[str, Any]:
+    """The phase fields of a run whose summary lags (live, killed), from its rows, by its own stop rule."""
+    return phases_from_rows(rows, *stop_rule(config))
 
 
 def phases_from_rows(rows: list[dict[str, float]], target_val_acc: float, patience: int) -> dict[str, Any]:

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import difflib
 import functools
-import json
 import re
 import tomllib
 from dataclasses import dataclass, field
@@ -165,24 +164,11 @@ def resolve_config(
     return apply_overrides(p.config, sets), p.sweep
 
 
-def _toml_value(v: Any) -> str:
-    """A TOML value: inline tables with quoted keys (`"optim.lr" = 1e-3`), arrays, strings, numbers."""
-    if isinstance(v, bool):
-        return "true" if v else "false"
-    if isinstance(v, str):
-        return json.dumps(v)  # a TOML basic string: the same escapes as JSON
-    if isinstance(v, dict):
-        return "{" + ", ".join(f"{json.dumps(str(k))} = {_toml_value(x)}" for k, x in v.items()) + "}"
-    if isinstance(v, list | tuple):
-        return "[" + ", ".join(_toml_value(x) for x in v) + "]"
-    return repr(v)
-
-
 def preset_toml(p: Preset) -> str:
     """What `grok presets NAME` prints: the resolved config and its [sweep] table, loadable by --config."""
-    from engine.config import to_toml
+    from engine.config import to_toml, toml_value
 
     text = to_toml(p.config)
     if p.sweep:
-        text += "\n[sweep]\n" + "".join(f"{json.dumps(k)} = {_toml_value(v)}\n" for k, v in p.sweep.items())
+        text += "\n[sweep]\n" + "".join(f"{toml_value(k)} = {toml_value(v)}\n" for k, v in p.sweep.items())
     return text

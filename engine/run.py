@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 import time
 import traceback
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -19,12 +19,14 @@ from engine.rundir import (
     RunWriteError,
     clean_text,
     csv_header,
+    load_checkpoint,
     new_run_dir,
     read_config,
     read_config_doc,
     read_summary,
-    replace_atomic,
+    save_checkpoint,
     truncate_csv,
+    write_error,
     write_json_atomic,
 )
 
@@ -58,69 +60,111 @@ def flat(doc: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def load_checkpoint(run_dir: Path) -> dict[str, Any]:
-    """The checkpoint's state, loaded without running any code from the file (weights_only).
-
-    A checkpoint holds only dicts, lists, tensors, strings and numbers; anything else (a pickle that
-    calls a function, a truncated or foreign file) is refused with a one-line ConfigError.
-    """
-    import torch
-
-    path = run_dir / CHECKPOINT
-    if not path.exists():
-        raise ConfigError(f"{run_dir}: no {CHECKPOINT} to resume from")
-    try:
-        state = torch.load(path, map_location="cpu", weights_only=True)
-    except (PermissionError, IsADirectoryError) as e:
-        raise ConfigError(f"{path}: cannot read: {e.strerror or e}") from None
-    except Exception as e:  # noqa: BLE001 - unpickling refused, a bad zip, a truncated file (EINVAL), ...
-        reason = clean_text(str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__)
-        raise ConfigError(f"{path}: not a grok-tui checkpoint ({reason[:200]})") from None
-    if not isinstance(state, dict) or not {"step", "model", "opt", "rng"} <= state.keys():
-        raise ConfigError(f"{path}: not a grok-tui checkpoint (missing its step, model, optimizer or RNG state)")
-    return state
-
-
-def save_checkpoint(run_dir: Path, state: dict[str, Any], cfg: RunConfig) -> None:
-    """Write a Trainer state as run_dir/checkpoint.pt atomically and durably: temp file, fsync, rename,
-    fsync the directory. A batched sweep writes its members' checkpoints with it too."""
-    import torch
-
-    full = {**state, "config": cfg.to_dict()}
-
-    def write(tmp: Path) -> None:
-        with open(tmp, "wb") as fh:
-            torch.save(full, fh)
-
-    try:
-        replace_atomic(run_dir / CHECKPOINT, write)
-    except OSError as e:
-        raise RunWriteError(run_dir / CHECKPOINT, e) from None
-    except RuntimeError as e:  # torch's zip writer reports a failed write as RuntimeError
-        cause = e.__cause__ or e.__context__
-        if isinstance(cause, OSError):
-            raise RunWriteError(run_dir / CHECKPOINT, cause) from None
-        raise
-
-
 def config_changes(saved: dict[str, Any], current: dict[str, Any]) -> dict[str, tuple[Any, Any]]:
     """Dotted keys whose value differs between the checkpoint's config and config.json."""
     a, b = flat(saved), flat(current)
     return {k: (a.get(k), b.get(k)) for k in sorted(a.keys() | b.keys()) if a.get(k) != b.get(k)}
 
 
+class RunSink:
+    """One run directory as the consumer of a run's events: the lock, the log, a checkpoint every
+    train.checkpoint_every steps and at the end, and the failure path.
+
+    `Run` feeds it one Trainer's events; a batched sweep (engine/sweep/batched.py) one sink per member,
+    so a member that fails ends as a single run does: status `failed`, error.txt, a last checkpoint.
+    `state()` is the run's checkpoint dict now, `summary(status)` its summary.json fields.
+    """
+
+    def __init__(
+        self,
+        run_dir: Path,
+        cfg: RunConfig,
+        lock: RunLock,
+        state: Callable[[], dict[str, Any]],
+        summary: Callable[[str], dict[str, Any]],
+        *,
+        resume: bool = False,
+        step: int = 0,
+    ) -> None:
+        self.dir, self.cfg = run_dir, cfg
+        self._lock, self._state, self._summary = lock, state, summary
+        self.log = RunLog(run_dir, cfg, resume=resume)
+        self.status = "running"
+        self.summary: dict[str, Any] = {}
+        self.fault = ""  # a one-line machine fault (a full disk) that ended the run, for the faces to print
+        self._last_ckpt = step
+
+    @property
+    def ended(self) -> bool:
+        """True once the run's RunFinished went through, or the failure path ran."""
+        return self.status != "running"
+
+    def checkpoint(self) -> None:
+        """Write checkpoint.pt atomically and durably (`save_checkpoint`)."""
+        save_checkpoint(self.dir, self._state(), self.cfg)
+
+    def handle(self, ev: Event) -> Event:
+        """Log `ev` and checkpoint on its cadence; returns the event as the faces see it."""
+        if isinstance(ev, RunStarted):
+            ev = dataclasses.replace(ev, run_dir=str(self.dir))
+        if isinstance(ev, RunFinished):
+            self.checkpoint()
+            self.status, self.summary = ev.status, ev.summary
+        self.log.handle(ev)
+        every = self.cfg.train.checkpoint_every
+        if isinstance(ev, StepsTaken) and ev.step // every > self._last_ckpt // every:
+            self.checkpoint()
+            self._last_ckpt = ev.step
+        return ev
+
+    def interrupted(self) -> None:
+        """The consumer stopped iterating (the TUI quit): close the log as interrupted."""
+        self._abort("interrupted", "")
+
+    def failed(self, e: BaseException) -> RunFinished:
+        """The run ended on `e`: a write fault (one line, no checkpoint) or an engine fault (error.txt)."""
+        if isinstance(e, RunWriteError):  # a full disk, a read-only remount: one line, no traceback
+            self.fault = str(e)
+            self._abort("failed", self.fault, checkpoint=False)
+            return RunFinished("failed", self.summary, self.fault)
+        msg = f"{type(e).__name__}: {e}"
+        self._abort("failed", msg, "".join(traceback.format_exception(e)))
+        return RunFinished("failed", self.summary, msg)
+
+    def close(self) -> None:
+        """Close the log and release the lock (idempotent)."""
+        self.log.close()
+        self._lock.release()
+
+    def _abort(self, status: str, msg: str, tb: str = "", checkpoint: bool = True) -> None:
+        """Best effort on the way out: each write may itself fail (a full disk) and is then skipped."""
+        self.status = status
+        self.summary = self._summary(status)
+        if msg:
+            self.summary["error"] = msg
+        if checkpoint:
+            try:
+                self.checkpoint()
+            except Exception:  # noqa: BLE001 - the run log matters more than the checkpoint
+                pass
+        if tb:
+            write_error(self.dir, tb)
+        self.log.summary = self.summary
+        try:
+            self.log.write_summary()
+        except (OSError, RunWriteError):
+            pass
+
+
 class Run:
-    """Owns a Trainer, a RunLog and the run directory's lock; `events()` trains, logs and checkpoints."""
+    """Owns a Trainer and its run directory's `RunSink`; `events()` trains, logs and checkpoints."""
 
     def __init__(
         self, cfg: RunConfig, out: str | Path = "runs", *, run_dir: Path | None = None, _resume: Path | None = None
     ) -> None:
         """A new run in a new directory under `out`, or in `run_dir` (an existing, empty directory:
-        a sweep member's planned one); `Run.resume` continues one from its checkpoint."""
+        a sweep member's planned one); `Run.from_checkpoint` continues one from its checkpoint."""
         self.cfg = cfg
-        self.status = "running"
-        self.summary: dict[str, Any] = {}
-        self.fault = ""  # a one-line machine fault (a full disk) that ended the run, for the faces to print
         self._lock: RunLock | None = None
         if _resume is not None:
             self.dir = _resume
@@ -134,7 +178,27 @@ class Run:
             self.trainer = self._trainer(None)
             self.dir = run_dir if run_dir is not None else new_run_dir(Path(out), cfg.preset, cfg.train.seed)
             self._lock = RunLock(self.dir).acquire()
-        self.log = RunLog(self.dir, cfg, resume=_resume is not None)
+        self.sink = RunSink(
+            self.dir,
+            cfg,
+            self._lock,
+            self.trainer.state_dict,
+            self.trainer.summary,
+            resume=_resume is not None,
+            step=self.trainer.step,
+        )
+
+    @property
+    def status(self) -> str:
+        return self.sink.status
+
+    @property
+    def summary(self) -> dict[str, Any]:
+        return self.sink.summary
+
+    @property
+    def fault(self) -> str:
+        return self.sink.fault
 
     def _trainer(self, state: dict[str, Any] | None) -> Any:
         from engine.footprint import check_run
@@ -202,7 +266,7 @@ class Run:
             write_json_atomic(d / CONFIG, {**self.cfg.to_dict(), "_meta": {**meta, "resumed": history}})
 
     @classmethod
-    def resume(cls, run_dir: str | Path, max_steps: int | None = None, device: str | None = None) -> Run:
+    def from_checkpoint(cls, run_dir: str | Path, max_steps: int | None = None, device: str | None = None) -> Run:
         """Continue a run from its checkpoint, bit-for-bit on the CPU; `max_steps` may extend it."""
         path = Path(run_dir)
         cfg = read_config(path)
@@ -227,7 +291,7 @@ class Run:
         self.trainer.pause()
 
     def unpause(self) -> None:
-        """Let a paused run go on (`Run.resume` is the other thing: continue a run from its checkpoint)."""
+        """Let a paused run go on (`Run.from_checkpoint` is the other thing: continue a run from its checkpoint)."""
         self.trainer.unpause()
 
     def close(self) -> None:
@@ -238,59 +302,19 @@ class Run:
 
     def checkpoint(self) -> None:
         """Write checkpoint.pt atomically and durably (`save_checkpoint`)."""
-        save_checkpoint(self.dir, self.trainer.state_dict(), self.cfg)
+        self.sink.checkpoint()
 
     def events(self) -> Iterator[Event]:
-        every = self.cfg.train.checkpoint_every
-        last_ckpt = self.trainer.step
         stream = self.trainer.events()
         try:
             for ev in stream:
-                if isinstance(ev, RunStarted):
-                    ev = dataclasses.replace(ev, run_dir=str(self.dir))
-                if isinstance(ev, RunFinished):
-                    self.checkpoint()
-                    self.status, self.summary = ev.status, ev.summary
-                self.log.handle(ev)
-                if isinstance(ev, StepsTaken) and ev.step // every > last_ckpt // every:
-                    self.checkpoint()
-                    last_ckpt = ev.step
-                yield ev
+                yield self.sink.handle(ev)
         except GeneratorExit:
-            # The consumer stopped iterating (e.g. the TUI quit): close the log as interrupted.
-            self._abort("interrupted", "")
+            self.sink.interrupted()
             raise
-        except RunWriteError as e:  # a full disk, a read-only remount: one line, no traceback
-            self.fault = str(e)
-            self._abort("failed", self.fault, checkpoint=False)
-            yield RunFinished("failed", self.summary, self.fault)
-        except Exception as e:  # noqa: BLE001 - an engine fault: record it, keep what was written
-            msg = f"{type(e).__name__}: {e}"
-            self._abort("failed", msg, traceback.format_exc())
-            yield RunFinished("failed", self.summary, msg)
+        except Exception as e:  # noqa: BLE001 - an engine or write fault: record it, keep what was written
+            yield self.sink.failed(e)
         finally:
             stream.close()  # the trainer's loop thread ends here, whatever ended the run
-            self.log.close()
+            self.sink.close()
             self.close()
-
-    def _abort(self, status: str, msg: str, tb: str = "", checkpoint: bool = True) -> None:
-        """Best effort on the way out: each write may itself fail (a full disk) and is then skipped."""
-        self.status = status
-        self.summary = self.trainer.summary(status)
-        if msg:
-            self.summary["error"] = msg
-        if checkpoint:
-            try:
-                self.checkpoint()
-            except Exception:  # noqa: BLE001 - the run log matters more than the checkpoint
-                pass
-        try:
-            if tb:
-                (self.dir / "error.txt").write_text(tb)
-        except OSError:
-            pass
-        self.log.summary = self.summary
-        try:
-            self.log.write_summary()
-        except (OSError, RunWriteError):
-            pass

@@ -39,6 +39,7 @@ CHECKPOINT = "checkpoint.pt"
 CONFIG = "config.json"
 SUMMARY = "summary.json"
 METRICS = "metrics.csv"
+ERROR = "error.txt"  # the traceback of a failed run
 GROUP_FILE = "group.json"  # a sweep group directory (engine/sweep/spec.py)
 # The progress probe's files (engine/probes/progress.py): key-frequency shares over time, the ring's
 # per-token rows over time, and each token's join step written when the run ends.
@@ -189,6 +190,59 @@ def truncate_csv(path: Path, max_step: int, keep_last: Any = None) -> None:
             csv.writer(fh).writerows(keep)
 
     replace_atomic(path, write)
+
+
+def load_checkpoint(run_dir: Path) -> dict[str, Any]:
+    """The checkpoint's state, loaded without running any code from the file (weights_only).
+
+    A checkpoint holds only dicts, lists, tensors, strings and numbers; anything else (a pickle that
+    calls a function, a truncated or foreign file) is refused with a one-line ConfigError.
+    """
+    import torch
+
+    path = run_dir / CHECKPOINT
+    if not path.exists():
+        raise ConfigError(f"{run_dir}: no {CHECKPOINT} to resume from")
+    try:
+        state = torch.load(path, map_location="cpu", weights_only=True)
+    except (PermissionError, IsADirectoryError) as e:
+        raise ConfigError(f"{path}: cannot read: {e.strerror or e}") from None
+    except Exception as e:  # noqa: BLE001 - unpickling refused, a bad zip, a truncated file (EINVAL), ...
+        reason = clean_text(str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__)
+        raise ConfigError(f"{path}: not a grok-tui checkpoint ({reason[:200]})") from None
+    if not isinstance(state, dict) or not {"step", "model", "opt", "rng"} <= state.keys():
+        raise ConfigError(f"{path}: not a grok-tui checkpoint (missing its step, model, optimizer or RNG state)")
+    return state
+
+
+def save_checkpoint(run_dir: Path, state: dict[str, Any], cfg: RunConfig) -> None:
+    """Write a Trainer state as run_dir/checkpoint.pt atomically and durably: temp file, fsync, rename,
+    fsync the directory. A batched sweep writes its members' checkpoints with it too."""
+    import torch
+
+    full = {**state, "config": cfg.to_dict()}
+
+    def write(tmp: Path) -> None:
+        with open(tmp, "wb") as fh:
+            torch.save(full, fh)
+
+    try:
+        replace_atomic(run_dir / CHECKPOINT, write)
+    except OSError as e:
+        raise RunWriteError(run_dir / CHECKPOINT, e) from None
+    except RuntimeError as e:  # torch's zip writer reports a failed write as RuntimeError
+        cause = e.__cause__ or e.__context__
+        if isinstance(cause, OSError):
+            raise RunWriteError(run_dir / CHECKPOINT, cause) from None
+        raise
+
+
+def write_error(run_dir: Path, text: str) -> None:
+    """error.txt: the traceback of the engine fault that ended a run (best effort: a full disk skips it)."""
+    try:
+        (run_dir / ERROR).write_text(text)
+    except OSError:
+        pass
 
 
 class RunLog:
@@ -488,8 +542,8 @@ def read_run(path: str | Path) -> RunRecord:
         step = max(step, int(rows[-1]["step"]))
     status = clean_text(summary.get("status") or "")
     if pid is not None:
-        status = "paused" if status == "paused" else "running"
-    elif status in ("", "running", "paused"):
+        status = "running"  # a paused run's summary says running too: pausing is not written down
+    elif status in ("", "running"):
         status = "dead"  # its writer died without closing the run (SIGKILL, power loss)
     meta = doc.get("_meta")
     config = {k: v for k, v in doc.items() if k != "_meta"}
@@ -545,3 +599,66 @@ def read_learned_steps(run_dir: str | Path) -> tuple[list[int | None], float]:
             series[t][0].append(step)
             series[t][1].append(acc)
     return [learned_step(*series[t]) for t in range(p)], LEARNED_ACC
+
+
+# --- groups and members (engine/sweep/spec.py, engine/sweep/member.py) -------------------------
+
+RESULTS = "results.csv"  # a sweep group's one row per member (engine/sweep/results.py)
+
+
+def read_results(group_dir: str | Path) -> list[dict[str, str]]:
+    """results.csv's rows as strings ('' = none); a torn last line (a killed sweep) is dropped."""
+    return read_csv(Path(group_dir) / RESULTS)
+
+
+def write_results(group_dir: str | Path, columns: list[str], rows: list[dict[str, Any]]) -> None:
+    """Replace results.csv atomically and durably (`replace_atomic`)."""
+
+    def write(tmp: Path) -> None:
+        with open(tmp, "w", newline="") as fh:
+            w = csv.DictWriter(fh, columns, extrasaction="ignore")
+            w.writeheader()
+            w.writerows(rows)
+
+    replace_atomic(Path(group_dir) / RESULTS, write)
+
+
+def empty_run_dir(run_dir: Path) -> None:
+    """Make a run directory, or empty one whose earlier start left no checkpoint (the lock file stays).
+
+    A directory another live process writes is left alone: `RunInUse` names that process.
+    """
+    pid = lock_holder(run_dir)
+    if pid is not None:
+        raise RunInUse(f"{run_dir} is in use by pid {pid or '?'}")
+    run_dir.mkdir(parents=True, exist_ok=True)
+    for f in run_dir.iterdir():
+        if f.is_file() and f.name != LOCK_FILE:
+            f.unlink()
+
+
+# --- tokens.csv and fourier.csv, decoded into the events that wrote them ------------------------
+
+
+def read_tokens(run_dir: str | Path) -> list[TokensLogged]:
+    """tokens.csv as one TokensLogged per evaluation step: updates, and grad norms and val_acc where written."""
+    by_step: dict[int, list[dict[str, str]]] = {}
+    for tok in read_csv(Path(run_dir) / "tokens.csv"):
+        by_step.setdefault(int(tok["step"]), []).append(tok)
+    out = []
+    for step, toks in sorted(by_step.items()):
+        toks.sort(key=lambda r: int(r["token"]))
+        grads = [r.get("grad_norm", "") for r in toks]
+        grad = tuple(float(g) for g in grads) if all(grads) else None
+        accs = [r.get("val_acc") for r in toks]
+        acc = tuple(float(a) if a else math.nan for a in accs) if any(accs) else None
+        out.append(TokensLogged(step, tuple(int(float(r["updates"])) for r in toks), grad, acc))
+    return out
+
+
+def read_fourier(run_dir: str | Path) -> list[FourierLogged]:
+    """fourier.csv as one FourierLogged per step it was measured at (an empty norm is NaN)."""
+    spectra: dict[int, list[float]] = {}
+    for row in read_csv(Path(run_dir) / "fourier.csv"):
+        spectra.setdefault(int(row["step"]), []).append(float(row["norm"] or "nan"))
+    return [FourierLogged(step, tuple(spectra[step])) for step in sorted(spectra)]

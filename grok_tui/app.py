@@ -104,7 +104,7 @@ class GrokApp(App[None]):
     ) -> None:
         super().__init__()
         self.cfg = cfg
-        self.resume = resume  # the first run continues a run directory (`--resume`)
+        self.continue_run = resume  # the first run continues a run directory (`--resume`)
         self.stop_signal: int | None = None  # the signal that closed the app, if any
         self.engine_done: threading.Event | None = None  # set when the current run's thread has ended
         self.trained = False  # a run was started here (the exit prints its directory and summary)
@@ -126,7 +126,7 @@ class GrokApp(App[None]):
         self.deferred = 0  # chart redraws put off by the CPU budget (tests, bench)
         self.engine: Any = None
         self.worker: Worker[None] | None = None
-        self.axis = views.Axis(log=True)  # the literature's log step axis (REFERENCES.md); zoom, cursor, EMA
+        self.axis = views.Axis(log=True)  # the log step axis (docs/references/step-axis.md); zoom, cursor, EMA
         self.scrub: int | None = None  # the time scrubber's step; None follows the run
         self.last_export: Path | None = None
 
@@ -176,7 +176,7 @@ class GrokApp(App[None]):
         if not self.is_headless:  # run_test() shares the test process: leave its signals alone
             stop_signals.install(self)
         if self.cfg is not None and not self.opened:
-            self.start_run(self.cfg, self.resume)
+            self.start_run(self.cfg, self.continue_run)
         elif self.compare_dirs:
             self.action_compare()
         elif not self.opened:

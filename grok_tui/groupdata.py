@@ -6,8 +6,7 @@ import math
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from engine.config import ConfigError
-from engine.rundir import is_group, is_run_dir, read_config_doc, read_metrics
+from engine.rundir import is_group, read_metrics
 from engine.sweep.spec import GROUP_FILE, Group
 
 __all__ = ["Cell", "GroupData", "is_group", "load_group", "stamp"]
@@ -36,25 +35,9 @@ class GroupData:
 
 
 def member_dirs(group: Group) -> dict[str, Path]:
-    """Member id -> run directory: recorded in group.json once it ended, else matched by its config."""
-    out = {d["id"]: group.dir / d["run_dir"] for d in group.doc["members"] if d.get("run_dir")}
-    missing = [m for m in group.members if m.id not in out]
-    if not missing:
-        return out
-    configs = []
-    for d in sorted(group.dir.iterdir(), key=lambda p: p.name, reverse=True):  # newest first
-        if not is_run_dir(d):
-            continue
-        try:
-            configs.append((d, read_config_doc(d)))
-        except ConfigError:
-            continue
-    for m in missing:
-        for d, doc in configs:
-            if all(doc.get(k.split(".")[0], {}).get(k.split(".")[1]) == v for k, v in m.overrides.items()):
-                out[m.id] = d
-                break
-    return out
+    """Member id -> run directory, the engine's `Group.member_dir`, for the members that have one yet."""
+    dirs = {m.id: group.member_dir(m) for m in group.members}
+    return {k: d for k, d in dirs.items() if d.is_dir()}
 
 
 def stamp(path: str | Path) -> tuple[float, ...]:

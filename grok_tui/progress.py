@@ -6,7 +6,7 @@ import sys
 from typing import IO, Any, Protocol
 
 from engine.events import EvalLogged, Event, RunFinished, RunStarted, StepsTaken
-from engine.phases import early_stop_note
+from engine.phases import early_stop_note, stop_rule
 from grok_tui.eta import eta_from_rate
 
 
@@ -22,13 +22,8 @@ def stop_note(started: RunStarted | None, finished: RunFinished) -> str | None:
     """The early-stop sentence for a run that `train.patience` ended before its budget."""
     if started is None:
         return None
-    train = started.config.get("train", {})
-    return early_stop_note(
-        finished.summary.get("early_stop_step"),
-        float(train.get("target_val_acc", 0.99)),
-        int(train.get("patience", 0)),
-        started.max_steps,
-    )
+    target, patience = stop_rule(started.config)
+    return early_stop_note(finished.summary.get("early_stop_step"), target, patience, started.max_steps)
 
 
 class PlainProgress:

@@ -24,6 +24,7 @@ from engine.events import (
     StepsTaken,
     TokensLogged,
 )
+from engine.phases import grokking_delay
 from engine.rundir import clean_text
 from grok_tui.charts.series import Raw, Snapshots, Trace
 
@@ -142,8 +143,7 @@ class RunData:
 
     @property
     def delay(self) -> int | None:
-        m, g = self.memorized_step, self.generalized_step
-        return g - m if m is not None and g is not None else None
+        return grokking_delay(self.memorized_step, self.generalized_step)
 
     @property
     def live(self) -> bool:
@@ -169,8 +169,8 @@ class RunData:
 
 def load_run(run_dir: str | Path) -> RunData:
     """A run directory read back into a RunData, for --open and compare (through engine/rundir.py)."""
-    from engine.phases import phases_from_rows
-    from engine.rundir import read_csv, read_run
+    from engine.phases import phases_so_far
+    from engine.rundir import read_fourier, read_run, read_tokens
 
     rec = read_run(run_dir)  # ConfigError naming the file for anything unreadable
     path = rec.path
@@ -195,30 +195,17 @@ def load_run(run_dir: str | Path) -> RunData:
     )
     for r in rec.rows:
         data.apply(EvalLogged(int(r["step"]), r))
-    by_step: dict[int, list[dict[str, str]]] = {}
-    for tok in read_csv(path / "tokens.csv"):
-        by_step.setdefault(int(tok["step"]), []).append(tok)
-    for step, toks in sorted(by_step.items()):
-        toks.sort(key=lambda r: int(r["token"]))
-        grads = [r.get("grad_norm", "") for r in toks]
-        grad = tuple(float(g) for g in grads) if all(grads) else None
-        accs = [r.get("val_acc") for r in toks]
-        acc = tuple(float(a) if a else math.nan for a in accs) if any(accs) else None
-        data.apply(TokensLogged(step, tuple(int(float(r["updates"])) for r in toks), grad, acc))
-    spectra: dict[int, list[float]] = {}
-    for freq_row in read_csv(path / "fourier.csv"):
-        spectra.setdefault(int(freq_row["step"]), []).append(float(freq_row["norm"] or "nan"))
-    for step in sorted(spectra):
-        data.apply(FourierLogged(step, tuple(spectra[step])))
+    for ev in [*read_tokens(path), *read_fourier(path)]:  # decoded by engine/rundir.py
+        data.apply(ev)
     for ev in read_circuit(path):
         data.apply(ev)
     summary = dict(rec.summary)
     needed = {"step", "train_acc", "val_acc", "train_loss"}
-    lagging = rec.status in ("running", "paused", "dead") and summary.get("memorized_step") is None
+    lagging = rec.status in ("running", "dead") and summary.get("memorized_step") is None
     if rec.rows and lagging and needed <= rec.rows[0].keys():
         # the summary lags a live or killed run: the phases from its rows, by the engine's rule
-        summary.update(phases_from_rows(rec.rows, float(train.get("target_val_acc", 1.0)), 0))
-    if rec.status in ("running", "paused"):  # another process is writing it: show it as it stands
+        summary.update(phases_so_far(rec.config, rec.rows))
+    if rec.status == "running":  # another process is writing it: show it as it stands
         with data.lock:
             data.status = rec.status
             for key in PHASE_KEYS:

@@ -29,7 +29,7 @@ def resume_factory(run_dir: str | Path, max_steps: int | None, device: str | Non
 
     from engine.run import Run
 
-    run = Run.resume(run_dir, max_steps=max_steps, device=device)
+    run = Run.from_checkpoint(run_dir, max_steps=max_steps, device=device)
     cfg = dataclasses.replace(run.cfg)
 
     def factory(_cfg: RunConfig, _out: str | Path) -> Any:

@@ -6,6 +6,7 @@ import sys
 import time
 from typing import IO, Any, Protocol
 
+from engine.phases import GENERALIZED
 from engine.sweep.events import MemberEnded, MemberProgressed, MemberStarted, SweepEvent
 from engine.sweep.spec import Group
 from grok_tui.eta import format_eta
@@ -56,7 +57,7 @@ def describe(row: dict[str, Any]) -> str:
     val = row.get("final_val_acc")
     parts = [st]
     if gen not in (None, ""):
-        parts.append(f"95% val at step {gen}")
+        parts.append(f"{GENERALIZED} val at step {gen}")
     if isinstance(val, float) and val == val:
         parts.append(f"val_acc {val:.3f}")
     if row.get("wall_s") not in (None, ""):

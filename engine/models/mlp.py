@@ -25,7 +25,7 @@ class MLPEmbed(nn.Module):
     def __init__(self, cfg: RunConfig) -> None:
         super().__init__()
         d, L = cfg.model.d_embed, cfg.data.seq_len
-        hidden = cfg.model.d_hidden or L * d  # 4d = 512 (§5)
+        hidden = cfg.d_hidden  # 4d = 512 (§5)
         self.act = ACTIVATIONS[cfg.model.activation]
         self.embedding = nn.Embedding(cfg.data.vocab_size, d)  # E ∈ R^{V×d}
         with torch.no_grad():
@@ -73,7 +73,7 @@ class MLPOneHot(nn.Module):
     def __init__(self, cfg: RunConfig) -> None:
         super().__init__()
         V, L = cfg.data.vocab_size, cfg.data.seq_len
-        hidden = cfg.model.d_hidden or L * cfg.model.d_embed
+        hidden = cfg.d_hidden
         bias = cfg.model.bias
         self.act = ACTIVATIONS[cfg.model.activation]
         self.first_layer = nn.Linear(L * V, hidden, bias=bias)  # the Linear a one-hot [a; b] input would meet
@@ -94,7 +94,7 @@ class MLPRaw(nn.Module):
     def __init__(self, cfg: RunConfig) -> None:
         super().__init__()
         L = cfg.data.seq_len
-        hidden = cfg.model.d_hidden or L * cfg.model.d_embed
+        hidden = cfg.d_hidden
         self.act = ACTIVATIONS[cfg.model.activation]
         bias = cfg.model.bias
         self.first_layer = nn.Linear(L, hidden, bias=bias)  # W_1 x + b_1, x ∈ R^4

@@ -1,4 +1,4 @@
-"""A one-layer transformer with configurable LayerNorm placement (inductive-bias-layernorm.md).
+"""A one-layer transformer with configurable LayerNorm placement (docs/references/inductive-bias-layernorm.md).
 
 Sequence [a, op, b, =] -> token embedding E plus a learned position embedding -> one block of
 multi-head self-attention and an MLP, each with a residual -> logits read at the `=` position.

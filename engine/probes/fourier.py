@@ -6,7 +6,8 @@ from typing import Any
 
 import torch
 
-from engine.config import ConfigError, RunConfig, is_prime
+from engine.config import ConfigError, RunConfig
+from engine.numbers import is_prime
 from engine.probes.base import Blocks, Probe
 
 

@@ -1,4 +1,6 @@
-"""MED, the main embedding difference (beyond-progress-measures.md): how far apart neighbouring operands sit."""
+"""MED, the main embedding difference: how far apart neighbouring operands sit.
+
+From docs/references/beyond-progress-measures.md."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Sweep members that share shapes, trained on a GPU as one batched model (engine/batched.py).
+"""Sweep members that share shapes, trained on a GPU as one batched model (engine/many.py).
 
 `plan` groups a sweep's members into batches; `run_batch` trains one batch and writes each member's
 normal run directory (config.json, metrics.csv, tokens.csv, summary.json, and a checkpoint every
@@ -9,9 +9,9 @@ one there.
 
 from __future__ import annotations
 
-import dataclasses
 import math
 import time
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -39,14 +39,14 @@ def plan(specs: list[MemberSpec], max_members: int = MAX_MEMBERS) -> list[list[M
 
     A member that resumes from a checkpoint runs alone (a batched model starts every member at 0).
     """
-    if not any(not s.resume and _wants_batches(s.config) for s in specs):
+    if not any(not s.has_checkpoint and _wants_batches(s.config) for s in specs):
         return [[s] for s in specs]
-    from engine.batched import why_not_batched
+    from engine.many import why_not_batched
 
     out: list[list[MemberSpec]] = []
     open_batches: list[list[MemberSpec]] = []
     for s in specs:
-        if s.resume or not _wants_batches(s.config):
+        if s.has_checkpoint or not _wants_batches(s.config):
             out.append([s])
             continue
         for b in open_batches:
@@ -67,54 +67,60 @@ def batchable(specs: list[MemberSpec]) -> bool:
 
 
 def run_batch(specs: list[MemberSpec], notify: Notify | None, stop: Stopped) -> list[dict[str, Any]]:
-    """Train the batch as one model; one results row per member, the row `run_member` returns."""
-    from engine.batched import ManyTrainer
-    from engine.events import EvalLogged, RunFinished, RunStarted, StepsTaken
-    from engine.run import save_checkpoint
-    from engine.rundir import RunLock, RunLog
+    """Train the batch as one model; one results row per member, the row `run_member` returns.
+
+    Each member's directory is written by its own `RunSink`, the one a single `Run` uses: a fault in
+    the batch ends every member that is still running as `failed`, with error.txt and a last checkpoint.
+    """
+    from engine.events import EvalLogged, RunStarted, StepsTaken
+    from engine.many import ManyTrainer
+    from engine.run import RunSink
+    from engine.rundir import RunLock
 
     say = notify or (lambda ev: None)
     cfgs = [s.config for s in specs]
     dirs = [Path(s.run_dir) for s in specs]
     trainer = ManyTrainer(cfgs)
-    locks = []
-    for d in dirs:
-        start_over(d)
-        locks.append(RunLock(d).acquire())
-    logs = [RunLog(d, c) for d, c in zip(dirs, cfgs, strict=True)]
+    sinks: list[RunSink] = []
     tallies = [ProbeTally() for _ in specs]
-    summaries: list[dict[str, Any]] = [{} for _ in specs]
     mark = -math.inf
-    every, last_ckpt = cfgs[0].train.checkpoint_every, 0
     try:
-        for i, ev in trainer.events():
-            if isinstance(ev, StepsTaken) and ev.step // every > last_ckpt // every:
-                last_ckpt = ev.step
-                for j, (d, c) in enumerate(zip(dirs, cfgs, strict=True)):
-                    save_checkpoint(d, trainer.member_state_dict(j), c)
-            if isinstance(ev, RunStarted):
-                ev = dataclasses.replace(ev, run_dir=str(dirs[i]))
-                say(MemberStarted(specs[i].id, dirs[i].name, ev.max_steps))
-            elif isinstance(ev, EvalLogged):
-                tallies[i].add(ev.row)
-            elif isinstance(ev, StepsTaken) and i == 0 and time.monotonic() - mark > NOTIFY_EVERY_S:
-                mark = time.monotonic()
-                for s in specs:
-                    say(MemberProgressed(s.id, ev.step))
-                if stop():
-                    trainer.stop("interrupted")
-            elif isinstance(ev, RunFinished):
-                save_checkpoint(dirs[i], trainer.member_state_dict(i), cfgs[i])
-                summaries[i] = ev.summary
-            logs[i].handle(ev)
+        for i, (d, c) in enumerate(zip(dirs, cfgs, strict=True)):
+            start_over(d)
+            lock = RunLock(d).acquire()
+            sinks.append(RunSink(d, c, lock, partial(trainer.member_state_dict, i), partial(trainer.summary, i)))
+        stream = trainer.events()
+        try:
+            for i, ev in stream:
+                ev = sinks[i].handle(ev)
+                if isinstance(ev, RunStarted):
+                    say(MemberStarted(specs[i].id, dirs[i].name, ev.max_steps))
+                elif isinstance(ev, EvalLogged):
+                    tallies[i].add(ev.row)
+                elif isinstance(ev, StepsTaken) and time.monotonic() - mark > NOTIFY_EVERY_S:
+                    mark = time.monotonic()
+                    for s, sink in zip(specs, sinks, strict=True):
+                        if not sink.ended:
+                            say(MemberProgressed(s.id, ev.step))
+                    if stop():
+                        trainer.stop("interrupted")
+        except Exception as e:  # noqa: BLE001 - an engine or write fault: every running member fails with it
+            for sink in sinks:
+                if not sink.ended:
+                    sink.failed(e)
+        except BaseException:
+            for sink in sinks:
+                if not sink.ended:
+                    sink.interrupted()
+            raise
+        finally:
+            stream.close()
     finally:
-        for log in logs:
-            log.close()
-        for lock in locks:
-            lock.release()
+        for sink in sinks:
+            sink.close()
     rows = []
-    for s, d, summary, tally in zip(specs, dirs, summaries, tallies, strict=True):
-        row = results_row(s.id, summary, max_steps=s.config.train.max_steps, run_dir=d.name, tally=tally)
+    for s, d, sink, tally in zip(specs, dirs, sinks, tallies, strict=True):
+        row = results_row(s.id, sink.summary, max_steps=s.config.train.max_steps, run_dir=d.name, tally=tally)
         say(MemberEnded(s.id, row))
         rows.append(row)
     return rows

@@ -9,6 +9,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from engine.phases import GENERALIZED
 from engine.sweep.spec import Group
 from engine.sweep.stats import cells, summarize
 
@@ -58,21 +59,21 @@ def compare_lines(group: Group, rows: list[dict[str, Any]]) -> list[str]:
                 tuned = f" tuned {', '.join(f'{k}={v}' for k, v in ta.items())} vs {', '.join(tb.values())}"
             where = _ctx_label(ctx) + tuned
             if math.isinf(mb) and math.isinf(ma):
-                lines.append(f"{arm}: neither arm's median seed reached 95% val acc {seeds}{where}")
+                lines.append(f"{arm}: neither arm's median seed reached {GENERALIZED} val acc {seeds}{where}")
             elif math.isinf(mb):
                 lines.append(
-                    f"{arm} reaches 95% val acc in <{ma / sb['budget']:.2f}× the steps of {base} "
+                    f"{arm} reaches {GENERALIZED} val acc in <{ma / sb['budget']:.2f}× the steps of {base} "
                     f"(median {ma:.0f}; {base}'s median seed did not within {sb['budget']:.0f}) {seeds}{where}"
                 )
             elif math.isinf(ma):
                 lines.append(
-                    f"{arm}: median seed did not reach 95% val acc within {sa['budget']:.0f} steps; "
+                    f"{arm}: median seed did not reach {GENERALIZED} val acc within {sa['budget']:.0f} steps; "
                     f"{base} median {mb:.0f} {seeds}{where}"
                 )
             else:
                 ratios.append(ma / mb)
                 lines.append(
-                    f"{arm} reaches 95% val acc in {ma / mb:.2f}× the steps of {base} "
+                    f"{arm} reaches {GENERALIZED} val acc in {ma / mb:.2f}× the steps of {base} "
                     f"({ma:.0f} vs {mb:.0f}) {seeds}{where}"
                 )
         if len(ratios) > 1:

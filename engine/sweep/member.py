@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from engine.config import RunConfig
-from engine.rundir import CHECKPOINT, LOCK_FILE, RunInUse, lock_holder, read_metrics, read_summary
+from engine.rundir import CHECKPOINT, empty_run_dir, read_metrics, read_summary
 from engine.sweep.events import MemberEnded, MemberProgressed, MemberStarted, SweepEvent
 from engine.sweep.results import ENDED, ProbeTally, failed_row, results_row
 from engine.sweep.spec import Group, Member
@@ -31,20 +31,20 @@ Stopped = Callable[[], bool]
 class MemberSpec:
     """A member as a worker receives it: its id, its checked config and its run directory.
 
-    `resume` is true when `run_dir` holds a checkpoint to continue from; otherwise the member starts
+    `has_checkpoint` is true when `run_dir` holds a checkpoint to continue from; otherwise the member starts
     at step 0 in `run_dir` (created, or emptied of an earlier start that left no checkpoint).
     """
 
     id: str
     config: RunConfig
     run_dir: str  # absolute path inside the group directory
-    resume: bool = False
+    has_checkpoint: bool = False
 
 
 def member_spec(group: Group, m: Member) -> MemberSpec:
     """The member's spec: its config, its directory, and whether a checkpoint there lets it continue."""
     d = group.member_dir(m).resolve()
-    return MemberSpec(m.id, group.config(m), str(d), resume=(d / CHECKPOINT).is_file())
+    return MemberSpec(m.id, group.config(m), str(d), has_checkpoint=(d / CHECKPOINT).is_file())
 
 
 def has_ended(group: Group, m: Member) -> bool:
@@ -78,13 +78,7 @@ def start_over(run_dir: Path) -> None:
 
     A directory another live process writes is left alone: `RunInUse` names that process.
     """
-    pid = lock_holder(run_dir)
-    if pid is not None:
-        raise RunInUse(f"{run_dir} is in use by pid {pid or '?'}")
-    run_dir.mkdir(parents=True, exist_ok=True)
-    for f in run_dir.iterdir():
-        if f.is_file() and f.name != LOCK_FILE:
-            f.unlink()
+    empty_run_dir(run_dir)
 
 
 def run_member(spec: MemberSpec, notify: Notify | None, stop: Stopped) -> dict[str, Any]:
@@ -95,8 +89,8 @@ def run_member(spec: MemberSpec, notify: Notify | None, stop: Stopped) -> dict[s
     say = notify or (lambda ev: None)
     d = Path(spec.run_dir)
     try:
-        if spec.resume:
-            run = Run.resume(d)
+        if spec.has_checkpoint:
+            run = Run.from_checkpoint(d)
         else:
             start_over(d)
             run = Run(spec.config, run_dir=d)

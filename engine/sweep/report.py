@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
+from engine.phases import GENERALIZED
 from engine.sweep.compare import compare_lines
 from engine.sweep.spec import Group
 from engine.sweep.stats import INF, cells, num, quantile, summarize
@@ -78,7 +79,7 @@ def _fmt_summary(r: dict[str, Any]) -> dict[str, str]:
     fv = r["final_val_acc"]
     return {
         "generalized": f"{r['generalized']}/{r['ended']}",
-        "steps to 95% val: median [IQR]": gen,
+        f"steps to {GENERALIZED} val: median [IQR]": gen,
         "grokking delay: median [IQR]": delay,
         "final val_acc": "-" if fv != fv else f"{fv:.3f}",
         "not finished": r["status"] or "",

@@ -9,10 +9,8 @@ torch-free so `grok report` stays fast.
 
 from __future__ import annotations
 
-import csv
 import dataclasses
 import itertools
-import os
 import re
 import sys
 import time
@@ -21,11 +19,17 @@ from pathlib import Path
 from typing import Any
 
 from engine.config import ConfigError, RunConfig, apply_overrides, from_dict
-from engine.rundir import GROUP_FILE, read_group_doc, unique_dir, write_json_atomic
+from engine.rundir import (
+    GROUP_FILE,
+    read_group_doc,
+    read_results,
+    unique_dir,
+    write_json_atomic,
+    write_results,
+)
 from engine.sweep.results import ENDED, SUMMARY_FIELDS
 
 SWEEP_KEYS = ("seeds", "compare", "tune", "grid", "arms")
-RESULTS_FILE = "results.csv"
 MAX_DIR_NAME = 120  # characters of a member directory's name; the id prefix keeps a cut name unique
 
 
@@ -208,12 +212,11 @@ class Group:
     def open(cls, path: str | Path) -> Group:
         """Read a group directory back; ConfigError naming the file if it is not one."""
         p = Path(path)
-        f = p / GROUP_FILE
         doc = read_group_doc(p)  # every field a reader uses checked, named with the file
         try:
             return cls(p, doc)
-        except (OSError, ValueError, KeyError, TypeError) as e:
-            raise ConfigError(f"{f}: unreadable group file: {e}") from None
+        except (ValueError, KeyError, TypeError) as e:
+            raise ConfigError(f"{p / GROUP_FILE}: unreadable group file: {e}") from None
 
     @property
     def preset(self) -> str:
@@ -237,11 +240,7 @@ class Group:
     def results(self) -> dict[str, dict[str, Any]]:
         """results.csv as {member id: row}; values are strings as written ('' = none)."""
         if self._results is None:
-            self._results = {}
-            path = self.dir / RESULTS_FILE
-            if path.exists():
-                with open(path, newline="") as fh:
-                    self._results = {r["member"]: r for r in csv.DictReader(fh)}
+            self._results = {r["member"]: r for r in read_results(self.dir) if "member" in r}
         return self._results
 
     def pending(self) -> list[Member]:
@@ -259,14 +258,7 @@ class Group:
         res[m.id] = {k: _cell(v) for k, v in full.items()}
         extra = sorted({k for r in res.values() for k in r} - set(self.columns))  # probe columns
         cols = self.columns + extra
-        tmp = self.dir / (RESULTS_FILE + ".tmp")
-        with open(tmp, "w", newline="") as fh:
-            w = csv.DictWriter(fh, cols, extrasaction="ignore")
-            w.writeheader()
-            for mm in self.members:
-                if mm.id in res:
-                    w.writerow({c: res[mm.id].get(c, "") for c in cols})
-        os.replace(tmp, self.dir / RESULTS_FILE)
+        write_results(self.dir, cols, [{c: res[mm.id].get(c, "") for c in cols} for mm in self.members if mm.id in res])
         for d in self.doc["members"]:
             if d["id"] == m.id and row.get("run_dir"):
                 d["run_dir"] = Path(str(row["run_dir"])).name

@@ -85,14 +85,6 @@ class Trace:
         return [buckets[i] for i in sorted(buckets)]
 
 
-def trace_of(xs: list[float], ys: list[float], x_max: float | None = None) -> Trace:
-    """A trace built from whole columns (a finished run read from its metrics.csv)."""
-    t = Trace(x_max if x_max is not None else (max(xs) if xs else 1.0))
-    for x, y in zip(xs, ys, strict=True):
-        t.add(x, y)
-    return t
-
-
 class Raw:
     """Every finite value of one column with its step (evenly thinned past `cap`)."""
 

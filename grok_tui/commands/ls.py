@@ -33,13 +33,13 @@ def _int(v: Any) -> int | None:
 def run_entry(rec: RunRecord) -> dict[str, Any]:
     """What ls and show say about one run: status from the lock, progress and phases from the rows
     when the summary lags (a live or a killed run)."""
-    from engine.phases import phases_from_rows
+    from engine.phases import phases_so_far
     from engine.rundir import clean_text
 
     train = rec.config.get("train", {}) if isinstance(rec.config.get("train"), dict) else {}
     s = dict(rec.summary)
-    if rec.status in ("running", "paused", "dead") and rec.rows:
-        s.update(phases_from_rows(rec.rows, float(train.get("target_val_acc", 0.99)), int(train.get("patience", 0))))
+    if rec.status in ("running", "dead") and rec.rows:
+        s.update(phases_so_far(rec.config, rec.rows))
     last = rec.rows[-1] if rec.rows else {}
     val = _num(s.get("final_val_acc"))
     wall = _num(s.get("wall_s"))

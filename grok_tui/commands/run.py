@@ -86,7 +86,7 @@ def register(app: typer.Typer) -> None:
                 fail("--resume continues a run with its own config; drop --preset/--config/--set/--seed")
             from engine.run import Run
 
-            r = Run.resume(resume, max_steps=steps, device=device)
+            r = Run.from_checkpoint(resume, max_steps=steps, device=device)
         else:
             cfg, _ = resolve_config(preset, config, parse_set(set_ or []), seed=seed, steps=steps, device=device)
             from engine.run import Run

@@ -29,7 +29,7 @@ def register(app: typer.Typer) -> None:
         last: Annotated[int, typer.Option("--last", "-n", help="How many metric rows to show.")] = 5,
     ) -> None:
         """Print a run's summary and its last metric rows; on a live run, its progress from the rows."""
-        from engine.phases import early_stop_note
+        from engine.phases import early_stop_note, stop_rule
         from engine.rundir import clean_text, read_run
         from grok_tui.commands.ls import run_entry
         from grok_tui.commands.run import format_summary
@@ -48,12 +48,8 @@ def register(app: typer.Typer) -> None:
         if note:
             typer.echo(note)
         if e["max_steps"] is not None and rec.status == "finished":
-            stop = early_stop_note(
-                e["early_stop_step"],
-                float(train.get("target_val_acc", 0.99)),
-                int(train.get("patience", 0)),
-                e["max_steps"],
-            )
+            target, patience = stop_rule(rec.config)
+            stop = early_stop_note(e["early_stop_step"], target, patience, e["max_steps"])
             if stop:
                 typer.echo(stop)
         rows = rec.rows[-last:] if last > 0 else []

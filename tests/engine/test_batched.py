@@ -6,8 +6,8 @@ import math
 
 import pytest
 
-from engine.batched import train_many, why_not_batched
 from engine.events import EvalLogged, RunFinished, TokensLogged
+from engine.many import train_many, why_not_batched
 from engine.trainer import Trainer
 from tests.conftest import tiny_config
 

@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from engine.batched import ManyTrainer, train_many
 from engine.events import EvalLogged, FourierLogged, RunFinished, TokensLogged
+from engine.many import ManyTrainer, train_many
 from engine.trainer import Trainer
 from tests.conftest import tiny_config
 
@@ -134,24 +134,8 @@ def test_member_checkpoint_continues_as_solo_run(optim):
             assert close(r[k], s[k]), (s["step"], k, r[k], s[k])
 
 
-def test_members_resume_from_checkpoints_in_a_batch():
-    over = {"train__max_steps": 20}
-    cfgs = [tiny_config(train__seed=s, **over) for s in (0, 1)]
-    first = ManyTrainer(cfgs)
-    for _ in first.events():
-        pass
-    longer = [tiny_config(train__seed=s, train__max_steps=60) for s in (0, 1)]
-    again = ManyTrainer(longer, states=[first.member_state_dict(i) for i in range(2)])
-    many = collect(again.events(), 2)
-    for cfg, member in zip(longer, many, strict=True):
-        straight = solo(cfg)
-        assert [r["step"] for r in member["rows"]] == [40, 60]
-        for r, s in zip(member["rows"], straight["rows"][-2:], strict=True):
-            assert close(r["val_loss"], s["val_loss"]) and close(r["train_acc"], s["train_acc"])
-
-
 def test_batched_sweep_members_resume_from_their_checkpoints(tmp_path):
-    """run_batch leaves a checkpoint in each member's directory; `Run.resume` continues it alone."""
+    """run_batch leaves a checkpoint in each member's directory; `Run.from_checkpoint` continues it alone."""
     from engine.run import Run
     from engine.rundir import read_metrics
     from engine.sweep.batched import run_batch
@@ -161,7 +145,7 @@ def test_batched_sweep_members_resume_from_their_checkpoints(tmp_path):
     specs = [MemberSpec(f"m{i}", c, str(tmp_path / f"m{i}")) for i, c in enumerate(short)]
     run_batch(specs, None, lambda: False)
     for spec in specs:
-        run = Run.resume(spec.run_dir, max_steps=60)
+        run = Run.from_checkpoint(spec.run_dir, max_steps=60)
         for _ in run.events():
             pass
         rows = read_metrics(Path(spec.run_dir))

@@ -31,7 +31,7 @@ def test_tokens_layout() -> None:
     cfg = DataConfig(op="add", p=5)
     seq = D.tokens(cfg, np.array([[3, 2]]))
     assert seq.tolist() == [[3, 5, 2, 6]]  # the paper's example (3+2) mod 5 -> [3, 5, 2, 6]
-    assert D.tokens(DataConfig(op="add", p=5, op_token=False), np.array([[3, 2]])).tolist() == [[3, 2, 5]]
+    assert D.tokens(DataConfig(op="add", p=5, format="a_b_eq"), np.array([[3, 2]])).tolist() == [[3, 2, 5]]
 
 
 @pytest.mark.parametrize("split", ["random", "uniform", "skewed"])

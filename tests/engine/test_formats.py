@@ -23,8 +23,8 @@ def test_format_tokens_and_vocabulary(fmt: str, seq: list[int], vocab: int) -> N
 
 
 def test_op_token_is_an_alias_of_format() -> None:
-    assert DataConfig(op_token=False).format == "a_b_eq"
     assert DataConfig(format="a_b").op_token is False and DataConfig().op_token is True
+    assert "op_token" not in RunConfig().to_dict()["data"]  # an alias, not a second field of the same fact
     cfg = apply_overrides(RunConfig(), {"data.op_token": "false"})
     assert cfg.data.format == "a_b_eq" and cfg.data.seq_len == 3
     back = apply_overrides(cfg, {"data.format": "a_op_b_eq"})  # an explicit format wins over the old alias

@@ -122,7 +122,7 @@ def test_resume_with_grokfast_and_orthogonal_is_bit_for_bit(tmp_path: Path, kind
     for ev in part.events():
         if isinstance(ev, StepsTaken) and ev.step == 30:
             part.stop("interrupted")
-    resumed = Run.resume(part.dir)
+    resumed = Run.from_checkpoint(part.dir)
     list(resumed.events())
     assert json.loads((part.dir / "summary.json").read_text())["status"] == "finished"
     b = _metrics(part.dir)

@@ -76,7 +76,7 @@ def _interrupted_then_resumed(tmp_path: Path, stop_at: int, **over) -> tuple[Pat
             part.stop("interrupted")
     assert part.status == "interrupted"
     assert json.loads((part.dir / "summary.json").read_text())["status"] == "interrupted"
-    resumed = Run.resume(part.dir)
+    resumed = Run.from_checkpoint(part.dir)
     list(resumed.events())
     assert resumed.status == "finished"
     return full.dir, part.dir
@@ -102,7 +102,7 @@ def test_resume_bit_for_bit_with_gradient_sampler_and_adaptive_ratio(tmp_path: P
 def test_resume_extends_a_finished_run(tmp_path: Path) -> None:
     run = Run(tiny_config(train__max_steps=40), tmp_path)
     list(run.events())
-    longer = Run.resume(run.dir, max_steps=80)
+    longer = Run.from_checkpoint(run.dir, max_steps=80)
     list(longer.events())
     ref = Run(tiny_config(train__max_steps=80), tmp_path / "ref")
     list(ref.events())

@@ -1,6 +1,6 @@
 """Issue 13's faults, each reproduced as it was found and held closed.
 
-- test_security.py: S1 (a crafted checkpoint runs no code: grok run --resume, Run.resume, a sweep
+- test_security.py: S1 (a crafted checkpoint runs no code: grok run --resume, Run.from_checkpoint, a sweep
   worker; checkpoints hold only containers, tensors and numbers), S2 (CSV injection), S3 (--preset
   takes names), S4 (control characters from a run directory: show, export, error lines).
 - test_integrity.py: D1 (the run lock), D2 (a torn last row), D3 (config.json changed under a run),

@@ -72,13 +72,13 @@ def run_dir(tmp_path: Path) -> Path:
 def resume_error(d: Path, *parts: str, cli: bool) -> None:
     """`grok run --resume d --steps 80` fails with one error line holding `parts`: through the CLI in a
     subprocess, or (for the other cases of a parametrized test, to keep the suite fast) through
-    Run.resume, whose ConfigError is the line the CLI prints."""
+    Run.from_checkpoint, whose ConfigError is the line the CLI prints."""
     from engine.config import ConfigError
 
     if cli:
         one_error(grok("run", "--resume", str(d), "--steps", "80"), *parts)
         return
     with pytest.raises(ConfigError) as e:
-        Run.resume(d, max_steps=80)
+        Run.from_checkpoint(d, max_steps=80)
     for part in parts:
         assert part in f"error: {e.value}", (part, str(e.value))

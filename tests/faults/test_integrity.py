@@ -96,12 +96,12 @@ def test_d1_lock_in_process(tmp_path: Path) -> None:
     d = interrupted_run(tmp_path / "runs")
     with RunLock(d):
         with pytest.raises(RunInUse, match=f"is in use by pid {os.getpid()}"):
-            Run.resume(d, max_steps=80)
+            Run.from_checkpoint(d, max_steps=80)
         with pytest.raises(RunInUse):
             RunLock(d).acquire()
         assert lock_holder(d) == os.getpid()
     assert lock_holder(d) is None
-    run = Run.resume(d, max_steps=80)
+    run = Run.from_checkpoint(d, max_steps=80)
     assert lock_holder(d) == os.getpid()
     for _ in run.events():
         pass
@@ -289,7 +289,7 @@ def test_f13_an_old_off_cadence_row_is_dropped_on_resume(tmp_path: Path) -> None
     with open(part / "metrics.csv", "a", newline="") as fh:
         last = list(read_csv(part / "metrics.csv")[-1].values())
         csv.writer(fh).writerow(["30", *last[1:]])
-    run = Run.resume(part)
+    run = Run.from_checkpoint(part)
     for _ in run.events():
         pass
     assert metrics_without_wall(full) == metrics_without_wall(part)
@@ -333,7 +333,7 @@ def test_d3_a_key_added_since_the_checkpoint_compares_at_its_default(tmp_path: P
     state = torch.load(d / "checkpoint.pt", weights_only=True)
     del state["config"]["probe"]["rare_k"]  # as written by an engine without probe.rare_k
     torch.save(state, d / "checkpoint.pt")
-    run = Run.resume(d, max_steps=80)
+    run = Run.from_checkpoint(d, max_steps=80)
     for _ in run.events():
         pass
     assert run.status == "finished"

@@ -59,12 +59,12 @@ def test_s1_a_crafted_checkpoint_runs_no_code_on_resume(tmp_path: Path, zipped: 
 
 
 def test_s1_every_load_path_is_safe(tmp_path: Path) -> None:
-    """Run.resume (grok run --resume, the TUI, sweep members) refuses the file in-process too."""
+    """Run.from_checkpoint (grok run --resume, the TUI, sweep members) refuses the file in-process too."""
     d = interrupted_run(tmp_path / "runs")
     marker = tmp_path / "pwned"
     _craft(d / "checkpoint.pt", marker, True)
     with pytest.raises(ConfigError, match="not a grok-tui checkpoint"):
-        Run.resume(d, max_steps=80)
+        Run.from_checkpoint(d, max_steps=80)
     assert not marker.exists()
     # ... and the lock taken for the resume was given back.
     from engine.rundir import lock_holder
@@ -79,7 +79,7 @@ def test_s1_a_sweep_member_resumed_from_a_crafted_checkpoint_runs_no_code(tmp_pa
     d = interrupted_run(tmp_path / "group")
     marker = tmp_path / "pwned"
     _craft(d / "checkpoint.pt", marker, True)
-    row = run_member(MemberSpec("m000", tiny_config(), str(d), resume=True), None, lambda: False)
+    row = run_member(MemberSpec("m000", tiny_config(), str(d), has_checkpoint=True), None, lambda: False)
     assert row["status"] == "failed" and "not a grok-tui checkpoint" in row["error"]
     assert not marker.exists()
 

@@ -37,6 +37,40 @@ def test_preset_loads_and_cites_its_source(name: str) -> None:
     apply_overrides(p.config, {"train.max_steps": p.config.train.max_steps})
 
 
+ROOT = Path(__file__).resolve().parents[2]
+CITED = re.compile(r"[\w./-]+\.md\b")  # a cited file: docs/references/x.md, docs/TRANSFORMER.md, README.md
+
+
+def cited_files(text: str) -> list[str]:
+    return [m.group(0).strip("./") if m.group(0).startswith("./") else m.group(0) for m in CITED.finditer(text)]
+
+
+def test_cited_files_are_in_the_repository() -> None:
+    """Every .md file a preset, a module or a doc cites resolves to a file of the repository: a path from
+    the repository root, or from the citing file's own folder (a link between docs)."""
+    sources = [
+        *presets_dir().glob("*.toml"),
+        *(ROOT / "engine").rglob("*.py"),
+        *(ROOT / "grok_tui").rglob("*.py"),
+        *(ROOT / "docs").rglob("*.md"),
+        ROOT / "README.md",
+    ]
+    dangling = []
+    for src in sources:
+        for cited in cited_files(src.read_text()):
+            if "://" in cited or cited.startswith(("http", "www")):
+                continue
+            if not any((b / cited).is_file() for b in (ROOT, src.parent)):
+                dangling.append(f"{src.relative_to(ROOT)}: {cited}")
+    assert not dangling, dangling
+
+
+def test_a_dangling_citation_is_seen() -> None:
+    # the presets once cited bare names of files the repository never had
+    assert cited_files("# beyond-progress-measures.md Fig. 3") == ["beyond-progress-measures.md"]
+    assert not (ROOT / "beyond-progress-measures.md").is_file() and not (ROOT / "REFERENCES.md").is_file()
+
+
 def test_paper_settings() -> None:
     assert load_preset("skewed_mul").config.data.split == "skewed"
     for op in ("mul", "add"):  # Fig. 4's plateau needs tokens rare in both positions (issue 11)

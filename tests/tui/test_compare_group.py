@@ -51,13 +51,14 @@ def test_members_are_grouped_by_arm(group_dir: Path) -> None:
         assert (cell.lo[i], cell.hi[i]) == (min(vals), max(vals))
 
 
-def test_grid_cells_and_running_members_found_by_config(tmp_path: Path) -> None:
-    """Members not yet recorded in group.json (a sweep still running) are matched by their config."""
+def test_grid_cells_and_running_members_found_in_their_planned_dirs(tmp_path: Path) -> None:
+    """Members not yet recorded in results.csv (a sweep still running) are read from the directory the
+    engine planned for them (`Group.member_dir`), the one rule the engine and the faces share."""
     base = tiny_config(data__p=7, train__max_steps=100)
     spec = SweepSpec(seeds=(0, 1), arms=ARMS, grid={"data.op": ["add", "mul"]})
     group = Group.create(tmp_path, "tiny", base, spec, [m for m, _ in expand(base, spec)])
     for k, m in enumerate(group.members):
-        d = group.dir / f"run-{m.id}"
+        d = group.member_dir(m)
         d.mkdir()
         (d / "config.json").write_text(json.dumps(group.config(m).to_dict()))
         acc = round(0.1 * (k + 1), 1)  # member k has val_acc 0.1·(k+1) at every step

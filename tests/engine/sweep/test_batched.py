@@ -5,8 +5,11 @@ from __future__ import annotations
 import math
 from pathlib import Path
 
-from engine.events import EvalLogged
-from engine.rundir import read_csv, read_summary
+import engine.loop
+from engine.evaluation import RunMetrics
+from engine.events import EvalLogged, RunFinished
+from engine.losses import build_loss
+from engine.rundir import load_checkpoint, lock_holder, read_csv, read_summary
 from engine.sweep.batched import plan, run_batch
 from engine.sweep.events import MemberEnded, MemberStarted, SweepEvent
 from engine.sweep.member import MemberSpec
@@ -33,3 +36,65 @@ def test_run_batch_writes_member_run_dirs_and_rows(tmp_path: Path) -> None:
         MemberEnded("m000", rows[0]),
         MemberEnded("m001", rows[1]),
     ]
+
+
+def _specs(tmp_path: Path, **over: object) -> list[MemberSpec]:
+    return [
+        MemberSpec(f"m{s:03d}", tiny_config(train__seed=s, **over), str(tmp_path / f"m{s:03d}-s{s}")) for s in (0, 1)
+    ]
+
+
+def test_a_crashing_batch_fails_every_member_as_a_single_run_fails(tmp_path: Path, monkeypatch) -> None:
+    """A fault inside the batched trainer ends each member as `Run` ends: status failed, error.txt, a checkpoint."""
+    real = RunMetrics.events
+
+    def crash_at_20(self, step, *a, **kw):
+        if step >= 20:
+            raise RuntimeError("boom in the evaluation")
+        return real(self, step, *a, **kw)
+
+    monkeypatch.setattr(RunMetrics, "events", crash_at_20)
+    specs = _specs(tmp_path, train__max_steps=60, train__checkpoint_every=10)
+    seen: list[SweepEvent] = []
+    rows = run_batch(specs, seen.append, lambda: False)
+    for spec, row in zip(specs, rows, strict=True):
+        d = Path(spec.run_dir)
+        summary = read_summary(d)
+        assert summary["status"] == "failed" == row["status"]
+        assert summary["error"] == "RuntimeError: boom in the evaluation" == row["error"]
+        assert (
+            "Traceback" in (d / "error.txt").read_text() and "boom in the evaluation" in (d / "error.txt").read_text()
+        )
+        ckpt = load_checkpoint(d)
+        assert ckpt["step"] == 20  # the failure path's own checkpoint, at the step the fault happened
+        assert not (d / ".lock").exists() or lock_holder(d) is None  # the lock is released
+    assert [e.row["status"] for e in seen if isinstance(e, MemberEnded)] == ["failed", "failed"]
+
+
+def test_a_nan_in_the_last_steps_ends_batched_members_diverged_as_trainer(tmp_path: Path, monkeypatch) -> None:
+    """The final NaN check: a training loss that turns NaN after the last progress check (step 10) and
+    before the end (step 15, whose evaluation is finite) makes the run `diverged`, batched as alone."""
+
+    def poisoned_loss(name: str):
+        real = build_loss(name)
+        calls = [0]
+
+        def loss(logits, y, reduction="mean"):
+            out = real(logits, y, reduction=reduction)
+            if reduction == "mean":  # a training step (evaluations sum); vmap calls it once per step
+                calls[0] += 1
+                if calls[0] > 10:
+                    out = out + float("nan")  # the value is NaN, the gradient is untouched
+            return out
+
+        return loss
+
+    monkeypatch.setattr(engine.loop, "build_loss", poisoned_loss)  # the one training step, alone and batched
+    over = {"train__max_steps": 15, "train__eval_every": 100}
+    solo = [ev for ev in Trainer(tiny_config(**over)) if isinstance(ev, RunFinished)]
+    assert solo[0].status == "diverged"
+    specs = _specs(tmp_path, **over)
+    rows = run_batch(specs, None, lambda: False)
+    for spec, row in zip(specs, rows, strict=True):
+        assert read_summary(Path(spec.run_dir))["status"] == "diverged" == row["status"]
+        assert row["steps"] == 15

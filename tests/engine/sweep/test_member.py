@@ -73,7 +73,7 @@ def test_an_interrupted_member_continues_from_its_checkpoint_in_its_own_director
 
     again = Group.open(g.dir)
     spec = _spec(again, 0)
-    assert spec.resume and Path(spec.run_dir) == d.resolve()
+    assert spec.has_checkpoint and Path(spec.run_dir) == d.resolve()
     end = run_member(spec, None, lambda: False)
     assert end["status"] == "finished" and end["steps"] == 200 and end["run_dir"] == "m000-s0"
     after = _rows(d / "metrics.csv")
@@ -99,7 +99,7 @@ def test_a_member_killed_before_its_first_checkpoint_starts_over_in_the_same_dir
     (d / "metrics.csv").write_text("step,val_acc\n0,0.1\n")
     (d / "summary.json").write_text(json.dumps({"status": "running", "steps": 0}))
     spec = _spec(g, 0)
-    assert not spec.resume
+    assert not spec.has_checkpoint
     row = run_member(spec, None, lambda: False)
     assert row["status"] == "finished" and row["run_dir"] == d.name
     assert [int(r["step"]) for r in _rows(d / "metrics.csv")] == [0, 20, 40, 60]

@@ -1,0 +1,84 @@
+"""Many runs of one shape trained as one batched model: the step of engine/loop.py over stacked members.
+
+`train_many(configs)` yields `(member, event)` pairs; each member sees the same events, metrics and
+summary that `Trainer(config)` would give it alone with the same seed (same split, init, sampler draws,
+c and probes), up to float rounding: the step, the evaluation and each member's torch optimizer are
+`Trainer`'s own, and `member_state_dict(i)` is a `Trainer` checkpoint of member i. Members may differ
+in seed, task, lr, c, weight decay and init scale; everything that sets a shape or a code path must
+match (`why_not_batched`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Generator
+from typing import Any
+
+from engine.config import RunConfig
+from engine.events import Event
+from engine.loop import TrainLoop
+from engine.probes import ProbeSet
+
+# Keys members may differ in; every other key must be equal across the batch.
+FREE_KEYS = {
+    ("train", "seed"),
+    ("data", "op"),
+    ("data", "skew"),
+    ("optim", "lr"),
+    ("optim", "lr_ratio"),
+    ("optim", "weight_decay"),
+    ("model", "embed_init_scale"),
+    ("train", "target_val_acc"),
+    ("train", "patience"),
+}
+FREE_TOP = {"preset", "description"}
+
+
+def why_not_batched(cfgs: list[RunConfig]) -> str | None:
+    """None if the configs can train as one batched model, else the reason."""
+    if not cfgs:
+        return "no members"
+    c0 = cfgs[0]
+    if c0.model.kind not in ("mlp_embed", "mlp_raw"):
+        return f"model.kind {c0.model.kind} is not batched"
+    if c0.optim.grokfast_alpha > 0 or c0.optim.grokfast_lambda > 0 or c0.optim.orthogonal:
+        return "gradient filters are not batched"
+    if len({c.data.op == "div" for c in cfgs}) > 1:  # whichever member comes first
+        return "div has p(p-1) pairs, the other ops p²"
+
+    def shape(c: RunConfig) -> dict[str, Any]:
+        d = c.to_dict()
+        return {
+            g: {k: v for k, v in t.items() if (g, k) not in FREE_KEYS} if isinstance(t, dict) else t
+            for g, t in d.items()
+            if g not in FREE_TOP
+        }
+
+    s0 = shape(c0)
+    for c in cfgs[1:]:
+        if shape(c) != s0:
+            diff = [f"{g}.{k}" for g, t in s0.items() if isinstance(t, dict) for k in t if shape(c)[g].get(k) != t[k]]
+            return f"members differ in {', '.join(diff) or 'shape'}"
+    return None
+
+
+class ManyTrainer(TrainLoop):
+    """N members as one model whose parameters carry a leading member axis."""
+
+    def __init__(self, cfgs: list[RunConfig]) -> None:
+        reason = why_not_batched(cfgs)
+        if reason:
+            raise ValueError(f"train_many: {reason}")
+        super().__init__(cfgs, stacked=True)
+
+    @property
+    def probes(self) -> list[ProbeSet]:
+        return self.probe_sets
+
+    def events(self) -> Generator[tuple[int, Event], None, None]:
+        """The members' event streams, interleaved: (member index, event), each member's in Trainer's order."""
+        return self.member_events()
+
+
+def train_many(cfgs: list[RunConfig]) -> Generator[tuple[int, Event], None, None]:
+    """Train the members as one batched model; yields (member index, event)."""
+    return ManyTrainer(cfgs).events()

@@ -1,0 +1,28 @@
+"""Number theory the tasks need: primality of the modulus p (mul and div need a field, §3.3)."""
+
+from __future__ import annotations
+
+
+def is_prime(n: int) -> bool:
+    """Deterministic Miller-Rabin: exact for every n < 3.3e24 with these bases, in microseconds."""
+    if n < 2:
+        return False
+    bases = (2, 3, 5, 7, 11, 13, 17, 19, 23, 29, 31, 37, 41)
+    if n in bases:
+        return True
+    if any(n % b == 0 for b in bases):
+        return False
+    d, r = n - 1, 0
+    while d % 2 == 0:
+        d, r = d // 2, r + 1
+    for a in bases:
+        x = pow(a, d, n)
+        if x in (1, n - 1):
+            continue
+        for _ in range(r - 1):
+            x = x * x % n
+            if x == n - 1:
+                break
+        else:
+            return False
+    return True

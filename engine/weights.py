@@ -1,0 +1,171 @@
+"""Where the members of a training loop keep their weights (engine/loop.py).
+
+`OneModel` is one `nn.Module` of any kind, trained through its `forward_train` where it has one (the
+gathered first layer), gradient filters allowed. `StackedModels` holds N members of one shape as one
+model: each parameter stacked on a leading member axis and run under `torch.vmap`; each member's module
+keeps `nn.Parameter`s that alias its slice of the stack (no copy), so its own `torch.optim` optimizer
+updates the stack in place and its `state_dict` is the member's weights.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import torch
+from torch import nn
+from torch.func import functional_call
+
+from engine.config import RunConfig
+from engine.dataset import Dataset
+from engine.evaluation import EVAL_CHUNK, Loss, Scores, evaluate
+from engine.gradfilters import GradHook, build_grad_hooks
+from engine.models import embedding_names
+from engine.probes.base import ProbeContext
+
+EVAL_ROWS = 65536  # member × example rows per evaluation forward pass of a stacked model
+
+
+class Weights:
+    """Where the members' parameters live, and how a batch of each member's examples goes through them."""
+
+    template: nn.Module  # the module `functional_call` and the probes run member parameters with
+    e_names: list[str]  # the parameter names of E
+    grad_hooks: list[GradHook]
+    batched = False
+
+    def losses(self, x: torch.Tensor, y: torch.Tensor, loss_fn: Loss) -> torch.Tensor:
+        """(N, B, L), (N, B) -> (N,): each member's mean training loss on its own batch."""
+        raise NotImplementedError
+
+    def scores(self, x: torch.Tensor, y: torch.Tensor, loss_fn: Loss) -> list[Scores]:
+        """Each member's (loss, accuracy, hits) on a whole set x (N, n, L)."""
+        raise NotImplementedError
+
+    def grad(self, name: str, i: int) -> torch.Tensor | None:
+        """Member i's gradient of parameter `name`, between backward and the optimizer step."""
+        raise NotImplementedError
+
+    def params(self, i: int) -> dict[str, torch.Tensor]:
+        """Member i's live parameters by name."""
+        raise NotImplementedError
+
+    def module(self, i: int) -> nn.Module:
+        """Member i as a module whose parameters are its weights (its optimizer and checkpoint use it)."""
+        raise NotImplementedError
+
+    def context(self, i: int, cfg: RunConfig, data: Dataset, loss_fn: Loss, stop: Callable[[], bool]) -> ProbeContext:
+        """Member i as its probes see it."""
+        raise NotImplementedError
+
+    def zero_grad(self) -> None:
+        raise NotImplementedError
+
+    def hand_grads(self) -> None:
+        """Give each member module's parameters their gradient before the optimizers step."""
+
+
+class OneModel(Weights):
+    """One member: a plain module, trained through its `forward_train` (the gathered first layer) if it has one."""
+
+    def __init__(self, model: nn.Module, cfg: RunConfig) -> None:
+        self.template = self.model = model
+        self.e_names = embedding_names(model)
+        self.grad_hooks = build_grad_hooks(cfg, model)
+        self.named: dict[str, torch.Tensor] = dict(model.named_parameters())
+        self.forward = getattr(model, "forward_train", model)  # MLPEmbed: models/first_layer.py
+
+    def losses(self, x: torch.Tensor, y: torch.Tensor, loss_fn: Loss) -> torch.Tensor:
+        return loss_fn(self.forward(x[0]), y[0])[None]  # (B, L) -> (1,)
+
+    def scores(self, x: torch.Tensor, y: torch.Tensor, loss_fn: Loss) -> list[Scores]:
+        was_training = self.model.training
+        self.model.eval()
+        out = evaluate(self.model, loss_fn, x[0], y[0], EVAL_CHUNK)
+        self.model.train(was_training)
+        return [out]
+
+    def grad(self, name: str, i: int) -> torch.Tensor | None:
+        return self.named[name].grad
+
+    def params(self, i: int) -> dict[str, torch.Tensor]:
+        return self.named
+
+    def module(self, i: int) -> nn.Module:
+        return self.model
+
+    def context(self, i: int, cfg: RunConfig, data: Dataset, loss_fn: Loss, stop: Callable[[], bool]) -> ProbeContext:
+        return ProbeContext.of_model(cfg, self.model, loss_fn, data.x_train, data.y_train, stop)
+
+    def zero_grad(self) -> None:
+        self.model.zero_grad(set_to_none=True)
+
+
+class StackedModels(Weights):
+    """N members of one shape as one model: each parameter stacked on a leading member axis, run under vmap."""
+
+    batched = True
+
+    def __init__(self, models: list[nn.Module]) -> None:
+        self.template = models[0]
+        self.e_names = embedding_names(self.template)
+        self.grad_hooks = []
+        self.stacked: dict[str, torch.Tensor] = {}
+        for name, p in self.template.named_parameters():
+            stacked = torch.stack([dict(m.named_parameters())[name].detach() for m in models])
+            self.stacked[name] = stacked.requires_grad_(p.requires_grad)
+        # Each member module's parameters become views of its slice of the stacked tensors: its optimizer
+        # then updates the stacked model in place, and its state_dict is the member's weights.
+        for i, m in enumerate(models):
+            for name, p in list(m.named_parameters()):
+                owner, _, leaf = name.rpartition(".")
+                alias = nn.Parameter(self.stacked[name].detach()[i], requires_grad=p.requires_grad)
+                setattr(m.get_submodule(owner) if owner else m, leaf, alias)
+        self.models = models
+        self.named = [dict(m.named_parameters()) for m in models]
+
+    def _logits(self, x: torch.Tensor) -> torch.Tensor:
+        """(N, B, L) -> (N, B, p): the member model applied to its own parameters and batch."""
+        return torch.vmap(lambda p, xb: functional_call(self.template, p, (xb,)))(self.stacked, x)
+
+    def losses(self, x: torch.Tensor, y: torch.Tensor, loss_fn: Loss) -> torch.Tensor:
+        return torch.vmap(loss_fn)(self._logits(x), y)  # (N,)
+
+    def scores(self, x: torch.Tensor, y: torch.Tensor, loss_fn: Loss) -> list[Scores]:
+        n = x.shape[0]
+        loss, acc, hits = evaluate(self._logits, loss_fn, x, y, max(EVAL_ROWS // n, 1))
+        return [(loss[i], acc[i], hits[i]) for i in range(n)]
+
+    def grad(self, name: str, i: int) -> torch.Tensor | None:
+        g = self.stacked[name].grad
+        return g[i] if g is not None else None
+
+    def params(self, i: int) -> dict[str, torch.Tensor]:
+        return {n: p.detach()[i] for n, p in self.stacked.items()}
+
+    def module(self, i: int) -> nn.Module:
+        return self.models[i]
+
+    def context(self, i: int, cfg: RunConfig, data: Dataset, loss_fn: Loss, stop: Callable[[], bool]) -> ProbeContext:
+        return ProbeContext(
+            cfg,
+            self.template,
+            self.params(i),
+            loss_fn,
+            data.x_train,
+            data.y_train,
+            lambda name: self.grad(name, i),
+            stop,
+        )
+
+    def zero_grad(self) -> None:
+        for p in self.stacked.values():
+            p.grad = None
+        for named in self.named:
+            for p in named.values():
+                p.grad = None
+
+    def hand_grads(self) -> None:
+        for name, p in self.stacked.items():
+            if p.grad is not None:
+                for i, named in enumerate(self.named):
+                    named[name].grad = p.grad[i]
