@@ -6,7 +6,7 @@ from typing import Annotated
 
 import typer
 
-from grok_tui.commands import bench, doctor, export, ls, plot, presets, report, run, show, split, sweep, tui
+from grok_tui.commands import bench, doctor, export, figure, ls, plot, presets, report, run, show, split, sweep, tui
 
 app = typer.Typer(
     name="grok",
@@ -15,7 +15,7 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
     add_completion=False,
 )
-for module in (run, tui, sweep, ls, show, plot, report, export, presets, split, bench, doctor):
+for module in (run, tui, sweep, ls, show, plot, report, figure, export, presets, split, bench, doctor):
     module.register(app)
 
 

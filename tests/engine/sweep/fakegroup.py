@@ -19,12 +19,17 @@ Curve = Callable[[Member], dict[str, list[float]]]  # member -> {column: values 
 
 
 def fake_group(
-    tmp_path: Path, table: dict[str, Any], curve: Curve, steps: list[int], status: str = "finished"
+    tmp_path: Path,
+    table: dict[str, Any],
+    curve: Curve,
+    steps: list[int],
+    status: str = "finished",
+    preset: str = "fake",
 ) -> Group:
     """A finished group: `table` is the [sweep] table; `curve(member)` gives each member's metrics."""
     spec = parse_sweep(table)
     base = tiny_config()
-    g = Group.create(tmp_path, "fake", base, spec, [m for m, _ in expand(base, spec)])
+    g = Group.create(tmp_path, preset, base, spec, [m for m, _ in expand(base, spec)])
     for m in g.members:
         d = g.member_dir(m)
         d.mkdir()
