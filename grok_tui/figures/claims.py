@@ -14,6 +14,7 @@ from typing import Any
 
 from engine.config import ConfigError
 from engine.rundir import is_group
+from engine.sweep.results import ENDED
 from engine.sweep.spec import Group
 from grok_tui.figures.data import Curve, cell_label, fourier_spectrum, group_curves, member_dirs
 from grok_tui.figures.draw import Panel
@@ -87,23 +88,31 @@ def fig10(group: Group) -> list[Panel]:
 
 
 def fig11(group: Group) -> list[Panel]:
-    """Fig. 11: the Fourier spectrum of E at the end of training, one panel per task (its first seed)."""
+    """Fig. 11: the Fourier spectrum of E at the end of training, one panel per task (its first ended seed).
+
+    Bars are each frequency's share of the energy (k >= 1) on one y scale, so a peaked spectrum and
+    a flat one read as such side by side.
+    """
     dirs = member_dirs(group)
+    ended = {mid for mid, r in group.results().items() if r.get("status") in ENDED}
     panels = []
     seen: set[Any] = set()
     for m in group.members:
         op = m.values.get("data.op", group.base.data.op)
         d = dirs.get(m.id)
-        if op in seen or d is None:
+        if op in seen or d is None or m.id not in ended:
             continue
         spec = fourier_spectrum(d)
         if spec is None:
             continue
         seen.add(op)
-        curve = Curve(f"seed {m.seed}", [float(k) for k in spec[0]], spec[1])
-        panels.append(
-            Panel(f"{op}, seed {m.seed}", [], [curve], xlabel="frequency k", kind="bar", ylabel="energy share")
-        )
+        step, ks, share = spec
+        curve = Curve(f"seed {m.seed}", [float(k) for k in ks], share)
+        title = f"{op} (seed {m.seed}, step {step})"
+        panels.append(Panel(title, [], [curve], xlabel="frequency k", kind="bar", ylabel="energy share"))
+    top = max((max(p.curves[0].y) for p in panels), default=1.0)
+    for p in panels:
+        p.ylim = (0.0, top * 1.05)
     return panels
 
 

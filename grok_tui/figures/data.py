@@ -138,8 +138,8 @@ def group_curves(group: Group, metric: str, x: str = "step") -> list[Curve]:
     return out
 
 
-def fourier_spectrum(run_dir: Path) -> tuple[list[int], list[float]] | None:
-    """The last logged spectrum of fourier.csv as each frequency's share of the energy (k >= 1), or None."""
+def fourier_spectrum(run_dir: Path) -> tuple[int, list[int], list[float]] | None:
+    """The last logged spectrum of fourier.csv: (its step, frequencies k >= 1, each one's share of the energy)."""
     rows = read_csv(Path(run_dir) / "fourier.csv")
     if not rows:
         return None
@@ -152,4 +152,4 @@ def fourier_spectrum(run_dir: Path) -> tuple[list[int], list[float]] | None:
     total = sum(n * n for _, n in pts)
     if not pts or total == 0:
         return None
-    return [k for k, _ in pts], [n * n / total for _, n in pts]
+    return int(last), [k for k, _ in pts], [n * n / total for _, n in pts]

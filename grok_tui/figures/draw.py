@@ -37,6 +37,7 @@ class Panel:
     kind: str = "line"  # "line" or "bar" (a spectrum)
     log_x: bool | None = None  # None: the figure's setting
     ylabel: str = ""
+    ylim: tuple[float, float] | None = None  # fixed y range (panels compared by height)
 
 
 def smooth(values: list[float], k: int) -> list[float]:
@@ -123,6 +124,8 @@ def draw(panels: list[Panel], log_x: bool = True, k: int = 1, legend: str = "eac
                 _draw_bar_panel(ax, p)
             else:
                 _draw_line_panel(ax, p, lx, k)
+            if p.ylim is not None:
+                ax.set_ylim(*p.ylim)
             ax.set_title(p.title)
             ax.set_xlabel(p.xlabel + (" (log)" if lx and p.kind == "line" else ""))
             ax.set_ylabel(p.ylabel or _ylabel(p.metrics))

@@ -141,7 +141,8 @@ def test_claim_fig11_spectrum_bars(tmp_path: Path) -> None:
         (g.member_dir(m) / "fourier.csv").write_text("\n".join(rows) + "\n")
     _, panels = claim_panels("fig11", g)
     fig = draw(panels)
-    assert [ax.get_title() for ax in fig.axes] == ["add, seed 0", "div, seed 0"]
+    assert [ax.get_title() for ax in fig.axes] == ["add (seed 0, step 100)", "div (seed 0, step 100)"]
+    assert fig.axes[0].get_ylim() == fig.axes[1].get_ylim()  # one scale: peaked and flat compare by height
     heights = [p.get_height() for p in fig.axes[0].patches]
     energy = [101.0**2] * 5
     energy[1] = 103.0**2  # k = 2; the last step's spectrum, DC dropped
