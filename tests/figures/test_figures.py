@@ -178,3 +178,18 @@ def test_saved_files_are_valid(tmp_path: Path, suffix: str, head: bytes) -> None
         assert data.rstrip().endswith(b"%%EOF")
     with pytest.raises(ConfigError, match="must end in .png, .svg or .pdf"):
         save(fig, tmp_path / "f.jpg")
+
+
+def test_claim_fig11_skips_members_still_running(tmp_path: Path) -> None:
+    table = {"seeds": 2, "grid": {"data.op": ["add"]}}
+    g = fake_group(tmp_path, table, _curve, STEPS, preset="fig11_fourier")
+    for m in g.members:
+        peak = 2 if m.seed == 0 else 4
+        rows = ["step,freq,norm"] + [f"100,{k},{5.0 if k == peak else 1.0}" for k in range(6)]
+        (g.member_dir(m) / "fourier.csv").write_text("\n".join(rows) + "\n")
+    row = dict(g.results()["m000"])
+    g.record({**row, "status": "interrupted"})  # seed 0 did not end: its spectrum is not final
+    _, panels = claim_panels("fig11", g)
+    (p,) = panels
+    assert p.title == "add (seed 1, step 100)"
+    assert p.curves[0].y.index(max(p.curves[0].y)) == 3  # k = 4, seed 1's peak
