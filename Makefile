@@ -40,7 +40,7 @@ test: install-test
 
 # The docs' SVG screenshots of the lab (README.md, docs/TUI.md): a seeded skewed_mul run held at
 # step SHOT_STEP, then the compare view; a few minutes on the CPU (bench/screenshots.py).
-SHOT_STEP ?= 3000
+SHOT_STEP ?= 1500
 screenshots: install
 	$(PY) bench/screenshots.py --step $(SHOT_STEP) --out docs/screens
 
