@@ -191,7 +191,33 @@ def build_tables(
     probe = _probe_table(group, rows, dims)
     if probe:
         tables.append(probe)
-    return tables, compare_lines(group, rows) + paired_lines(group, rows, finals, tail)
+    return tables, compare_lines(group, rows) + paired_lines(group, rows, finals, tail) + _tail_note(group, tail)
+
+
+def _tail_note(group: Group, tail: int) -> list[str]:
+    """A warning when early stopping makes the last `tail` evaluations straddle generalization.
+
+    A member with train.patience = P stops at the P-th evaluation in a row with val accuracy at or
+    above train.target_val_acc (engine/phases.py), so with tail > P its final value mixes in
+    evaluations from before the jump.
+    """
+    res = group.results()
+    stopped = []
+    for m in group.members:
+        r = res.get(m.id, {})
+        steps, budget = num(r.get("steps")), num(r.get("max_steps"))
+        if r.get("status") in ENDED and steps is not None and budget is not None and steps < budget:
+            patience = group.config(m).train.patience
+            if 0 < patience < tail:
+                stopped.append(patience)
+    if not stopped:
+        return []
+    ps = sorted(set(stopped))
+    return [
+        f"note: {len(stopped)} member(s) stopped early (train.patience {', '.join(map(str, ps))}): their last "
+        f"{tail} evaluations include some before val_acc reached the stop rule's target; --tail {min(ps)} "
+        "keeps only those after"
+    ]
 
 
 def _steps(x: float, budget: float) -> str:

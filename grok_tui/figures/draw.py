@@ -128,7 +128,9 @@ def draw(panels: list[Panel], log_x: bool = True, k: int = 1, legend: str = "eac
                 ax.set_ylim(*p.ylim)
             ax.set_title(p.title)
             ax.set_xlabel(p.xlabel + (" (log)" if lx and p.kind == "line" else ""))
-            ax.set_ylabel(p.ylabel or _ylabel(p.metrics))
+            ylabel = p.ylabel or _ylabel(p.metrics)
+            left = i % cols == 0 or ylabel != (panels[i - 1].ylabel or _ylabel(panels[i - 1].metrics))
+            ax.set_ylabel(ylabel if left or legend == "each" else "")  # a row of like panels: once, on the left
             if len(p.curves) > 1 and (legend == "each" or i == 0):
                 ax.legend(ncol=2 if len(p.curves) > 4 else 1)
         for ax in axes[n:]:

@@ -25,10 +25,12 @@ def fake_group(
     steps: list[int],
     status: str = "finished",
     preset: str = "fake",
+    max_steps: int | None = None,
+    **base_over: object,
 ) -> Group:
     """A finished group: `table` is the [sweep] table; `curve(member)` gives each member's metrics."""
     spec = parse_sweep(table)
-    base = tiny_config()
+    base = tiny_config(**base_over)
     g = Group.create(tmp_path, preset, base, spec, [m for m, _ in expand(base, spec)])
     for m in g.members:
         d = g.member_dir(m)
@@ -42,5 +44,5 @@ def fake_group(
                 w.writerow([s, s / 10, *(cols[c][i] for c in cols)])
         summary = {"status": status, "steps": steps[-1], "memorized_step": steps[0], "generalized_step": None}
         (d / "summary.json").write_text(json.dumps(summary))
-        g.record({"member": m.id, **summary, "max_steps": steps[-1], "run_dir": d.name})
+        g.record({"member": m.id, **summary, "max_steps": max_steps or steps[-1], "run_dir": d.name})
     return Group.open(g.dir)

@@ -105,3 +105,15 @@ def test_unpaired_seeds_are_left_out(tmp_path: Path) -> None:
     rows = [r for r in g.results().values() if not (r["arm"] == "adam" and r["seed"] == "0")]
     (line, _) = paired_lines(g, rows, member_finals(g), 5)
     assert "(n=3)" in line
+
+
+def test_a_note_when_early_stopping_cuts_into_the_tail(tmp_path: Path) -> None:
+    g = fake_group(tmp_path, ARMS, _curve, STEPS, max_steps=1000, train__patience=3)
+    _, lines = build_tables(g, tail=5)
+    assert lines[-1] == (
+        "note: 8 member(s) stopped early (train.patience 3): their last 5 evaluations include some before "
+        "val_acc reached the stop rule's target; --tail 3 keeps only those after"
+    )
+    assert not build_tables(g, tail=3)[1][-1].startswith("note:")
+    full = fake_group(tmp_path / "full", ARMS, _curve, STEPS, train__patience=3)  # ran its whole budget
+    assert not build_tables(full, tail=5)[1][-1].startswith("note:")
