@@ -48,8 +48,9 @@ def write_paper(runs_dir: str, out_dir: str, fmt: str, log_x: bool, k: int) -> l
         raise ConfigError(f"-o {out_dir}: cannot create: {e.strerror or e}") from None
     written = []
     for claim, gdir in found:
-        _, panels = claim_panels(claim.name, Group.open(gdir))
-        fig = draw(panels, log_x, k, legend="first", ncols=claim.ncols)
+        group = Group.open(gdir)
+        _, panels = claim_panels(claim.name, group)
+        fig = draw(panels, log_x, k, legend="first", ncols=claim.ncols(group))
         written.append((claim.name, gdir, save(fig, out / f"{claim.name}.{fmt}")))
     return written
 
@@ -104,8 +105,9 @@ def register(app: typer.Typer) -> None:
             get_claim(claim)
             if len(paths) != 1:
                 raise ConfigError("--claim NAME draws one group: give one GROUP directory")
-            c, panels = claim_panels(claim, Group.open(paths[0]))
-            fig = draw(panels, log_x, k, legend="first", ncols=c.ncols)
+            group = Group.open(paths[0])
+            c, panels = claim_panels(claim, group)
+            fig = draw(panels, log_x, k, legend="first", ncols=c.ncols(group))
         else:
             from grok_tui.figures.panels import panels_for
 

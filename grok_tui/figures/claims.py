@@ -26,7 +26,11 @@ class Claim:
     presets: tuple[str, ...]  # the sweep presets whose groups this figure is drawn from
     what: str  # one line: what the figure shows (the paper's figure)
     build: Callable[[Group], list[Panel]]
-    ncols: int = 0  # 0: one row, up to style.MAX_COLS panels
+    by_op: bool = False  # one column per task (data.op), one row per metric; else one row of panels
+
+    def ncols(self, group: Group) -> int:
+        """Columns of the panel grid (0: draw's default, one row of up to style.MAX_COLS)."""
+        return len(_facets(group, "data.op")) if self.by_op else 0
 
 
 def _facets(group: Group, key: str) -> list[Any]:
@@ -124,6 +128,7 @@ CLAIMS = {
             ("fig4_token_skew", "fig4_skew_heldout", "starve"),
             "val accuracy and rare-token val accuracy per split",
             fig4,
+            by_op=True,
         ),
         Claim("fig6", ("fig6_optimizers",), "Adam vs Adam-LR val accuracy on add, sub, mul, div", fig6),
         Claim("fig7", ("fig7_hessian",), "λmax of E and W, Adam vs Adam-LR", fig7),

@@ -126,11 +126,14 @@ def test_claim_fig4_rows_of_metrics(tmp_path: Path) -> None:
     def curve(m: Member) -> dict[str, list[float]]:
         return {"val_acc": [0.5] * len(STEPS), "val_acc_rare": [0.2] * len(STEPS)}
 
-    g = fake_group(tmp_path, table, curve, STEPS, preset="fig4_token_skew")
-    _, panels = claim_panels("fig4", g)
-    fig = draw(panels, legend="first")
-    assert [ax.get_ylabel() for ax in fig.axes] == ["val accuracy", "val accuracy, rare tokens"]
-    assert list(fig.axes[1].get_lines()[0].get_ydata()) == [0.2] * len(STEPS)
+    g = fake_group(tmp_path, {**table, "grid": {"data.op": ["mul", "add"]}}, curve, STEPS, preset="fig4_token_skew")
+    claim, panels = claim_panels("fig4", g)
+    fig = draw(panels, legend="first", ncols=claim.ncols(g))
+    assert [ax.get_title() for ax in fig.axes] == ["mul", "add", "mul", "add"]
+    rows = [ax.get_subplotspec().rowspan.start for ax in fig.axes]
+    assert rows == [0, 0, 1, 1]  # a row per metric, a column per task
+    assert [ax.get_ylabel() for ax in fig.axes] == ["val accuracy", "", "val accuracy, rare tokens", ""]
+    assert list(fig.axes[2].get_lines()[0].get_ydata()) == [0.2] * len(STEPS)
 
 
 def test_claim_fig11_spectrum_bars(tmp_path: Path) -> None:
