@@ -88,7 +88,8 @@ def fig7(group: Group) -> list[Panel]:
 
 def fig10(group: Group) -> list[Panel]:
     """Fig. 10: rank of E, W and EW over training, per optimizer."""
-    return [Panel(m.replace("rank_", "rank of "), [m], group_curves(group, m)) for m in ("rank_E", "rank_W", "rank_EW")]
+    mats = ("E", "W", "EW")
+    return [Panel(f"rank of {x}", [f"rank_{x}"], group_curves(group, f"rank_{x}"), ylabel="rank") for x in mats]
 
 
 def fig11(group: Group) -> list[Panel]:
