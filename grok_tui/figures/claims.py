@@ -17,7 +17,7 @@ from engine.rundir import is_group
 from engine.sweep.results import ENDED
 from engine.sweep.spec import Group
 from grok_tui.figures.data import Curve, cell_label, fourier_spectrum, group_curves, member_dirs
-from grok_tui.figures.draw import Panel
+from grok_tui.figures.draw import Panel, share_axes
 
 
 @dataclass(frozen=True)
@@ -83,6 +83,7 @@ def fig7(group: Group) -> list[Panel]:
         ce.label, cw.label = "E", "W"
         title = ce.member.arm if ce.member is not None and ce.member.arm else ""
         panels.append(Panel(title, ["hess_E", "hess_W"], [ce, cw], ylabel=r"$\lambda_{\max}$"))
+    share_axes(panels)  # one scale: the optimizers compare by height and by time
     return panels
 
 

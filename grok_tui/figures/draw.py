@@ -38,6 +38,30 @@ class Panel:
     log_x: bool | None = None  # None: the figure's setting
     ylabel: str = ""
     ylim: tuple[float, float] | None = None  # fixed y range (panels compared by height)
+    xlim: tuple[float, float] | None = None  # fixed x range (panels compared along the same steps)
+
+
+def share_axes(panels: list[Panel], log_x: bool = True) -> None:
+    """One x range and one y range for all `panels` (the data's, with a margin), so they compare by eye."""
+    shown = [
+        (x, ys)
+        for p in panels
+        for c in p.curves
+        for x, ys in zip(c.x, zip(c.y, c.lo or c.y, c.hi or c.y, strict=True), strict=True)
+        if math.isfinite(x) and (x > 0 or not log_x)  # step 0 is not on a log axis: nor its values
+    ]
+    xs = [x for x, _ in shown]
+    ys = [y for _, t in shown for y in t if math.isfinite(y)]
+    if not xs or not ys:
+        return
+    lo, hi = min(ys), max(ys)
+    if lo > 0 and all(style.log_y(p.metrics) for p in panels):
+        ylim = (lo / 1.3, hi * 1.3)  # log y: a margin by ratio
+    else:
+        ylim = (lo - 0.05 * (hi - lo), hi + 0.05 * (hi - lo))
+    xlim = (min(xs) / 1.1, max(xs) * 1.1) if log_x else (min(xs), max(xs))
+    for p in panels:
+        p.xlim, p.ylim = xlim, ylim
 
 
 def smooth(values: list[float], k: int) -> list[float]:
@@ -60,11 +84,14 @@ def _draw_line_panel(ax: Any, p: Panel, log_x: bool, k: int) -> None:
             band = ax.fill_between(xs, lo, hi, color=st["color"], alpha=style.BAND_ALPHA, linewidth=0)
             band.set_gid(f"band:{label}")
     if log_x:
-        _log_axis(ax, [x for c in p.curves for x in c.x if x > 0])
+        _log_axis(ax, list(p.xlim) if p.xlim else [x for c in p.curves for x in c.x if x > 0])
     if style.is_acc(p.metrics):
         ax.set_ylim(-0.02, 1.02)
     elif style.log_y(p.metrics) and all(v > 0 for c in p.curves for v in c.y if math.isfinite(v)):
+        from matplotlib.ticker import NullFormatter
+
         ax.set_yscale("log")
+        ax.yaxis.set_minor_formatter(NullFormatter())  # decades only: minor labels crowd a small panel
     for x, mark in p.markers:
         if log_x and x <= 0:
             continue
@@ -126,6 +153,8 @@ def draw(panels: list[Panel], log_x: bool = True, k: int = 1, legend: str = "eac
                 _draw_line_panel(ax, p, lx, k)
             if p.ylim is not None:
                 ax.set_ylim(*p.ylim)
+            if p.xlim is not None:
+                ax.set_xlim(*p.xlim)
             ax.set_title(p.title)
             ax.set_xlabel(p.xlabel + (" (log)" if lx and p.kind == "line" else ""))
             ylabel = p.ylabel or _ylabel(p.metrics)

@@ -105,6 +105,9 @@ def test_claim_fig7_panels_per_optimizer(tmp_path: Path) -> None:
     fig = draw(panels, legend="first")
     assert [ax.get_title() for ax in fig.axes] == ["adam", "adamlr"]
     assert all(ax.get_yscale() == "log" for ax in fig.axes)
+    assert fig.axes[0].get_ylim() == fig.axes[1].get_ylim() and fig.axes[0].get_xlim() == fig.axes[1].get_xlim()
+    lo, hi = fig.axes[0].get_ylim()
+    assert lo < 1.0 and hi > 10.0 * 5 + 2  # every seed's E and W at steps > 0 lie inside
     assert _legend(fig.axes[0]) == ["E (n=3)", "W (n=3)"] and _legend(fig.axes[1]) == []
     e = fig.axes[0].get_lines()[0].get_ydata()
     assert e[0] == pytest.approx(np.mean([1.0, 2.0, 3.0]))
