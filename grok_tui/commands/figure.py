@@ -5,6 +5,7 @@ matplotlib is the optional `figures` extra; without it the command says how to i
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 from typing import Annotated
 
@@ -48,8 +49,12 @@ def write_paper(runs_dir: str, out_dir: str, fmt: str, log_x: bool, k: int) -> l
         raise ConfigError(f"-o {out_dir}: cannot create: {e.strerror or e}") from None
     written = []
     for claim, gdir in found:
-        group = Group.open(gdir)
-        _, panels = claim_panels(claim.name, group)
+        try:
+            group = Group.open(gdir)
+            _, panels = claim_panels(claim.name, group)
+        except ConfigError as e:  # one unreadable or empty group does not stop the others
+            print(f"skipped {claim.name}: {e}", file=sys.stderr)
+            continue
         fig = draw(panels, log_x, k, legend="first", ncols=claim.ncols(group))
         written.append((claim.name, gdir, save(fig, out / f"{claim.name}.{fmt}")))
     return written

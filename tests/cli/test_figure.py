@@ -74,3 +74,14 @@ def test_figure_user_errors(tmp_path: Path, args: list[str], needle: str) -> Non
 
 def test_paper_without_claim_groups(tmp_path: Path) -> None:
     assert_user_error(grok("figure", "--paper", str(tmp_path), "-o", str(tmp_path / "o")), "no sweep group of a claim")
+
+
+def test_paper_skips_a_claim_with_nothing_to_draw(tmp_path: Path) -> None:
+    runs = tmp_path / "runs"
+    runs.mkdir()
+    fake_group(runs, ARMS, _curve, STEPS, preset="fig7_hessian")
+    fake_group(runs, ARMS, _curve, STEPS, preset="fig10_rank")  # no rank columns logged
+    r = grok("figure", "--paper", str(runs), "-o", str(tmp_path / "figs"))
+    assert r.returncode == 0, r.stderr
+    assert "skipped fig10: " in r.stderr and "nothing to draw for fig10" in r.stderr
+    assert sorted(p.name for p in (tmp_path / "figs").iterdir()) == ["fig7.png"]
