@@ -11,7 +11,7 @@ TORCH ?= torch==2.13.0
 TORCH_INDEX ?=
 PRESET ?= skewed_mul
 
-.PHONY: run test install install-test wheels clean
+.PHONY: run test install install-test wheels clean screenshots
 
 $(VENV)/bin/python:
 	$(PYTHON) -m venv $(VENV)
@@ -37,6 +37,12 @@ run: install
 
 test: install-test
 	$(PY) -m pytest -q
+
+# The docs' SVG screenshots of the lab (README.md, docs/TUI.md): a seeded skewed_mul run held at
+# step SHOT_STEP, then the compare view; a few minutes on the CPU (bench/screenshots.py).
+SHOT_STEP ?= 1500
+screenshots: install
+	$(PY) bench/screenshots.py --step $(SHOT_STEP) --out docs/screens
 
 # Every dependency but torch, as wheels in wheels/, for a GPU box with its own CUDA torch and no
 # package index (bench/gpu_check.sh installs from there). WHEELS_FOR picks that box's Python and

@@ -129,6 +129,7 @@ class GrokApp(App[None]):
         self.axis = views.Axis(log=True)  # the log step axis (docs/references/step-axis.md); zoom, cursor, EMA
         self.scrub: int | None = None  # the time scrubber's step; None follows the run
         self.last_export: Path | None = None
+        self.last_figure: Path | None = None  # `e`'s figure, when matplotlib is installed
 
     def compose(self) -> ComposeResult:
         d, ax, at = lambda: self.data, lambda: self.axis, lambda: self.scrub  # charts read the current run
@@ -318,6 +319,22 @@ class GrokApp(App[None]):
             return
         self.last_export = target
         self.notify(f"exported {n} rows to {clean_text(target)}", timeout=8, markup=False)
+        self._export_figure(run_dir)
+
+    @work(thread=True, exclusive=True, group="figure", exit_on_error=False)
+    def _export_figure(self, run_dir: Path) -> None:
+        """The same view as a figure beside the CSV (grok_tui/figures/view.py), when matplotlib is installed."""
+        from engine.config import ConfigError
+        from grok_tui.figures.view import export_view_figure
+
+        try:
+            path = export_view_figure(run_dir, log_x=self.axis.log)
+        except ConfigError as e:
+            self.call_from_thread(self.notify, clean_text(e), severity="error", markup=False)
+            return
+        if path is not None:
+            self.last_figure = path
+            self.call_from_thread(self.notify, f"figure {clean_text(path)}", timeout=8, markup=False)
 
     def _set_axis(self, **changes: Any) -> None:
         self.axis = dataclasses.replace(self.axis, **changes)

@@ -9,7 +9,22 @@ from typing import Annotated, Any, NoReturn
 
 import typer
 
-from grok_tui.commands import bench, doctor, export, ls, plot, presets, report, run, show, split, sweep, tokens, tui
+from grok_tui.commands import (
+    bench,
+    doctor,
+    export,
+    figure,
+    ls,
+    plot,
+    presets,
+    report,
+    run,
+    show,
+    split,
+    sweep,
+    tokens,
+    tui,
+)
 
 app = typer.Typer(
     name="grok",
@@ -18,7 +33,7 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
     add_completion=False,
 )
-for module in (run, tui, sweep, ls, show, plot, report, export, presets, split, tokens, bench, doctor):
+for module in (run, tui, sweep, ls, show, plot, report, figure, export, presets, split, tokens, bench, doctor):
     module.register(app)
 
 

@@ -1,19 +1,29 @@
 """Sweep reports: median and IQR of steps to 95% val acc and of the grokking delay, per swept value.
 
-The statistics are engine/sweep/stats.py's; the arm comparisons engine/sweep/compare.py's.
+Also each cell's final values (a metric averaged over a member's last `tail` evaluations) as the
+mean over seeds with a 95% bootstrap interval, and for arms run on the same seeds the paired
+difference with its interval, sign-test p and Wilcoxon p. The statistics are
+engine/sweep/stats.py's; the arm ratios engine/sweep/compare.py's.
 """
 
 from __future__ import annotations
 
 import csv
+import math
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
+from engine.config import ConfigError
 from engine.phases import GENERALIZED
+from engine.rundir import read_metrics
 from engine.sweep.compare import compare_lines
+from engine.sweep.results import ENDED
 from engine.sweep.spec import Group
-from engine.sweep.stats import INF, cells, num, quantile, summarize
+from engine.sweep.stats import INF, cells, mean_ci, num, paired, quantile, summarize
+
+DEFAULT_TAIL = 5  # `grok report --tail`: evaluations averaged into a member's final value
+DEFAULT_FINAL_METRICS = ("val_acc",)  # plus any other val_acc_* column the members logged (rare, absent tokens)
 
 
 @dataclass
@@ -23,6 +33,7 @@ class Table:
     title: str
     keys: list[str]  # the dimension columns
     rows: list[dict[str, Any]] = field(default_factory=list)
+    intervals: list[str] = field(default_factory=list)  # columns shown as `mean [lo, hi] n=N` from <c>, <c>_lo, ...
 
 
 def _probe_table(group: Group, rows: list[dict[str, Any]], dims: list[str]) -> Table | None:
@@ -42,8 +53,125 @@ def _probe_table(group: Group, rows: list[dict[str, Any]], dims: list[str]) -> T
     return t
 
 
-def build_tables(group: Group) -> tuple[list[Table], list[str]]:
-    """The report's tables (all cells, then one per swept dimension) and its comparison lines."""
+def tail_mean(values: list[float], tail: int) -> float | None:
+    """The mean of the last `tail` finite values (a probe column is NaN where it was not due); None if none."""
+    vals = [v for v in values if math.isfinite(v)][-tail:]
+    return sum(vals) / len(vals) if vals else None
+
+
+def member_finals(group: Group, metrics: list[str] | None = None, tail: int = DEFAULT_TAIL) -> dict[str, dict]:
+    """Member id -> {metric: its mean over the member's last `tail` evaluations}, for members that ended.
+
+    `metrics` None: val_acc and every other val_acc_* column the members logged. metrics.csv is read
+    with rundir's reader, which drops a line torn by a kill.
+    """
+    res = group.results()
+    curves: dict[str, list[dict[str, float]]] = {}
+    for m in group.members:
+        if res.get(m.id, {}).get("status") in ENDED:
+            curves[m.id] = read_metrics(group.member_dir(m))
+    seen = {k for rows in curves.values() for k in (rows[0] if rows else {})}
+    if metrics is None:
+        metrics = [*DEFAULT_FINAL_METRICS, *sorted(k for k in seen if k.startswith("val_acc_"))]
+    elif seen and (unknown := [k for k in metrics if k not in seen]):
+        have = ", ".join(sorted(k for k in seen if k not in ("step", "epoch")))
+        raise ConfigError(f"{group.dir}: no member logged {', '.join(unknown)}; have {have}")
+    out: dict[str, dict] = {}
+    for mid, rows in curves.items():
+        out[mid] = {}
+        for k in metrics:
+            v = tail_mean([r.get(k, math.nan) for r in rows], tail)
+            if v is not None:
+                out[mid][k] = v
+    return out
+
+
+def _final_metrics(finals: dict[str, dict]) -> list[str]:
+    cols: list[str] = []
+    for f in finals.values():
+        cols += [k for k in f if k not in cols]
+    return cols
+
+
+def _final_table(group: Group, rows: list[dict[str, Any]], dims: list[str], finals: dict, tail: int) -> Table | None:
+    """Per cell: each metric's final value, mean over seeds [95% bootstrap interval] (stats.mean_ci)."""
+    metrics = _final_metrics(finals)
+    if not metrics:
+        return None
+    title = f"final value (mean of the last {tail} evaluations): mean over seeds [95% bootstrap CI]"
+    t = Table(title, dims, intervals=metrics)
+    for key, rs in cells(rows, dims).items():
+        row: dict[str, Any] = dict(zip(dims, key, strict=True))
+        for k in metrics:
+            xs = [finals[r["member"]][k] for r in rs if k in finals.get(r["member"], {})]
+            row[k], row[f"{k}_lo"], row[f"{k}_hi"] = mean_ci(xs)
+            row[f"{k}_n"] = len(xs)
+        t.rows.append(row)
+    return t
+
+
+def paired_dimension(group: Group) -> tuple[str, str] | None:
+    """The dimension whose values are paired by seed, and its baseline value: the arms against the
+    `compare` arm (else the first arm); without arms, the first grid key against its first value."""
+    if group.spec.arms:
+        return "arm", group.spec.compare or next(iter(group.spec.arms))
+    for k, vals in group.spec.grid.items():
+        if len(vals) > 1:
+            return k, str(vals[0])
+    return None
+
+
+def paired_lines(group: Group, rows: list[dict[str, Any]], finals: dict, tail: int) -> list[str]:
+    """Each value of the paired dimension against its baseline, per metric and context, paired by seed.
+
+    E.g. "val_acc: adamlr - adam = +0.042 [+0.011, +0.071], 5/5 seeds higher, sign p 0.062, Wilcoxon p 0.062
+    (n=5)". Only seeds present in both cells count.
+    """
+    pd = paired_dimension(group)
+    metrics = _final_metrics(finals)
+    if pd is None or not metrics:
+        return []
+    dim, base = pd
+    ctx_keys = [
+        k for k in ([] if dim == "arm" else (["arm"] if group.spec.arms else [])) + list(group.spec.grid) if k != dim
+    ]
+    by = cells(rows, [*ctx_keys, dim])
+    lines: list[str] = []
+    for key, rs in by.items():
+        *ctx, val = key
+        if val == base:
+            continue
+        base_rows = by.get((*ctx, base), [])
+        where = "".join(f" [{k.split('.')[-1]}={v}]" for k, v in zip(ctx_keys, ctx, strict=True))
+        label = val if dim == "arm" else f"{dim.split('.')[-1]}={val}"
+        base_label = base if dim == "arm" else f"{dim.split('.')[-1]}={base}"
+        for k in metrics:
+            mine = {r["seed"]: finals[r["member"]][k] for r in rs if k in finals.get(r["member"], {})}
+            theirs = {r["seed"]: finals[r["member"]][k] for r in base_rows if k in finals.get(r["member"], {})}
+            seeds = [s for s in mine if s in theirs]
+            if not seeds:
+                continue
+            p = paired([mine[s] for s in seeds], [theirs[s] for s in seeds])
+            lines.append(
+                f"{k}: {label} - {base_label} = {p['diff_mean']:+.3f} [{p['lo']:+.3f}, {p['hi']:+.3f}], "
+                f"{p['wins']}/{p['n']} seeds higher, sign p {_p(p['sign_p'])}, Wilcoxon p {_p(p['wilcoxon_p'])} "
+                f"(n={p['n']}){where}"
+            )
+    return lines
+
+
+def _p(x: float) -> str:
+    return "-" if x != x else f"{x:.3g}"
+
+
+def build_tables(
+    group: Group, tail: int = DEFAULT_TAIL, metrics: list[str] | None = None
+) -> tuple[list[Table], list[str]]:
+    """The report's tables (all cells, one per swept dimension, final values, probes) and its comparison lines.
+
+    The comparison lines are the arm ratios of steps to 95% (compare.py), then the paired
+    differences of final values (`paired_lines`).
+    """
     rows = [r for r in group.results().values()]
     dims = (["arm"] if group.spec.arms else []) + list(group.spec.grid)
     tables = []
@@ -57,10 +185,40 @@ def build_tables(group: Group) -> tuple[list[Table], list[str]]:
             for key, rs in cells(rows, [d]).items():
                 t.rows.append({d: key[0], **summarize(rs)})
             tables.append(t)
+    finals = member_finals(group, metrics, tail)
+    final = _final_table(group, rows, dims, finals, tail)
+    if final:
+        tables.append(final)
     probe = _probe_table(group, rows, dims)
     if probe:
         tables.append(probe)
-    return tables, compare_lines(group, rows)
+    return tables, compare_lines(group, rows) + paired_lines(group, rows, finals, tail) + _tail_note(group, tail)
+
+
+def _tail_note(group: Group, tail: int) -> list[str]:
+    """A warning when early stopping makes the last `tail` evaluations straddle generalization.
+
+    A member with train.patience = P stops at the P-th evaluation in a row with val accuracy at or
+    above train.target_val_acc (engine/phases.py), so with tail > P its final value mixes in
+    evaluations from before the jump.
+    """
+    res = group.results()
+    stopped = []
+    for m in group.members:
+        r = res.get(m.id, {})
+        steps, budget = num(r.get("steps")), num(r.get("max_steps"))
+        if r.get("status") in ENDED and steps is not None and budget is not None and steps < budget:
+            patience = group.config(m).train.patience
+            if 0 < patience < tail:
+                stopped.append(patience)
+    if not stopped:
+        return []
+    ps = sorted(set(stopped))
+    return [
+        f"note: {len(stopped)} member(s) stopped early (train.patience {', '.join(map(str, ps))}): their last "
+        f"{tail} evaluations include some before val_acc reached the stop rule's target; --tail {min(ps)} "
+        "keeps only those after"
+    ]
 
 
 def _steps(x: float, budget: float) -> str:
@@ -86,12 +244,19 @@ def _fmt_summary(r: dict[str, Any]) -> dict[str, str]:
     }
 
 
+def _interval(r: dict[str, Any], c: str) -> str:
+    m = r[c]
+    return "-" if m != m else f"{m:.3f} [{r[f'{c}_lo']:.3f}, {r[f'{c}_hi']:.3f}] n={r[f'{c}_n']}"
+
+
 FORMATS = ("text", "markdown", "csv")  # `grok report --format`
 
 
 def _shown(t: Table) -> tuple[list[str], list[dict[str, str]]]:
     """A table's columns and its rows as strings: medians with their IQR, `>N` for unreached."""
-    if t.rows and "n" in t.rows[0]:
+    if t.intervals:
+        shown = [{**{k: r[k] for k in t.keys}, **{c: _interval(r, c) for c in t.intervals}} for r in t.rows]
+    elif t.rows and "n" in t.rows[0]:
         shown = [{**{k: r[k] for k in t.keys}, **_fmt_summary(r)} for r in t.rows]
     else:
         shown = [{k: (f"{v:.4g}" if isinstance(v, float) else str(v)) for k, v in r.items()} for r in t.rows]
@@ -127,9 +292,9 @@ def render_table(t: Table, fmt: str = "text") -> str:
     return "\n".join(line.rstrip() for line in lines) + "\n"
 
 
-def render(group: Group, fmt: str = "text") -> str:
+def render(group: Group, fmt: str = "text", tail: int = DEFAULT_TAIL, metrics: list[str] | None = None) -> str:
     """The whole report as `grok report` and the end of `grok sweep` print it (text or markdown)."""
-    tables, compare = build_tables(group)
+    tables, compare = build_tables(group, tail, metrics)
     head = f"sweep {group.dir.name}: preset {group.preset or '-'}, {len(group.results())}/{len(group.members)} members"
     md = fmt == "markdown"
     parts = [("### " if md else "") + head + "\n"] + [render_table(t, fmt) for t in tables]
@@ -139,11 +304,13 @@ def render(group: Group, fmt: str = "text") -> str:
     return "\n".join(parts)
 
 
-def write_csv(group: Group, path: str | Path | IO[str]) -> Path | None:
+def write_csv(
+    group: Group, path: str | Path | IO[str], tail: int = DEFAULT_TAIL, metrics: list[str] | None = None
+) -> Path | None:
     """The same tables in long form: one row per table row, a `table` column naming the table.
 
     `path` is a file name (returned) or an open text stream such as stdout (None returned)."""
-    tables, compare = build_tables(group)
+    tables, compare = build_tables(group, tail, metrics)
     out: list[dict[str, Any]] = []
     for t in tables:
         out += [{"table": t.title, **r} for r in t.rows]

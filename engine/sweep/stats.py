@@ -3,6 +3,11 @@
 A member that never reached 95% counts as "more than its budget" (+inf) in the median of
 `generalized_step`, so a cell where most seeds failed reads `>N` rather than a flattering median
 of the lucky seeds. The grokking delay is taken over the seeds that both memorized and generalized.
+
+A metric's final value is compared across arms with `mean_ci` (a percentile bootstrap of the mean
+over seeds) and, for arms run on the same seeds, `paired` (the paired difference with its bootstrap
+interval, an exact two-sided sign test and a two-sided Wilcoxon signed-rank test: exact for
+n <= 25 non-zero differences, the normal approximation with the tie correction beyond).
 """
 
 from __future__ import annotations
@@ -10,6 +15,8 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable
 from typing import Any
+
+import numpy as np
 
 from engine.sweep.results import ENDED
 
@@ -79,3 +86,137 @@ def cells(rows: Iterable[dict[str, Any]], keys: list[str]) -> dict[tuple[str, ..
     for r in rows:
         out.setdefault(tuple(_value(r, k) for k in keys), []).append(r)
     return out
+
+
+WILCOXON_EXACT_MAX = 25  # up to this many non-zero differences the signed-rank p is exact
+
+
+def _boot_means(a: np.ndarray, n_boot: int, seed: int) -> np.ndarray:
+    """Bootstrap means of each row of `a` (rows, n): (rows, n_boot); one resampling of the n seeds for every row."""
+    rng = np.random.Generator(np.random.PCG64(seed))
+    idx = rng.integers(0, a.shape[1], size=(n_boot, a.shape[1]))  # with replacement
+    return a[:, idx].mean(axis=2)
+
+
+def mean_ci(xs: Iterable[float], level: float = 0.95, n_boot: int = 10000, seed: int = 0) -> tuple[float, float, float]:
+    """(mean, lo, hi): the mean over seeds and its percentile-bootstrap interval; NaNs for no values.
+
+    One value gives lo = hi = mean: a single seed says nothing about the spread.
+    """
+    a = np.asarray([float(x) for x in xs], dtype=float)
+    if a.size == 0:
+        return math.nan, math.nan, math.nan
+    m = float(a.mean())
+    if a.size == 1:
+        return m, m, m
+    means = _boot_means(a[None, :], n_boot, seed)[0]
+    lo, hi = np.quantile(means, [(1 - level) / 2, (1 + level) / 2])
+    return m, float(lo), float(hi)
+
+
+def mean_ci_rows(
+    a: np.ndarray, level: float = 0.95, n_boot: int = 10000, seed: int = 0
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """`mean_ci` of every row of `a` (rows, seeds), NaN = not logged, in one pass per seed count.
+
+    Rows with the same number of values share `mean_ci`'s resampling indices, so each row's
+    interval equals `mean_ci` of that row's values exactly (the group figure's band per step).
+    """
+    a = np.asarray(a, dtype=float)
+    mean = np.full(a.shape[0], math.nan)
+    lo, hi = mean.copy(), mean.copy()
+    ok = np.isfinite(a)
+    counts = ok.sum(axis=1)
+    for n in np.unique(counts):
+        if n == 0:
+            continue
+        rows = np.flatnonzero(counts == n)
+        vals = a[rows][ok[rows]].reshape(len(rows), n)  # each row's finite values, in seed order
+        mean[rows] = vals.mean(axis=1)
+        if n == 1:
+            lo[rows] = hi[rows] = mean[rows]
+            continue
+        q = np.quantile(_boot_means(vals, n_boot, seed), [(1 - level) / 2, (1 + level) / 2], axis=1)
+        lo[rows], hi[rows] = q[0], q[1]
+    return mean, lo, hi
+
+
+def sign_p(wins: int, n: int) -> float:
+    """Exact two-sided sign test: P of a split at least this uneven among n non-tied pairs, X ~ Bin(n, 1/2)."""
+    if n == 0:
+        return math.nan
+    k = min(wins, n - wins)
+    tail = sum(math.comb(n, i) for i in range(k + 1)) / 2**n
+    return min(1.0, 2 * tail)
+
+
+def _ranks(a: np.ndarray) -> np.ndarray:
+    """Ranks 1..n of `a`, ties given their mean rank (midranks)."""
+    order = np.argsort(a, kind="stable")
+    s = a[order]
+    r = np.empty(len(a))
+    i = 0
+    while i < len(s):
+        j = i
+        while j + 1 < len(s) and s[j + 1] == s[i]:
+            j += 1
+        r[order[i : j + 1]] = (i + j) / 2 + 1
+        i = j + 1
+    return r
+
+
+def wilcoxon_p(d: Iterable[float]) -> float:
+    """Two-sided Wilcoxon signed-rank p of the differences `d`, zeros dropped; NaN when none is left.
+
+    W+ is the sum of the ranks of |d| over the positive differences. Under H0 each sign is +/- with
+    probability 1/2 independently, so for n <= 25 the exact null distribution of W+ is counted by
+    dynamic programming over the (doubled, so integer) midranks: exact also with tied |d|. Beyond,
+    the normal approximation with mean n(n+1)/4 and the tie-corrected variance, with continuity
+    correction.
+    """
+    a = np.asarray([float(x) for x in d], dtype=float)
+    a = a[a != 0]
+    n = len(a)
+    if n == 0:
+        return math.nan
+    r2 = np.rint(2 * _ranks(np.abs(a))).astype(int)  # doubled midranks are integers
+    w2 = int(r2[a > 0].sum())
+    total = int(r2.sum())
+    if n <= WILCOXON_EXACT_MAX:
+        counts = [0] * (total + 1)  # counts[s]: sign patterns whose positive doubled ranks sum to s
+        counts[0] = 1
+        for r in r2:
+            for s in range(total, r - 1, -1):
+                counts[s] += counts[s - r]
+        below = sum(counts[: w2 + 1])
+        above = sum(counts[w2:])
+        return min(1.0, 2 * min(below, above) / 2**n)
+    ranks = r2 / 2
+    mu = n * (n + 1) / 4
+    _, tie_sizes = np.unique(np.abs(a), return_counts=True)
+    var = n * (n + 1) * (2 * n + 1) / 24 - float((tie_sizes**3 - tie_sizes).sum()) / 48
+    w = float(ranks[a > 0].sum())
+    z = max(abs(w - mu) - 0.5, 0.0) / math.sqrt(var)
+    return min(1.0, math.erfc(z / math.sqrt(2)))
+
+
+def paired(
+    xs: Iterable[float], ys: Iterable[float], level: float = 0.95, n_boot: int = 10000, seed: int = 0
+) -> dict[str, Any]:
+    """x - y paired by seed: n, diff_mean with its bootstrap [lo, hi], sign_p, wilcoxon_p and wins (x > y)."""
+    x = np.asarray([float(v) for v in xs], dtype=float)
+    y = np.asarray([float(v) for v in ys], dtype=float)
+    if x.shape != y.shape:
+        raise ValueError(f"paired: {len(x)} values against {len(y)}; pair them by seed first")
+    d = x - y
+    m, lo, hi = mean_ci(d, level, n_boot, seed)
+    wins, losses = int((d > 0).sum()), int((d < 0).sum())
+    return {
+        "n": len(d),
+        "diff_mean": m,
+        "lo": lo,
+        "hi": hi,
+        "sign_p": sign_p(wins, wins + losses),
+        "wilcoxon_p": wilcoxon_p(d),
+        "wins": wins,
+    }

@@ -1,4 +1,4 @@
-"""`grok report GROUP_DIR`: median/IQR tables, fraction generalized and arm ratios of a sweep."""
+"""`grok report GROUP_DIR`: median/IQR tables, arm ratios, final values with 95% intervals and paired tests."""
 
 from __future__ import annotations
 
@@ -22,8 +22,20 @@ def register(app: typer.Typer) -> None:
         plot: Annotated[
             bool, typer.Option("--plot", help="Append val accuracy per arm/cell: mean and min–max band (grok plot).")
         ] = False,
+        tail: Annotated[
+            int, typer.Option("--tail", help="A member's final value: the mean of its last N evaluations.")
+        ] = 5,
+        metrics: Annotated[
+            str | None,
+            typer.Option("--metrics", "-m", help="Comma-separated final-value columns (default: val_acc, val_acc_*)."),
+        ] = None,
     ) -> None:
-        """Print a sweep's report: per swept value, steps to 95% val acc, delay, fraction generalized."""
+        """Print a sweep's report: per swept value, steps to 95% val acc, delay, fraction generalized.
+
+        Also each cell's final values (mean of the last --tail evaluations) as a mean over seeds with
+        a 95% bootstrap interval, and per arm against the baseline (same seeds) the paired difference,
+        its interval, the exact sign-test p and the Wilcoxon signed-rank p.
+        """
         from engine.config import ConfigError
         from engine.rundir import clean_block
         from engine.sweep.report import FORMATS, render, write_csv
@@ -31,13 +43,18 @@ def register(app: typer.Typer) -> None:
 
         if fmt not in FORMATS:
             raise ConfigError(f"--format must be one of {', '.join(FORMATS)} (got {fmt!r})")
+        if tail < 1:
+            raise ConfigError(f"--tail must be >= 1 (got {tail})")
+        cols = None if metrics is None else [m.strip() for m in metrics.split(",") if m.strip()]
+        if cols is not None and not cols:
+            raise ConfigError("--metrics: give at least one metric column, e.g. val_acc")
         if plot and fmt == "csv":
             raise ConfigError("--plot draws text; it goes with --format text or markdown, not csv")
         group = Group.open(group_dir)
         if fmt == "csv":
-            write_csv(group, sys.stdout)
+            write_csv(group, sys.stdout, tail, cols)
         else:
-            typer.echo(clean_block(render(group, fmt)), nl=False)  # arm names come from group.json
+            typer.echo(clean_block(render(group, fmt, tail, cols)), nl=False)  # arm names come from group.json
         if plot:
             from grok_tui.commands.plot import plot_text, use_color
 
@@ -46,7 +63,7 @@ def register(app: typer.Typer) -> None:
             typer.echo("\n```\n" + chart + "\n```" if fmt == "markdown" else "\n" + chart, color=colored)
         if csv:
             try:
-                path = write_csv(group, csv)
+                path = write_csv(group, csv, tail, cols)
             except OSError as e:
                 raise ConfigError(f"--csv {csv}: cannot write: {e.strerror or e}") from None
             print(f"wrote {path}", file=sys.stderr if fmt == "csv" else sys.stdout)

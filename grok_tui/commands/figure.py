@@ -1,0 +1,120 @@
+"""`grok figure RUN|GROUP... -o FILE`: paper figures (PNG, SVG, PDF) of runs, sweep groups and the paper's claims.
+
+matplotlib is the optional `figures` extra; without it the command says how to install it and exits 2.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from grok_tui.errors import user_errors
+
+
+def parse_metrics(metrics: str, k: int, x: str) -> list[str]:
+    """`grok plot`'s checks of --metrics and --smooth, plus --x."""
+    from engine.config import ConfigError
+
+    cols = [m.strip() for m in metrics.split(",") if m.strip()]
+    if not cols:
+        raise ConfigError("--metrics: give at least one metric column, e.g. val_acc")
+    if k < 1:
+        raise ConfigError(f"--smooth must be >= 1 (got {k})")
+    if x not in ("step", "epoch"):
+        raise ConfigError(f"--x must be step or epoch (got {x!r})")
+    return cols
+
+
+def write_paper(runs_dir: str, out_dir: str, fmt: str, log_x: bool, k: int) -> list[tuple[str, Path, Path]]:
+    """Every claim figure whose group is under `runs_dir`, into `out_dir`/<claim>.<fmt>: (claim, group, file)."""
+    from engine.config import ConfigError
+    from engine.sweep.spec import Group
+    from grok_tui.figures.claims import claim_panels, paper_groups
+    from grok_tui.figures.draw import FORMATS, draw, save
+
+    if fmt not in FORMATS:
+        raise ConfigError(f"--format must be one of {', '.join(FORMATS)} (got {fmt!r})")
+    found = paper_groups(runs_dir)
+    if not found:
+        raise ConfigError(
+            f"{runs_dir}: no sweep group of a claim's preset (grok sweep --preset paper --plan lists them)"
+        )
+    out = Path(out_dir)
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise ConfigError(f"-o {out_dir}: cannot create: {e.strerror or e}") from None
+    written = []
+    for claim, gdir in found:
+        try:
+            group = Group.open(gdir)
+            _, panels = claim_panels(claim.name, group)
+        except ConfigError as e:  # one unreadable or empty group does not stop the others
+            print(f"skipped {claim.name}: {e}", file=sys.stderr)
+            continue
+        fig = draw(panels, log_x, k, legend="first", ncols=claim.ncols(group))
+        written.append((claim.name, gdir, save(fig, out / f"{claim.name}.{fmt}")))
+    return written
+
+
+def register(app: typer.Typer) -> None:
+    @app.command()
+    @user_errors
+    def figure(
+        paths: Annotated[
+            list[str] | None, typer.Argument(help="Run and/or sweep group directories (a group with --claim).")
+        ] = None,
+        out: Annotated[
+            str | None, typer.Option("--out", "-o", help="FILE.png, .svg or .pdf (with --paper: a directory).")
+        ] = None,
+        metrics: Annotated[str, typer.Option("--metrics", "-m", help="Comma-separated metric columns.")] = (
+            "train_acc,val_acc"
+        ),
+        x: Annotated[str, typer.Option("--x", help="x axis: step or epoch.")] = "step",
+        log_x: Annotated[bool, typer.Option("--log-x/--linear-x", help="Log or linear x axis.")] = True,
+        k: Annotated[int, typer.Option("--smooth", help="Trailing mean over K evaluations (1 = none).")] = 1,
+        claim: Annotated[
+            str | None,
+            typer.Option("--claim", help="Draw a claim's figure from GROUP: fig4, fig6, fig7, fig10, fig11."),
+        ] = None,
+        paper: Annotated[
+            str | None, typer.Option("--paper", help="Draw every claim whose group is in RUNS_DIR into -o DIR.")
+        ] = None,
+        fmt: Annotated[str, typer.Option("--format", help="With --paper: png, svg or pdf.")] = "png",
+    ) -> None:
+        """Draw a paper figure: runs' curves with phase markers, a sweep's mean and 95% band per arm, or a claim."""
+        from engine.config import ConfigError
+        from grok_tui.figures.draw import require
+
+        require()  # before anything else: without the extra, say how to install it
+        from grok_tui.figures.draw import draw, save
+
+        if out is None:
+            raise ConfigError("-o FILE is required (FILE.png, .svg or .pdf; with --paper, a directory)")
+        cols = parse_metrics(metrics, k, x)
+        if paper is not None:
+            if paths or claim:
+                raise ConfigError("--paper RUNS_DIR takes no other paths and no --claim")
+            for name, gdir, path in write_paper(paper, out, fmt, log_x, k):
+                typer.echo(f"wrote {path} ({name}, from {gdir.name})")
+            return
+        if not paths:
+            raise ConfigError("give run or group directories, --claim NAME GROUP, or --paper RUNS_DIR")
+        if claim is not None:
+            from engine.sweep.spec import Group
+            from grok_tui.figures.claims import claim_panels, get_claim
+
+            get_claim(claim)
+            if len(paths) != 1:
+                raise ConfigError("--claim NAME draws one group: give one GROUP directory")
+            group = Group.open(paths[0])
+            c, panels = claim_panels(claim, group)
+            fig = draw(panels, log_x, k, legend="first", ncols=c.ncols(group))
+        else:
+            from grok_tui.figures.panels import panels_for
+
+            fig = draw(panels_for(paths, cols, x), log_x, k)
+        typer.echo(f"wrote {save(fig, out)}")

@@ -1,0 +1,1 @@
+"""Paper figures drawn with matplotlib (the optional `figures` extra): runs, sweep groups, one per claim."""

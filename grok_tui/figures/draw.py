@@ -1,0 +1,188 @@
+"""Panels of curves drawn into a matplotlib Figure (Agg, no pyplot state) and saved as PNG, SVG or PDF."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from engine.config import ConfigError
+from grok_tui.figures import style
+from grok_tui.figures.data import Curve
+
+FORMATS = ("png", "svg", "pdf")
+INSTALL = "pip install 'grok-tui[figures]'"
+
+
+def require() -> Any:
+    """matplotlib on its Agg backend; a ConfigError saying how to install the extra when it is missing."""
+    try:
+        import matplotlib
+    except ImportError:
+        raise ConfigError(f"figures need matplotlib: {INSTALL}") from None
+    matplotlib.use("Agg")  # files only, never a window, and safe off the main thread
+    return matplotlib
+
+
+@dataclass
+class Panel:
+    """One axes: its curves (a group cell's with a band), phase markers, and axis text."""
+
+    title: str
+    metrics: list[str]  # what the y axis holds: sets its label and scale
+    curves: list[Curve] = field(default_factory=list)
+    markers: list[tuple[float, str]] = field(default_factory=list)  # (x, "M" | "C" | "U" | "G")
+    xlabel: str = "step"
+    kind: str = "line"  # "line" or "bar" (a spectrum)
+    log_x: bool | None = None  # None: the figure's setting
+    ylabel: str = ""
+    ylim: tuple[float, float] | None = None  # fixed y range (panels compared by height)
+    xlim: tuple[float, float] | None = None  # fixed x range (panels compared along the same steps)
+
+
+def share_axes(panels: list[Panel], log_x: bool = True) -> None:
+    """One x range and one y range for all `panels` (the data's, with a margin), so they compare by eye."""
+    shown = [
+        (x, ys)
+        for p in panels
+        for c in p.curves
+        for x, ys in zip(c.x, zip(c.y, c.lo or c.y, c.hi or c.y, strict=True), strict=True)
+        if math.isfinite(x) and (x > 0 or not log_x)  # step 0 is not on a log axis: nor its values
+    ]
+    xs = [x for x, _ in shown]
+    ys = [y for _, t in shown for y in t if math.isfinite(y)]
+    if not xs or not ys:
+        return
+    lo, hi = min(ys), max(ys)
+    if lo > 0 and all(style.log_y(p.metrics) for p in panels):
+        ylim = (lo / 1.3, hi * 1.3)  # log y: a margin by ratio
+    else:
+        ylim = (lo - 0.05 * (hi - lo), hi + 0.05 * (hi - lo))
+    xlim = (min(xs) / 1.1, max(xs) * 1.1) if log_x else (min(xs), max(xs))
+    for p in panels:
+        p.xlim, p.ylim = xlim, ylim
+
+
+def smooth(values: list[float], k: int) -> list[float]:
+    from grok_tui.commands.plot import smooth as trailing_mean
+
+    return trailing_mean(values, k)
+
+
+def _draw_line_panel(ax: Any, p: Panel, log_x: bool, k: int) -> None:
+    for i, c in enumerate(p.curves):
+        keep = [j for j, x in enumerate(c.x) if (x > 0 or not log_x) and math.isfinite(x)]
+        xs = [c.x[j] for j in keep]
+        if not xs:
+            continue
+        st = style.style(i)
+        label = c.label + (f" (n={c.n})" if c.lo is not None else "")
+        ax.plot(xs, smooth([c.y[j] for j in keep], k), label=label, **st)
+        if c.lo is not None and c.hi is not None and c.n > 1:
+            lo, hi = smooth([c.lo[j] for j in keep], k), smooth([c.hi[j] for j in keep], k)
+            band = ax.fill_between(xs, lo, hi, color=st["color"], alpha=style.BAND_ALPHA, linewidth=0)
+            band.set_gid(f"band:{label}")
+    if log_x:
+        _log_axis(ax, list(p.xlim) if p.xlim else [x for c in p.curves for x in c.x if x > 0])
+    if style.is_acc(p.metrics):
+        ax.set_ylim(-0.02, 1.02)
+    elif style.log_y(p.metrics) and all(v > 0 for c in p.curves for v in c.y if math.isfinite(v)):
+        from matplotlib.ticker import NullFormatter
+
+        ax.set_yscale("log")
+        ax.yaxis.set_minor_formatter(NullFormatter())  # decades only: minor labels crowd a small panel
+    for x, mark in p.markers:
+        if log_x and x <= 0:
+            continue
+        color = style.MARKER_COLORS.get(mark, "0.3")
+        ax.axvline(x, color=color, linewidth=0.7, linestyle=(0, (2, 2)), zorder=0)
+        ax.text(x, 1.0, mark, transform=ax.get_xaxis_transform(), color=color, ha="center", va="bottom", fontsize=6)
+
+
+def _log_axis(ax: Any, xs: list[float]) -> None:
+    """A log x axis with `grok plot`'s ticks: 1·10^k, or 1, 2, 5·10^k over a short range, as 200, 5k, 1M."""
+    from matplotlib.ticker import NullFormatter
+
+    from grok_tui.commands.plot import _tick, log_ticks
+
+    ax.set_xscale("log")
+    if xs:
+        ticks = log_ticks(min(xs), max(xs))
+        ax.set_xticks(ticks, [_tick(t) for t in ticks])
+        ax.xaxis.set_minor_formatter(NullFormatter())
+
+
+def _ylabel(metrics: list[str]) -> str:
+    if len(metrics) > 1 and style.is_acc(metrics):
+        return "accuracy"
+    return " / ".join(style.label(m) for m in metrics)
+
+
+def _draw_bar_panel(ax: Any, p: Panel) -> None:
+    for i, c in enumerate(p.curves):
+        st = style.style(i)
+        ax.bar(c.x, c.y, width=0.8, color=st["color"], label=c.label, linewidth=0)
+    ax.set_xlim(0, max((max(c.x) for c in p.curves if c.x), default=1) + 1)
+
+
+def draw(panels: list[Panel], log_x: bool = True, k: int = 1, legend: str = "each", ncols: int = 0) -> Any:
+    """A Figure of `panels` in a grid sized for a paper column (one panel) or the page width (more).
+
+    `legend`: "each" panel with more than one curve gets a legend; "first" only the first panel
+    (panels that share their series, as in a claim figure).
+    """
+    require()
+    from matplotlib import rc_context
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    n = len(panels)
+    cols = ncols or min(n, style.MAX_COLS)
+    rows = math.ceil(n / cols)
+    width = style.COLUMN_W if cols == 1 else style.DOUBLE_W
+    with rc_context(style.RC):
+        fig = Figure(figsize=(width, style.PANEL_H * rows), layout="constrained")
+        FigureCanvasAgg(fig)
+        axes = fig.subplots(rows, cols, squeeze=False).ravel()
+        for i, (ax, p) in enumerate(zip(axes, panels, strict=False)):
+            lx = p.log_x if p.log_x is not None else log_x
+            if p.kind == "bar":
+                _draw_bar_panel(ax, p)
+            else:
+                _draw_line_panel(ax, p, lx, k)
+            if p.ylim is not None:
+                ax.set_ylim(*p.ylim)
+            if p.xlim is not None:
+                ax.set_xlim(*p.xlim)
+            ax.set_title(p.title)
+            ax.set_xlabel(p.xlabel + (" (log)" if lx and p.kind == "line" else ""))
+            ylabel = p.ylabel or _ylabel(p.metrics)
+            left = i % cols == 0 or ylabel != (panels[i - 1].ylabel or _ylabel(panels[i - 1].metrics))
+            ax.set_ylabel(ylabel if left or legend == "each" else "")  # a row of like panels: once, on the left
+            if len(p.curves) > 1 and (legend == "each" or i == 0):
+                ax.legend(ncol=2 if len(p.curves) > 4 else 1)
+        for ax in axes[n:]:
+            fig.delaxes(ax)
+    return fig
+
+
+def save(fig: Any, out: str | Path) -> Path:
+    """Write the figure; the format from the file's suffix (png, svg, pdf: the last two are vector)."""
+    path = Path(out)
+    fmt = path.suffix.lstrip(".").lower()
+    if fmt not in FORMATS:
+        raise ConfigError(f"-o {out}: the file must end in .png, .svg or .pdf")
+    meta = {"png": {"Software": None}, "svg": {"Date": None}, "pdf": {"CreationDate": None}}[fmt]
+    with _rc():
+        try:
+            fig.savefig(path, format=fmt, metadata=meta)
+        except OSError as e:
+            raise ConfigError(f"-o {out}: cannot write: {e.strerror or e}") from None
+    return path
+
+
+def _rc() -> Any:
+    from matplotlib import rc_context
+
+    return rc_context(style.RC)

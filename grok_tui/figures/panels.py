@@ -1,0 +1,52 @@
+"""`grok figure RUN|GROUP...`: the runs given share one panel (M/G markers when there is one run);
+each group gets one panel per metric, its cells as mean lines with 95% bands."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from engine.config import ConfigError
+from engine.rundir import clean_text, is_group, is_run_dir
+from engine.sweep.spec import Group
+from grok_tui.figures.data import Curve, group_curves, run_curves, short_name
+from grok_tui.figures.draw import Panel
+
+
+def run_panel(paths: list[Path], metrics: list[str], x: str) -> Panel:
+    loaded = [run_curves(p, metrics, x) for p in paths]
+    many = len(loaded) > 1
+    curves: list[Curve] = []
+    for name, cs, _ in loaded:
+        for c in cs:
+            c.label = f"{name} {c.label}" if many else c.label
+            curves.append(c)
+    title = loaded[0][0] if not many else f"{len(loaded)} runs"
+    markers = loaded[0][2] if not many else []  # one run's phases; several runs' would be ambiguous
+    return Panel(title, metrics, curves, markers, xlabel=x)
+
+
+def group_panels(path: Path, metrics: list[str], x: str) -> list[Panel]:
+    group = Group.open(path)
+    panels = []
+    name = short_name(clean_text(path.name))
+    for m in metrics:
+        curves = group_curves(group, m, x)
+        if curves:
+            panels.append(Panel(f"{name}: mean over seeds, 95% CI", [m], curves, xlabel=x))
+    if not panels:
+        raise ConfigError(f"{path}: no member has logged {', '.join(metrics)} yet")
+    return panels
+
+
+def panels_for(paths: list[str], metrics: list[str], x: str = "step") -> list[Panel]:
+    """The runs' shared panel first, then each group's panels, in the order given."""
+    runs = [Path(p) for p in paths if is_run_dir(p)]
+    out: list[Panel] = []
+    for p in map(Path, paths):
+        if is_group(p):
+            out += group_panels(p, metrics, x)
+        elif not is_run_dir(p):
+            raise ConfigError(f"{p}: not a run directory (no config.json) nor a sweep group (no group.json)")
+    if runs:
+        out.insert(0, run_panel(runs, metrics, x))
+    return out

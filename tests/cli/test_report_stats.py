@@ -1,0 +1,69 @@
+"""`grok report` on a real tiny sweep: final values with intervals, paired tests, --tail and --metrics."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.cli.conftest import grok
+from tests.cli.test_errors import assert_user_error
+
+SWEEP = """\
+description = "two arms, three seeds"
+[data]
+p = 11
+op = "add"
+[model]
+d_embed = 8
+[train]
+batch_size = 16
+max_steps = 40
+eval_every = 10
+device = "cpu"
+checkpoint_every = 40
+[sweep]
+seeds = 3
+compare = "adam"
+[sweep.arms.adam]
+"optim.lr_ratio" = 1.0
+[sweep.arms.adamlr]
+"optim.lr_ratio" = 10.0
+"""
+
+
+@pytest.fixture(scope="module")
+def group(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("sweep")
+    toml = out / "s.toml"
+    toml.write_text(SWEEP)
+    r = grok("sweep", "--config", str(toml), "--workers", "1", "--out", str(out), timeout=300)
+    assert r.returncode == 0, r.stderr
+    (g,) = [p for p in out.iterdir() if p.name.endswith("-sweep")]
+    return g
+
+
+def test_report_intervals_and_paired_tests(group: Path) -> None:
+    r = grok("report", str(group), "--tail", "2")
+    assert r.returncode == 0, r.stderr
+    assert "final value (mean of the last 2 evaluations): mean over seeds [95% bootstrap CI]" in r.stdout
+    assert "steps to 95% val: median [IQR]" in r.stdout
+    (line,) = [x for x in r.stdout.splitlines() if x.startswith("val_acc: adamlr - adam = ")]
+    assert "seeds higher, sign p " in line and "Wilcoxon p" in line and line.endswith("(n=3)")
+    assert "n=3" in r.stdout
+
+
+def test_report_metrics_and_tail_change_the_numbers(group: Path) -> None:
+    r1 = grok("report", str(group), "--tail", "1", "--metrics", "train_acc", "--format", "csv")
+    r4 = grok("report", str(group), "--tail", "4", "--metrics", "train_acc", "--format", "csv")
+    assert r1.returncode == 0 and r4.returncode == 0, r1.stderr + r4.stderr
+    assert "train_acc_lo" in r1.stdout and "val_acc_lo" not in r1.stdout
+    assert r1.stdout != r4.stdout  # the first evaluations are averaged in with --tail 4
+
+
+@pytest.mark.parametrize(
+    ("args", "needle"),
+    [(["--tail", "0"], "--tail must be >= 1"), (["--metrics", "nope"], "no member logged nope")],
+)
+def test_report_option_errors(group: Path, args: list[str], needle: str) -> None:
+    assert_user_error(grok("report", str(group), *args), needle)

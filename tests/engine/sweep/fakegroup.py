@@ -1,0 +1,48 @@
+"""A sweep group written by hand: group.json, results.csv and each member's config.json and metrics.csv.
+
+Report and figure tests read it back; the curves are chosen by the test, so every statistic has an
+exact expected value.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from engine.sweep.spec import Group, Member, expand, parse_sweep
+from tests.conftest import tiny_config
+
+Curve = Callable[[Member], dict[str, list[float]]]  # member -> {column: values at each eval}
+
+
+def fake_group(
+    tmp_path: Path,
+    table: dict[str, Any],
+    curve: Curve,
+    steps: list[int],
+    status: str = "finished",
+    preset: str = "fake",
+    max_steps: int | None = None,
+    **base_over: object,
+) -> Group:
+    """A finished group: `table` is the [sweep] table; `curve(member)` gives each member's metrics."""
+    spec = parse_sweep(table)
+    base = tiny_config(**base_over)
+    g = Group.create(tmp_path, preset, base, spec, [m for m, _ in expand(base, spec)])
+    for m in g.members:
+        d = g.member_dir(m)
+        d.mkdir()
+        (d / "config.json").write_text(json.dumps(g.config(m).to_dict()))
+        cols = curve(m)
+        with open(d / "metrics.csv", "w", newline="") as fh:
+            w = csv.writer(fh)
+            w.writerow(["step", "epoch", *cols])
+            for i, s in enumerate(steps):
+                w.writerow([s, s / 10, *(cols[c][i] for c in cols)])
+        summary = {"status": status, "steps": steps[-1], "memorized_step": steps[0], "generalized_step": None}
+        (d / "summary.json").write_text(json.dumps(summary))
+        g.record({"member": m.id, **summary, "max_steps": max_steps or steps[-1], "run_dir": d.name})
+    return Group.open(g.dir)

@@ -1,0 +1,119 @@
+"""`grok report`'s final values and paired tests on a hand-written group, where every number is known."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from engine.config import ConfigError
+from engine.sweep.report import build_tables, member_finals, paired_lines, render, tail_mean, write_csv
+from engine.sweep.spec import Member
+from engine.sweep.stats import mean_ci, paired
+from tests.engine.sweep.fakegroup import fake_group
+
+STEPS = [10, 20, 30, 40, 50, 60, 70]
+ARMS = {"seeds": 4, "compare": "adam", "arms": {"adam": {"optim.lr_ratio": 1.0}, "adamlr": {"optim.lr_ratio": 10.0}}}
+
+
+def _curve(m: Member) -> dict[str, list[float]]:
+    """val_acc rises to a plateau of 0.5 + 0.1·seed (+0.05 for adamlr, except seed 3: -0.02)."""
+    bump = (0.05 if m.seed != 3 else -0.02) if m.arm == "adamlr" else 0.0
+    top = 0.5 + 0.1 * m.seed + bump
+    val = [top * (i + 1) / 4 if i < 3 else top for i in range(len(STEPS))]
+    rare = [float("nan")] * 4 + [top / 2, float("nan"), top / 2 + 0.01]  # a probe-like column, NaN between
+    return {"val_acc": val, "val_acc_rare": rare, "train_acc": [1.0] * len(STEPS)}
+
+
+def test_tail_mean_skips_unmeasured_evaluations() -> None:
+    nan = float("nan")
+    assert tail_mean([1, 2, 3, 4, 5, 6], 3) == 5
+    assert tail_mean([1, nan, 2, nan, 3], 2) == 2.5
+    assert tail_mean([nan, nan], 5) is None
+    assert tail_mean([4.0], 5) == 4.0
+
+
+def test_member_finals_average_the_last_evaluations(tmp_path: Path) -> None:
+    g = fake_group(tmp_path, ARMS, _curve, STEPS)
+    finals = member_finals(g, tail=5)
+    m = g.members[1]  # adam seed 1
+    top = 0.6
+    want = np.mean([top * 3 / 4, top, top, top, top])  # the last 5 of the 7 evaluations
+    assert finals[m.id]["val_acc"] == pytest.approx(want)
+    assert finals[m.id]["val_acc_rare"] == pytest.approx(top / 2 + 0.005)  # the two measured values
+    assert set(finals[m.id]) == {"val_acc", "val_acc_rare"}  # train_acc is not a default final column
+    assert member_finals(g, ["train_acc"], 1)[m.id] == {"train_acc": 1.0}
+    with pytest.raises(ConfigError, match="no member logged val_loss"):
+        member_finals(g, ["val_loss"])
+
+
+def test_report_prints_intervals_and_paired_tests(tmp_path: Path) -> None:
+    g = fake_group(tmp_path, ARMS, _curve, STEPS)
+    tables, lines = build_tables(g, tail=2)
+    (final,) = [t for t in tables if t.title.startswith("final value")]
+    adam = [0.5 + 0.1 * s for s in range(4)]
+    adamlr = [a + (0.05 if s != 3 else -0.02) for s, a in enumerate(adam)]
+    m, lo, hi = mean_ci(adam)
+    assert [r["arm"] for r in final.rows] == ["adam", "adamlr"]
+    assert (final.rows[0]["val_acc"], final.rows[0]["val_acc_lo"], final.rows[0]["val_acc_hi"]) == pytest.approx(
+        (m, lo, hi)
+    )
+    assert final.rows[0]["val_acc_n"] == 4
+    p = paired(adamlr, adam)
+    assert p["wins"] == 3 and p["sign_p"] == pytest.approx(2 * 5 / 16)  # 3 of 4: P(X <= 1) = 5/16, doubled
+    (line,) = [x for x in lines if x.startswith("val_acc: ")]
+    assert line == (
+        f"val_acc: adamlr - adam = {p['diff_mean']:+.3f} [{p['lo']:+.3f}, {p['hi']:+.3f}], 3/4 seeds higher, "
+        f"sign p 0.625, Wilcoxon p {p['wilcoxon_p']:.3g} (n=4)"
+    )
+    text = render(g, tail=2)
+    assert f"{m:.3f} [{lo:.3f}, {hi:.3f}] n=4" in text
+    assert "final value (mean of the last 2 evaluations)" in text and "val_acc_rare: adamlr - adam" in text
+    assert "steps to 95% val: median [IQR]" in text  # the steps-to-95% table is still there
+    md = render(g, "markdown")
+    assert "| arm | val_acc | val_acc_rare |" in md
+
+
+def test_report_csv_has_the_interval_bounds(tmp_path: Path) -> None:
+    g = fake_group(tmp_path, ARMS, _curve, STEPS)
+    out = tmp_path / "r.csv"
+    write_csv(g, out)
+    text = out.read_text()
+    assert "val_acc_lo" in text and "val_acc_hi" in text and "Wilcoxon p" in text
+
+
+def test_grid_only_group_pairs_along_its_first_key(tmp_path: Path) -> None:
+    table = {"seeds": 3, "grid": {"optim.lr": [0.001, 0.01], "data.op": ["add", "mul"]}}
+
+    def curve(m: Member) -> dict[str, list[float]]:
+        v = 0.4 + 0.1 * m.seed + (0.2 if m.values["optim.lr"] == 0.01 else 0.0)
+        return {"val_acc": [v] * len(STEPS)}
+
+    g = fake_group(tmp_path, table, curve, STEPS)
+    rows = list(g.results().values())
+    lines = paired_lines(g, rows, member_finals(g), 5)
+    assert lines == [
+        "val_acc: lr=0.01 - lr=0.001 = +0.200 [+0.200, +0.200], 3/3 seeds higher, sign p 0.25, Wilcoxon p 0.25 "
+        f"(n=3) [op={op}]"
+        for op in ("add", "mul")
+    ]
+
+
+def test_unpaired_seeds_are_left_out(tmp_path: Path) -> None:
+    g = fake_group(tmp_path, ARMS, _curve, STEPS)
+    rows = [r for r in g.results().values() if not (r["arm"] == "adam" and r["seed"] == "0")]
+    (line, _) = paired_lines(g, rows, member_finals(g), 5)
+    assert "(n=3)" in line
+
+
+def test_a_note_when_early_stopping_cuts_into_the_tail(tmp_path: Path) -> None:
+    g = fake_group(tmp_path, ARMS, _curve, STEPS, max_steps=1000, train__patience=3)
+    _, lines = build_tables(g, tail=5)
+    assert lines[-1] == (
+        "note: 8 member(s) stopped early (train.patience 3): their last 5 evaluations include some before "
+        "val_acc reached the stop rule's target; --tail 3 keeps only those after"
+    )
+    assert not build_tables(g, tail=3)[1][-1].startswith("note:")
+    full = fake_group(tmp_path / "full", ARMS, _curve, STEPS, train__patience=3)  # ran its whole budget
+    assert not build_tables(full, tail=5)[1][-1].startswith("note:")

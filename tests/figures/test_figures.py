@@ -1,0 +1,201 @@
+"""Figures checked through matplotlib's object model: axes, lines, labels, legends, band bounds and markers."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from engine.config import ConfigError
+from engine.sweep.spec import Member
+from engine.sweep.stats import mean_ci
+from grok_tui.figures import style
+from grok_tui.figures.claims import CLAIMS, claim_panels, paper_groups
+from grok_tui.figures.draw import draw, save
+from grok_tui.figures.panels import panels_for
+from tests.conftest import tiny_config
+from tests.engine.sweep.fakegroup import fake_group
+
+STEPS = [10, 20, 40, 80, 160]
+ARMS = {"seeds": 3, "compare": "adam", "arms": {"adam": {"optim.lr_ratio": 1.0}, "adamlr": {"optim.lr_ratio": 10.0}}}
+
+
+def _curve(m: Member) -> dict[str, list[float]]:
+    up = 0.1 if m.arm == "adamlr" else 0.0
+    return {
+        "train_acc": [min(1.0, 0.3 * (i + 1)) for i in range(len(STEPS))],
+        "val_acc": [min(1.0, 0.1 * i + 0.07 * m.seed + up) for i in range(len(STEPS))],
+        "hess_E": [1.0 + i + m.seed for i in range(len(STEPS))],
+        "hess_W": [10.0 * (1 + i) + m.seed for i in range(len(STEPS))],
+    }
+
+
+def _run_dir(tmp_path: Path) -> Path:
+    d = tmp_path / "20260101-000000-tiny-s0"
+    d.mkdir()
+    (d / "config.json").write_text(json.dumps(tiny_config().to_dict()))
+    rows = ["step,epoch,train_acc,val_acc,train_loss"] + [
+        f"{s},{s / 10},{min(1, s / 40)},{min(1, s / 160)},{1 / (s + 1)}" for s in [0, *STEPS]
+    ]
+    (d / "metrics.csv").write_text("\n".join(rows) + "\n")
+    summary = {"status": "finished", "steps": 160, "memorized_step": 40, "generalized_step": 160}
+    (d / "summary.json").write_text(json.dumps(summary))
+    return d
+
+
+def _legend(ax) -> list[str]:  # type: ignore[no-untyped-def]
+    leg = ax.get_legend()
+    return [t.get_text() for t in leg.get_texts()] if leg else []
+
+
+def test_run_figure_has_curves_markers_and_log_axis(tmp_path: Path) -> None:
+    d = _run_dir(tmp_path)
+    fig = draw(panels_for([str(d)], ["train_acc", "val_acc"]))
+    (ax,) = fig.axes
+    assert [ln.get_label() for ln in ax.get_lines() if not ln.get_label().startswith("_")] == ["train_acc", "val_acc"]
+    assert _legend(ax) == ["train_acc", "val_acc"]
+    assert ax.get_xscale() == "log" and ax.get_xlabel() == "step (log)" and ax.get_ylabel() == "accuracy"
+    xs = ax.get_lines()[0].get_xdata()
+    assert list(xs) == STEPS  # step 0 has no place on a log axis
+    assert sorted(t.get_text() for t in ax.texts) == ["G", "M"]
+    assert sorted(t.get_position()[0] for t in ax.texts) == [40, 160]
+    assert fig.get_figwidth() == style.COLUMN_W
+    # colours and styles differ between the two series (greyscale-safe)
+    a, b = ax.get_lines()[:2]
+    assert a.get_color() != b.get_color() and a.get_linestyle() != b.get_linestyle()
+
+
+def test_run_figure_epoch_axis_linear_and_smoothed(tmp_path: Path) -> None:
+    d = _run_dir(tmp_path)
+    fig = draw(panels_for([str(d)], ["train_loss"], x="epoch"), log_x=False, k=2)
+    (ax,) = fig.axes
+    (line,) = [ln for ln in ax.get_lines() if ln.get_label() == "train_loss"]
+    assert len(ax.texts) == 2  # M and G, at the epochs of their steps
+    assert ax.get_xscale() == "linear" and ax.get_xlabel() == "epoch" and ax.get_yscale() == "log"
+    assert list(line.get_xdata()) == [0, 1, 2, 4, 8, 16]
+    y = [1 / (s + 1) for s in [0, *STEPS]]
+    assert line.get_ydata()[0] == 1.0 and line.get_ydata()[2] == pytest.approx((y[1] + y[2]) / 2)  # trailing mean
+
+
+def test_group_figure_band_is_the_bootstrap_interval(tmp_path: Path) -> None:
+    g = fake_group(tmp_path, ARMS, _curve, STEPS)
+    fig = draw(panels_for([str(g.dir)], ["val_acc", "train_acc"]))
+    assert len(fig.axes) == 2 and fig.get_figwidth() == style.DOUBLE_W
+    ax = fig.axes[0]
+    assert _legend(ax) == ["adam (n=3)", "adamlr (n=3)"]
+    assert ax.get_ylabel() == "val accuracy"
+    (mean_line, _) = ax.get_lines()[:2]
+    bands = [c for c in ax.collections if (c.get_gid() or "").startswith("band:")]
+    assert [b.get_gid() for b in bands] == ["band:adam (n=3)", "band:adamlr (n=3)"]
+    verts = bands[0].get_paths()[0].vertices
+    for i, step in enumerate(STEPS):
+        seeds = [min(1.0, 0.1 * i + 0.07 * s) for s in range(3)]
+        m, lo, hi = mean_ci(seeds)
+        assert mean_line.get_ydata()[i] == pytest.approx(m)
+        at = verts[np.isclose(verts[:, 0], step)][:, 1]
+        assert at.min() == pytest.approx(lo) and at.max() == pytest.approx(hi)
+        assert lo <= m <= hi
+
+
+def test_claim_fig7_panels_per_optimizer(tmp_path: Path) -> None:
+    g = fake_group(tmp_path, ARMS, _curve, STEPS, preset="fig7_hessian")
+    claim, panels = claim_panels("fig7", g)
+    fig = draw(panels, legend="first")
+    assert [ax.get_title() for ax in fig.axes] == ["adam", "adamlr"]
+    assert all(ax.get_yscale() == "log" for ax in fig.axes)
+    assert fig.axes[0].get_ylim() == fig.axes[1].get_ylim() and fig.axes[0].get_xlim() == fig.axes[1].get_xlim()
+    lo, hi = fig.axes[0].get_ylim()
+    assert lo < 1.0 and hi > 10.0 * 5 + 2  # every seed's E and W at steps > 0 lie inside
+    assert _legend(fig.axes[0]) == ["E (n=3)", "W (n=3)"] and _legend(fig.axes[1]) == []
+    e = fig.axes[0].get_lines()[0].get_ydata()
+    assert e[0] == pytest.approx(np.mean([1.0, 2.0, 3.0]))
+
+
+def test_claim_fig6_one_panel_per_task(tmp_path: Path) -> None:
+    table = {**ARMS, "seeds": 2, "grid": {"data.op": ["add", "sub", "mul", "div"]}}
+    g = fake_group(tmp_path, table, _curve, STEPS, preset="fig6_optimizers")
+    _, panels = claim_panels("fig6", g)
+    fig = draw(panels, legend="first")
+    assert [ax.get_title() for ax in fig.axes] == ["add", "sub", "mul", "div"]
+    assert all(len(ax.get_lines()) == 2 for ax in fig.axes)
+    assert _legend(fig.axes[0]) == ["adam (n=2)", "adamlr (n=2)"]  # op is the panel, not in the label
+
+
+def test_claim_fig4_rows_of_metrics(tmp_path: Path) -> None:
+    table = {"seeds": 2, "arms": {"random": {"data.split": "random"}, "s15": {"data.split": "skewed"}}}
+
+    def curve(m: Member) -> dict[str, list[float]]:
+        return {"val_acc": [0.5] * len(STEPS), "val_acc_rare": [0.2] * len(STEPS)}
+
+    g = fake_group(tmp_path, {**table, "grid": {"data.op": ["mul", "add"]}}, curve, STEPS, preset="fig4_token_skew")
+    claim, panels = claim_panels("fig4", g)
+    fig = draw(panels, legend="first", ncols=claim.ncols(g))
+    assert [ax.get_title() for ax in fig.axes] == ["mul", "add", "mul", "add"]
+    rows = [ax.get_subplotspec().rowspan.start for ax in fig.axes]
+    assert rows == [0, 0, 1, 1]  # a row per metric, a column per task
+    assert [ax.get_ylabel() for ax in fig.axes] == ["val accuracy", "", "val accuracy, rare tokens", ""]
+    assert list(fig.axes[2].get_lines()[0].get_ydata()) == [0.2] * len(STEPS)
+
+
+def test_claim_fig11_spectrum_bars(tmp_path: Path) -> None:
+    table = {"seeds": 1, "grid": {"data.op": ["add", "div"]}}
+    g = fake_group(tmp_path, table, _curve, STEPS, preset="fig11_fourier")
+    for m in g.members:
+        rows = ["step,freq,norm"] + [f"{s},{k},{(3.0 if k == 2 else 1.0) + s}" for s in (0, 100) for k in range(6)]
+        (g.member_dir(m) / "fourier.csv").write_text("\n".join(rows) + "\n")
+    _, panels = claim_panels("fig11", g)
+    fig = draw(panels)
+    assert [ax.get_title() for ax in fig.axes] == ["add (seed 0, step 100)", "div (seed 0, step 100)"]
+    assert fig.axes[0].get_ylim() == fig.axes[1].get_ylim()  # one scale: peaked and flat compare by height
+    heights = [p.get_height() for p in fig.axes[0].patches]
+    energy = [101.0**2] * 5
+    energy[1] = 103.0**2  # k = 2; the last step's spectrum, DC dropped
+    assert heights == pytest.approx([e / sum(energy) for e in energy])
+
+
+def test_unknown_claim_and_empty_group(tmp_path: Path) -> None:
+    g = fake_group(tmp_path, ARMS, _curve, STEPS)
+    with pytest.raises(ConfigError, match="unknown claim; known: fig4"):
+        claim_panels("fig99", g)
+    with pytest.raises(ConfigError, match="nothing to draw for fig10"):
+        claim_panels("fig10", g)
+
+
+def test_paper_finds_the_newest_group_of_each_claim(tmp_path: Path) -> None:
+    old = fake_group(tmp_path, ARMS, _curve, STEPS, preset="fig7_hessian")
+    new = fake_group(tmp_path, ARMS, _curve, STEPS, preset="fig7_hessian")
+    fake_group(tmp_path, ARMS, _curve, STEPS, preset="other")
+    assert old.dir.name < new.dir.name
+    assert paper_groups(tmp_path) == [(CLAIMS["fig7"], new.dir)]
+
+
+@pytest.mark.parametrize(("suffix", "head"), [("png", b"\x89PNG\r\n\x1a\n"), ("pdf", b"%PDF-"), ("svg", b"<?xml")])
+def test_saved_files_are_valid(tmp_path: Path, suffix: str, head: bytes) -> None:
+    fig = draw(panels_for([str(_run_dir(tmp_path))], ["val_acc"]))
+    path = save(fig, tmp_path / f"f.{suffix}")
+    data = path.read_bytes()
+    assert data.startswith(head)
+    if suffix == "svg":
+        assert b"<svg" in data and b"<path" in data and b"val accuracy" in data  # vector, text kept as text
+        assert b"<image" not in data  # no raster inside
+    if suffix == "pdf":
+        assert data.rstrip().endswith(b"%%EOF")
+    with pytest.raises(ConfigError, match="must end in .png, .svg or .pdf"):
+        save(fig, tmp_path / "f.jpg")
+
+
+def test_claim_fig11_skips_members_still_running(tmp_path: Path) -> None:
+    table = {"seeds": 2, "grid": {"data.op": ["add"]}}
+    g = fake_group(tmp_path, table, _curve, STEPS, preset="fig11_fourier")
+    for m in g.members:
+        peak = 2 if m.seed == 0 else 4
+        rows = ["step,freq,norm"] + [f"100,{k},{5.0 if k == peak else 1.0}" for k in range(6)]
+        (g.member_dir(m) / "fourier.csv").write_text("\n".join(rows) + "\n")
+    row = dict(g.results()["m000"])
+    g.record({**row, "status": "interrupted"})  # seed 0 did not end: its spectrum is not final
+    _, panels = claim_panels("fig11", g)
+    (p,) = panels
+    assert p.title == "add (seed 1, step 100)"
+    assert p.curves[0].y.index(max(p.curves[0].y)) == 3  # k = 4, seed 1's peak

@@ -1,0 +1,52 @@
+"""`e` in the TUI writes a figure of the main view beside the CSV, when matplotlib is installed."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from grok_tui.app import create_app
+from grok_tui.figures import view
+from tests.tui.conftest import aio, wait_for
+
+
+@aio
+async def test_e_writes_a_figure_beside_the_csv(tmp_path: Path, scripted) -> None:
+    factory = scripted()
+    app = create_app("skewed_mul", out=tmp_path / "runs", steps=10000, run_factory=factory)
+    async with app.run_test() as pilot:
+        await wait_for(pilot, lambda: app.data.status == "finished")
+        await pilot.press("e")
+        await wait_for(pilot, lambda: app.last_figure is not None, timeout=60)
+    run_dir = factory.runs[0].dir
+    assert app.last_figure == run_dir.parent / f"{run_dir.name}.png"
+    assert app.last_figure.read_bytes().startswith(b"\x89PNG\r\n\x1a\n")
+    assert app.last_export == run_dir.parent / f"{run_dir.name}.csv"
+
+
+def test_view_figure_has_the_main_views_panels(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from tests.figures.test_figures import _run_dir
+
+    d = _run_dir(tmp_path)
+    drawn = []
+    from grok_tui.figures import draw as draw_mod
+
+    real = draw_mod.draw
+
+    def spy(panels, **kw):  # type: ignore[no-untyped-def]
+        fig = real(panels, **kw)
+        drawn.append(fig)
+        return fig
+
+    monkeypatch.setattr(draw_mod, "draw", spy)
+    assert view.export_view_figure(d, log_x=False) == tmp_path / f"{d.name}.png"
+    (fig,) = drawn
+    assert [ax.get_title() for ax in fig.axes] == [
+        "tiny-s0: accuracy",
+        "tiny-s0: loss",
+    ]  # no val_loss column: train only
+    assert [ln.get_label() for ln in fig.axes[1].get_lines() if not ln.get_label().startswith("_")] == ["train_loss"]
+    assert fig.axes[0].get_xscale() == "linear"
+    monkeypatch.setattr(view, "has_matplotlib", lambda: False)
+    assert view.export_view_figure(d) is None
