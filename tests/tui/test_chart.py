@@ -7,7 +7,15 @@ from rich.text import Text
 
 from grok_tui.charts.canvas import Line, Plot, render_plot
 from grok_tui.charts.lines import Lines
-from grok_tui.charts.series import trace_of
+from grok_tui.charts.series import Trace
+
+
+def trace_of(xs: list[float], ys: list[float]) -> Trace:
+    """A trace built from whole columns."""
+    t = Trace(max(xs) if xs else 1.0)
+    for x, y in zip(xs, ys, strict=True):
+        t.add(x, y)
+    return t
 
 
 def test_plot_strips_keep_text_and_styles_at_the_widget_size() -> None:
