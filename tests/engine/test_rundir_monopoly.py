@@ -32,6 +32,7 @@ ALLOWED = {
     ("engine/sweep/report.py", "csv.DictWriter"): "the report CSV the user names, into that open file",
     ("engine/export.py", "csv.writer"): "the export file the user names, into that open file",
     ("engine/export.py", "csv.DictWriter"): "the export file the user names, into that open file",
+    ("grok_tui/commands/figure.py", "mkdir"): "makes the output directory the user names (grok figure --paper -o DIR)",
     ("grok_tui/cli.py", "open"): "opens /dev/null to silence stdout once its reader closed the pipe",
 }
 
