@@ -20,6 +20,7 @@ PAPER_SWEEPS = {
     "sec43_init": ("§4.3", 9),
     "sampler_compare": ("eq. 10", 15),
     "fig6_adaptive": ("Fig. 6", 80),  # adaptive once, adaptive recomputed, Adam, c = 10 × 4 ops × 5 seeds
+    "fig6_adaptive_mul": ("Fig. 6", 12),  # fig6_adaptive's mul cells, seeds 0-2
     "fig2_long": ("Fig. 2", 12),
     "skew_fixes_add": ("§4.2", 30),
     "wd_init": ("eqs. 8-9", 27),
