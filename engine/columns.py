@@ -16,6 +16,7 @@ BASE_COLUMNS = (
     "lr_embed",
     "lr_ratio",
     "f_E",
+    "c_raw",  # adaptive c before its clamp (engine/adaptive.py); = lr_ratio where the clamp does not bind
     *RARE_COLUMNS,
 )
 # The probes' columns follow these (engine/probes/).

@@ -28,6 +28,7 @@ LAYERNORMS = ("none", "pre_attn", "pre_mlp", "pre", "post", "qk", "v")
 OPTIMIZERS = ("adam", "adamw", "sgd")
 SAMPLERS = ("shuffle", "balanced", "gradient", "replacement", "balanced_epochs")
 FOURIER_ORDERS = ("token", "dlog")
+HESSIAN_W = ("first", "all")  # probe.hessian_w: W = the first layer reading E, or all downstream parameters
 DTYPES = ("float32", "float64")
 LOSSES = ("ce", "stablemax")
 
@@ -165,10 +166,13 @@ class OptimConfig:
     lr: float = 1e-3  # lr of every group but the embedding
     weight_decay: float = 1e-3  # the paper's 0.001 (§5)
     lr_ratio: float = 1.0  # c = lr_E / lr (Adam-LR, §4.3); 1 = plain optimizer
-    adaptive: bool = False  # recompute c every adaptive_every steps (Prop. 4.1)
-    adaptive_every: int = 100  # steps between recomputations of c (and at step 0)
+    adaptive: bool = False  # adaptive c (Prop. 4.1, engine/adaptive.py), set at step 0 ...
+    adaptive_every: int = 100  # ... and recomputed every adaptive_every steps
+    adaptive_once: bool = False  # the paper's other reading: c computed at step 0 only, then fixed
     kappa: float = 0.5  # c = kappa * σmax(E)/σmax(W) * f_W/f_E (eq. 24), clamped below
-    ratio_min: float = 1.0  # adaptive c is clamped to [ratio_min, ratio_max]
+    # A guard against a degenerate σ, not a floor: at 1 the recomputed c sat on it from step 400 on
+    # (lr 1e-3), which made the arm plain Adam. c_raw (metrics.csv) shows where a clamp binds.
+    ratio_min: float = 0.01  # adaptive c is clamped to [ratio_min, ratio_max]
     ratio_max: float = 100.0
     betas: tuple[float, float] = (0.9, 0.999)  # Adam's (β1, β2)
     momentum: float = 0.9  # sgd only
@@ -256,6 +260,9 @@ class ProbeConfig:
 
     hessian_every: int = 0  # λmax of the loss Hessian on E and W blocks (Figs. 7, 9)
     hessian_all: bool = False  # also λmax over all parameters
+    hessian_l2: bool = False  # add the L2 term's wd·I (optim.weight_decay) to H; columns get _l2
+    hessian_abs: bool = False  # report the dominant λ (largest |λ|, the paper's power method); columns get _abs
+    hessian_w: str = "first"  # the W block: first (the matrices reading E) | all (every parameter but E: hess_Wall)
     hessian_batch: int = 256  # fixed probe batch, drawn once per run; 0 = whole training set (docs/PROBES.md)
     hessian_iters: int = 20  # power-iteration cap
     hessian_tol: float = 1e-3  # relative tolerance on λ between iterations
@@ -276,6 +283,7 @@ class ProbeConfig:
             v = getattr(self, f.name)
             if isinstance(v, int) and not isinstance(v, bool):
                 _check(v >= 0, f"probe.{f.name}", f"must be >= 0 (got {v})")
+        _one_of(self.hessian_w, "probe.hessian_w", HESSIAN_W)
         _check(self.hessian_iters >= 1, "probe.hessian_iters", f"must be >= 1 (got {self.hessian_iters})")
         _check(self.hessian_tol > 0, "probe.hessian_tol", f"must be > 0 (got {self.hessian_tol})")
         _check(0 < self.rank_tol < 1, "probe.rank_tol", f"must be in (0, 1) (got {self.rank_tol})")

@@ -16,12 +16,12 @@ import torch
 from torch import nn
 
 from engine import data as D
+from engine.adaptive import adaptive_ratio, f_e_of_batch, f_e_of_counts
 from engine.columns import BASE_COLUMNS, LEARNED_ACC, RARE_COLUMNS
 from engine.config import RunConfig
 from engine.dataset import Dataset
 from engine.events import EvalLogged, Event, FourierLogged, TokensLogged
 from engine.metrics import RareTokenAccuracy
-from engine.optim import adaptive_ratio
 from engine.phases import CircuitPhases, PhaseTracker
 from engine.probes import ProbeSet
 
@@ -82,19 +82,23 @@ class RunMetrics:
         self.circuit = CircuitPhases(cfg.data.p) if cfg.probe.progress_every else None  # from the progress probe
         self.lr_ratio = cfg.optim.lr_ratio
         self.f_e = float("nan")
+        self.c_raw = cfg.optim.lr_ratio  # eq. 24 before the clamp (engine/adaptive.py)
+        self.c_clamped = 0  # adaptations at which the clamp to [ratio_min, ratio_max] bound
+        p = cfg.data.p
+        self.present = torch.as_tensor(data.token_freq[:p], device=device) > 0  # operand tokens in training
         self.ratio_mark = (0, 0)  # (step, Σ updates) at the last adaptive update
 
     def measure_f_e(self, step: int, batch: torch.Tensor | None = None) -> float:
-        """f_E (Prop. 4.1): the mean share of the operand tokens' rows of E that a step updates, from
-        `batch` (the first one, at step 0) or else from the update counts since the last adaptation.
-        op and '=' are in every batch: counting them would pull f_E towards 1 and c down."""
-        p = self.cfg.data.p
-        total = int(self.updates[:p].sum().item())
+        """f_E (Prop. 4.1, engine/adaptive.py): the mean share of steps that update an operand token's row
+        of E, over the tokens present in training, from `batch` (the first one, at step 0) or else from
+        the update counts since the last adaptation. op and '=' are in every batch: counting them would
+        pull f_E towards 1 and c down; absent tokens are never updated: counting them would push c up."""
+        total = int(self.updates[: self.cfg.data.p].sum().item())  # absent tokens add 0: never in a batch
         if batch is not None:
-            self.f_e = int((torch.bincount(batch.reshape(-1), minlength=p)[:p] > 0).sum().item()) / p
+            self.f_e = f_e_of_batch(batch, self.present)
         else:
             s0, u0 = self.ratio_mark
-            self.f_e = (total - u0) / max((step - s0) * p, 1)
+            self.f_e = f_e_of_counts(total - u0, step - s0, self.present)
         self.ratio_mark = (step, total)
         return self.f_e
 
@@ -106,9 +110,14 @@ class RunMetrics:
         params: dict[str, torch.Tensor] | None = None,
     ) -> float:
         """Adaptive Adam-LR (Prop. 4.1, eq. 24): the new c from f_E (`measure_f_e`) and σmax of E and W, read
-        from `params` (a batched member's slice) or the model's own weights. The caller sets the lr."""
+        from `params` (a batched member's slice) or the model's own weights. The caller sets the lr.
+        With `optim.adaptive_once`, c is computed at step 0 only and kept (the paper's other reading)."""
+        if self.cfg.optim.adaptive_once and step > 0:
+            return self.lr_ratio
         f_e = self.measure_f_e(step, batch)
-        self.lr_ratio, _, _ = adaptive_ratio(model, self.cfg, f_e, params)
+        r = adaptive_ratio(model, self.cfg, f_e, params)
+        self.lr_ratio, self.c_raw = r.c, r.raw
+        self.c_clamped += int(r.clamped)
         return self.lr_ratio
 
     def scores(self, train: Scores, test: Scores) -> torch.Tensor:
@@ -153,7 +162,7 @@ class RunMetrics:
     ) -> dict[str, float]:
         """The metrics.csv row of one evaluation; vals = train loss, train acc, val loss, val acc."""
         lr_embed = lr * self.lr_ratio if has_e else math.nan
-        values = (step, epoch, wall_s, *vals, lr, lr_embed, self.lr_ratio, self.f_e, *rare)
+        values = (step, epoch, wall_s, *vals, lr, lr_embed, self.lr_ratio, self.f_e, self.c_raw, *rare)
         row: dict[str, float] = dict(zip(BASE_COLUMNS, values, strict=True))  # the names: engine/columns.py
         self.phases.observe(step, vals[1], vals[3], vals[0])
         return row
@@ -207,6 +216,7 @@ class RunMetrics:
             "device": device,
             "preset": c.preset,
             "seed": c.train.seed,
+            "c_clamped": self.c_clamped,
             **self.phases.summary(),
             **(self.circuit.markers() if self.circuit is not None else {}),
             **self.split_facts(),
@@ -220,6 +230,8 @@ class RunMetrics:
             "lr_ratio": self.lr_ratio,
             "ratio_mark": self.ratio_mark,
             "f_e": self.f_e,
+            "c_raw": self.c_raw,
+            "c_clamped": self.c_clamped,
             "phases": self.phases.state_dict(),
             **({"circuit_phases": self.circuit.state_dict()} if self.circuit is not None else {}),
             "learned_from": [-1 if v is None else v for v in self.learned_from],
@@ -230,6 +242,8 @@ class RunMetrics:
         self.lr_ratio = s["lr_ratio"]
         self.ratio_mark = (int(s["ratio_mark"][0]), int(s["ratio_mark"][1]))
         self.f_e = s["f_e"]
+        self.c_raw = s.get("c_raw", self.lr_ratio)
+        self.c_clamped = int(s.get("c_clamped", 0))
         self.phases.load_state_dict(s["phases"])
         if self.circuit is not None and "circuit_phases" in s:
             self.circuit.load_state_dict(s["circuit_phases"])

@@ -9,8 +9,7 @@ from torch import nn
 
 from engine.config import RunConfig
 from engine.eager import defer_dynamo_disable, eager_step
-from engine.models import embedding_names, w_names
-from engine.spectral import sigma_max
+from engine.models import embedding_names
 
 
 def build_optimizer(model: nn.Module, cfg: RunConfig) -> torch.optim.Optimizer:
@@ -64,21 +63,3 @@ def apply_lr(opt: torch.optim.Optimizer, lr: float, ratio: float) -> None:
     """Set the lr in force: lr·c on the embedding group (Adam-LR), lr on the rest."""
     opt.param_groups[0]["lr"] = lr * ratio
     opt.param_groups[1]["lr"] = lr
-
-
-def adaptive_ratio(
-    model: nn.Module, cfg: RunConfig, f_e: float, params: dict[str, torch.Tensor] | None = None
-) -> tuple[float, float, float]:
-    """c = κ · σmax(E)/σmax(W) · f_W/f_E, clamped to [ratio_min, ratio_max] (eq. 24, f_W = 1).
-
-    Returns (c, σmax(E), σmax(W)). f_E is the measured fraction of embedding rows in a batch. `params`
-    (default: the model's own) are the weights to read, e.g. one member's slice of a batched model.
-    """
-    params = dict(model.named_parameters()) if params is None else params
-    e_names, w = embedding_names(model), w_names(model, cfg)
-    if not e_names or not w:
-        return cfg.optim.lr_ratio, float("nan"), float("nan")
-    s_e = sigma_max(params[e_names[0]])
-    s_w = max(sigma_max(params[n]) for n in w)
-    c = cfg.optim.kappa * s_e / max(s_w, 1e-12) / max(f_e, 1e-12)
-    return min(max(c, cfg.optim.ratio_min), cfg.optim.ratio_max), s_e, s_w

@@ -3,6 +3,13 @@
 Power iteration on Hessian-vector products, forward-over-reverse with torch.func: Hv = J_v(∇L)(θ),
 the jvp of the gradient. It runs on a functional copy of the detached parameters, so the model's
 `.grad`, the optimizer state and torch's global RNG are never touched.
+
+Three readings of the paper's "maximum eigenvalue of the Hessian", each a probe option named in the
+column (docs/PROBES.md): `probe.hessian_l2` adds the L2 term (wd/2)‖θ‖² of the objective, whose
+Hessian is wd·I (suffix `_l2`); `probe.hessian_abs` reports the dominant eigenvalue, largest |λ| with
+its sign, which is what the paper's power method v_kᵀHv_k converges to (suffix `_abs`; default: the
+largest algebraic λ); `probe.hessian_w = "all"` takes W as every parameter but E (`hess_Wall`;
+default `first`: the matrices that read E, `hess_W`).
 """
 
 from __future__ import annotations
@@ -87,10 +94,12 @@ def block_hvp(
     y: torch.Tensor,
     names: list[str],
     weights: dict[str, torch.Tensor] | None = None,
+    l2: float = 0.0,
 ) -> tuple[HVP, int]:
     """v ↦ H_BB v for the block B = `names` of the mean loss on (x, y), on flat vectors; and dim(B).
 
-    `weights` are the parameters to differentiate at (default: the model's own).
+    `weights` are the parameters to differentiate at (default: the model's own). `l2` = wd adds the
+    Hessian of the L2 term (wd/2)‖θ‖², wd·I, so the operator is that of the regularized objective.
     """
     source = weights if weights is not None else dict(model.named_parameters())
     params = {n: p.detach() for n, p in source.items()}
@@ -110,13 +119,20 @@ def block_hvp(
             tangent[n] = v[i : i + size].view(shape)
             i += size
         hv = jvp(grad_fn, (block,), (tangent,))[1]  # forward over reverse: d/dε ∇L(B + εv)
-        return torch.cat([hv[n].reshape(-1) for n, _, _ in shapes])
+        out = torch.cat([hv[n].reshape(-1) for n, _, _ in shapes])
+        return out + l2 * v if l2 else out
 
     return hvp, sum(size for _, _, size in shapes)
 
 
+def column_suffix(l2: bool, dominant: bool) -> str:
+    """The option suffix of a Hessian column: `_abs` for the dominant λ, then `_l2` for the L2 term."""
+    return ("_abs" if dominant else "") + ("_l2" if l2 else "")
+
+
 class HessianProbe(Probe):
-    """hess_E, hess_W, [hess_all], hess_iters on a fixed probe batch, warm-started between evaluations."""
+    """hess_E, hess_W (or hess_Wall), [hess_all], each with its option suffix, and hess_iters, on a fixed
+    probe batch, warm-started between evaluations."""
 
     name = "hessian"
 
@@ -129,11 +145,19 @@ class HessianProbe(Probe):
         self.blocks: dict[str, list[str]] = {}
         if blocks.e_names:
             self.blocks["E"] = blocks.e_names
-        if blocks.w_names:
+        if pc.hessian_w == "all":  # every downstream parameter: all but E
+            rest = [n for n in blocks.params if n not in blocks.e_names]
+            if rest:
+                self.blocks["Wall"] = rest
+        elif blocks.w_names:
             self.blocks["W"] = blocks.w_names
         if pc.hessian_all:
             self.blocks["all"] = [n for n, p in blocks.params.items()]
-        self.columns = [f"hess_{k}" for k in self.blocks] + ["hess_iters"]
+        # The L2 term of coupled weight decay (Adam's and SGD's, which add wd·θ to the gradient): wd·I.
+        self.l2 = cfg.optim.weight_decay if pc.hessian_l2 else 0.0
+        self.dominant = pc.hessian_abs
+        self.suffix = column_suffix(pc.hessian_l2, pc.hessian_abs)
+        self.columns = [f"hess_{k}{self.suffix}" for k in self.blocks] + ["hess_iters"]
         self.gen = torch.Generator().manual_seed(cfg.train.seed + PROBE_SEED_OFFSET)
         n = len(ctx.x_train)
         m = pc.hessian_batch
@@ -157,16 +181,20 @@ class HessianProbe(Probe):
         out: dict[str, Any] = {}
         iters = 0
         for key, names in self.blocks.items():
-            hvp, size = block_hvp(ctx.model, ctx.loss_fn, x, y, names, ctx.params)
+            hvp, size = block_hvp(ctx.model, ctx.loss_fn, x, y, names, ctx.params, self.l2)
             v0 = self._start(key, size, x.device, dtype)
-            v0s = self._start(key + "~", size, x.device, dtype)
-            first, second = largest_eigenvalue(hvp, v0, v0s, self.max_iters, self.tol, ctx.stop_requested)
+            if self.dominant:  # the paper's power method: the eigenvalue of largest |λ|, sign kept
+                first = power_iteration(hvp, v0, self.max_iters, self.tol, ctx.stop_requested)
+                second = None
+            else:
+                v0s = self._start(key + "~", size, x.device, dtype)
+                first, second = largest_eigenvalue(hvp, v0, v0s, self.max_iters, self.tol, ctx.stop_requested)
             self.vectors[key] = first.vector.detach().cpu()
             value, spent = first.value, first.iters
             if second is not None:
                 self.vectors[key + "~"] = second.vector.detach().cpu()
                 value, spent = second.value + first.value, spent + second.iters
-            out[f"hess_{key}"] = value
+            out[f"hess_{key}{self.suffix}"] = value
             iters = max(iters, spent)
         out["hess_iters"] = iters
         return out

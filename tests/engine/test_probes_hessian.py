@@ -132,3 +132,102 @@ def test_stop_request_aborts_the_measurement() -> None:
     tr.stop("interrupted")
     out = tr.probes.probes[0].measure(0)
     assert math.isnan(out["hess_E"]) and out["hess_iters"] == 0
+
+
+# --- the probe's options: L2 term, dominant |λ|, W = first layer or every downstream parameter ------------
+
+
+class _Quadratic(torch.nn.Module):
+    """L(θ) = ½ θᵀAθ over θ = [E (2), W (2), b (2)]: the Hessian is A, written by hand."""
+
+    def __init__(self, a: torch.Tensor) -> None:
+        super().__init__()
+        self.a = a
+        self.embedding = torch.nn.Linear(2, 1, bias=False)  # embedding.weight, (1, 2)
+        self.first_layer = torch.nn.Linear(2, 1, bias=False)  # first_layer.weight
+        self.head = torch.nn.Linear(2, 1, bias=False)  # head.weight: downstream, not the first layer
+        for p, v in zip(self.parameters(), ([0.3, -0.2], [0.1, 0.4], [-0.5, 0.2]), strict=True):
+            with torch.no_grad():
+                p.copy_(torch.tensor([v], dtype=torch.float64))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        theta = torch.cat([self.embedding.weight[0], self.first_layer.weight[0], self.head.weight[0]])
+        return 0.5 * theta @ self.a @ theta + 0 * x.sum()
+
+
+def _quadratic_probe(a: torch.Tensor, **probe: object) -> dict[str, float]:
+    from engine.probes.base import Blocks, ProbeContext
+    from engine.probes.hessian import HessianProbe
+
+    model = _Quadratic(a).double()
+    over = {f"probe__{k}": v for k, v in probe.items()}
+    cfg = tiny_config(optim__weight_decay=0.25, probe__hessian_every=1, probe__hessian_batch=0, **over)
+    x = torch.zeros(3, 1, dtype=torch.long)
+    ctx = ProbeContext.of_model(cfg, model, lambda out, y: out, x, torch.zeros(3, dtype=torch.long), lambda: False)
+    return HessianProbe(ctx, Blocks.of(model, cfg)).measure(0)
+
+
+# Blocks (E, first W, head): E's dominant eigenvalue is −6 (λmax 1), the first layer's −5 (λmax 2), and
+# the E-free block (first layer + head) has dominant −5 but λmax 4.
+_A = torch.zeros(6, 6, dtype=torch.float64)
+_A[:2, :2] = _sym([-6.0, 1.0], seed=1)
+_A[2:4, 2:4] = _sym([-5.0, 2.0], seed=2)
+_A[4:, 4:] = _sym([4.0, 0.5], seed=3)
+_A[0, 2] = _A[2, 0] = 0.7  # E-W coupling: the full Hessian is not block-diagonal
+_BLOCKS = {"E": [0, 1], "W": [2, 3], "Wall": [2, 3, 4, 5]}
+
+
+def _exact(idx: list[int], l2: bool, dominant: bool) -> float:
+    eig = torch.linalg.eigvalsh(_A[idx][:, idx] + (0.25 * torch.eye(len(idx), dtype=torch.float64) if l2 else 0))
+    return float(eig[eig.abs().argmax()]) if dominant else float(eig[-1])
+
+
+@pytest.mark.parametrize("w", ["first", "all"])
+@pytest.mark.parametrize("dominant", [False, True])
+@pytest.mark.parametrize("l2", [False, True])
+def test_each_option_matches_eigvalsh_of_the_hand_built_hessian(l2: bool, dominant: bool, w: str) -> None:
+    out = _quadratic_probe(_A, hessian_l2=l2, hessian_abs=dominant, hessian_w=w, hessian_iters=20000, hessian_tol=1e-14)
+    suffix = ("_abs" if dominant else "") + ("_l2" if l2 else "")
+    wkey = "W" if w == "first" else "Wall"
+    assert set(out) == {f"hess_E{suffix}", f"hess_{wkey}{suffix}", "hess_iters"}
+    for key in ("E", wkey):
+        assert out[f"hess_{key}{suffix}"] == pytest.approx(_exact(_BLOCKS[key], l2, dominant), rel=1e-8), key
+
+
+def test_the_options_change_the_number() -> None:
+    """On this Hessian every option moves λ: they are not three names for one measurement."""
+    base = _quadratic_probe(_A, hessian_iters=20000, hessian_tol=1e-14)
+    assert base["hess_E"] == pytest.approx(1.0, rel=1e-8)
+    assert _quadratic_probe(_A, hessian_l2=True, hessian_iters=20000, hessian_tol=1e-14)["hess_E_l2"] == pytest.approx(
+        1.25, rel=1e-8
+    )
+    assert _quadratic_probe(_A, hessian_abs=True, hessian_iters=20000, hessian_tol=1e-14)[
+        "hess_E_abs"
+    ] == pytest.approx(-6.0, rel=1e-8)
+
+
+def test_paper_options_match_dense_hessian_of_the_mlp() -> None:
+    """The MLP (p=5, float64): hess_E_abs_l2 and hess_Wall_abs_l2 against eigvalsh of H + wd·I."""
+    cfg = tiny_config(
+        data__p=5,
+        model__d_embed=4,
+        train__dtype="float64",
+        train__max_steps=150,
+        train__eval_every=150,
+        data__frac_train=0.6,
+        probe__hessian_every=150,
+        probe__hessian_batch=0,
+        probe__hessian_iters=20000,
+        probe__hessian_tol=1e-14,
+        probe__hessian_l2=True,
+        probe__hessian_abs=True,
+        probe__hessian_w="all",
+    )
+    tr = Trainer(cfg)
+    rows = [ev.row for ev in tr if type(ev).__name__ == "EvalLogged"]
+    rest = [n for n, _ in tr.model.named_parameters() if n != "embedding.weight"]
+    for key, block in {"E": ["embedding.weight"], "Wall": rest}.items():
+        h = _dense_hessian(tr, block)
+        eig = torch.linalg.eigvalsh(h + cfg.optim.weight_decay * torch.eye(len(h), dtype=h.dtype))
+        got = rows[-1][f"hess_{key}_abs_l2"]
+        assert got == pytest.approx(float(eig[eig.abs().argmax()]), rel=1e-8), (key, eig[[0, -1]])

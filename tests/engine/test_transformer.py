@@ -8,10 +8,11 @@ import pytest
 import torch
 import torch.nn.functional as F
 
+from engine.adaptive import adaptive_ratio
 from engine.config import LAYERNORMS
 from engine.models import build_model, embedding_names, w_names
 from engine.models.transformer import Transformer
-from engine.optim import adaptive_ratio, build_optimizer
+from engine.optim import build_optimizer
 from engine.trainer import Trainer
 from tests.conftest import tiny_config
 
@@ -166,7 +167,7 @@ def test_e_and_w_names_and_the_embedding_group() -> None:
 def test_adaptive_ratio_takes_the_largest_sigma_over_q_k_v() -> None:
     cfg = tconfig(optim__ratio_max=1e6)
     model = build_model(cfg)
-    c, s_e, s_w = adaptive_ratio(model, cfg, f_e=0.5)
+    c, _, s_e, s_w = adaptive_ratio(model, cfg, f_e=0.5)
     params = dict(model.named_parameters())
     sig = [float(torch.linalg.svdvals(params[n].detach().double())[0]) for n in w_names(model, cfg)]
     assert s_w == pytest.approx(max(sig))

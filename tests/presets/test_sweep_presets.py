@@ -19,6 +19,13 @@ PAPER_SWEEPS = {
     "fig12_lr_batch": ("Figs. 12", 18),
     "sec43_init": ("§4.3", 9),
     "sampler_compare": ("eq. 10", 15),
+    "fig6_adaptive": ("Fig. 6", 80),  # adaptive once, adaptive recomputed, Adam, c = 10 × 4 ops × 5 seeds
+    "fig6_adaptive_mul": ("Fig. 6", 12),  # fig6_adaptive's mul cells, seeds 0-2
+    "fig2_long": ("Fig. 2", 12),
+    "skew_fixes_add": ("§4.2", 30),
+    "wd_init": ("eqs. 8-9", 27),
+    "fig12_lr_batch_starved": ("Figs. 12", 18),
+    "appb_update_ratio": ("App. B", 9),
 }
 
 
@@ -54,3 +61,27 @@ def test_paper_settings() -> None:
     assert parse_sweep(f6.sweep).arms["adamlr"]["optim.lr_ratio"] == 10.0
     f12 = parse_sweep(load_preset("fig12_lr_batch").sweep)
     assert f12.grid == {"optim.lr": [0.01, 0.005], "train.batch_size": [256, 512, 1024]}
+
+
+def test_issue24_presets() -> None:
+    """The abstract's adaptive c in both readings, the paper's Hessian, the runs the claims were missing."""
+    f6 = load_preset("fig6_adaptive")
+    arms = parse_sweep(f6.sweep).arms
+    assert arms["adaptive_once"] == {"optim.adaptive": True, "optim.adaptive_once": True}
+    assert arms["adaptive_every"]["optim.adaptive"] is True and "optim.adaptive_once" not in arms["adaptive_every"]
+    assert (arms["adam"]["optim.lr_ratio"], arms["c10"]["optim.lr_ratio"]) == (1.0, 10.0)
+    assert f6.config.optim.ratio_min < 1.0  # the formula is not clamped into plain Adam
+    assert (
+        parse_sweep(f6.sweep).grid["data.op"] == ["add", "sub", "mul", "div"] and len(parse_sweep(f6.sweep).seeds) == 5
+    )
+    assert load_preset("adamlr_adaptive_once_mul").config.optim.adaptive_once
+    assert not load_preset("adamlr_adaptive_mul").config.optim.adaptive_once
+    pc = load_preset("fig7_hessian").config.probe
+    assert (pc.hessian_l2, pc.hessian_abs, pc.hessian_w) == (True, True, "all")
+    assert load_preset("fig2_long").config.train.max_steps >= 40_000
+    starved = load_preset("fig12_lr_batch_starved")
+    assert starved.config.data.split == "skewed" and starved.config.data.skew_on == "both"
+    assert parse_sweep(starved.sweep).grid == parse_sweep(load_preset("fig12_lr_batch").sweep).grid
+    assert load_preset("skew_fixes_add").config.data.op == "add"
+    assert load_preset("appb_update_ratio").config.probe.update_every > 0
+    assert set(parse_sweep(load_preset("wd_init").sweep).grid) == {"optim.weight_decay", "model.embed_init_scale"}
