@@ -135,6 +135,8 @@ def run_measures(
         "G-U": G - U if G is not None and U is not None else None,
         "val_acc_at_C": at_c,
         "last_share": last_share(joins),
+        "never_rare": sum(r["rare"] == "1" and not r["join_step"] for r in joins) if joins else None,
+        "never_common": sum(r["rare"] != "1" and not r["join_step"] for r in joins) if joins else None,
         **ring_at_end(ring, keyfreq),
         "val_rare_at_G": at_g,
     }

@@ -29,6 +29,7 @@ TABLES: list[list[tuple[str, Any, Any]]] = [
     ],
     [
         ("rare among last k to join", "last_share", 2),
+        ("never joined, rare / other", ("never_rare", "never_common"), 1),
         ("membership at end, rare / other", ("mem_rare", "mem_common"), 2),
         ("ring radius at end, rare / other", ("rad_rare", "rad_common"), 2),
         ("phase error at end (°), rare / other", ("err_rare", "err_common"), 1),

@@ -60,6 +60,8 @@ def test_last_share_splits_a_tie_at_the_boundary() -> None:
     steps = ["100", "200", "300", "300", "300", ""]
     joins = [{"token": str(t), "rare": "1" if t >= 4 else "0", "join_step": s} for t, s in enumerate(steps)]
     assert last_share(joins) == pytest.approx((1 + 1 / 3) / 2)
+    got = run_measures(rows(97), 97, joins=joins)
+    assert (got["last_share"], got["never_rare"], got["never_common"]) == (last_share(joins), 1, 0)
     assert last_share([{"token": "0", "rare": "0", "join_step": "1"}]) is None
 
 
