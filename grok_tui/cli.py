@@ -11,6 +11,7 @@ import typer
 
 from grok_tui.commands import (
     bench,
+    circuit,
     doctor,
     export,
     figure,
@@ -33,7 +34,7 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
     add_completion=False,
 )
-for module in (run, tui, sweep, ls, show, plot, report, figure, export, presets, split, tokens, bench, doctor):
+for module in (run, tui, sweep, ls, show, plot, report, figure, export, presets, split, tokens, circuit, bench, doctor):
     module.register(app)
 
 
