@@ -136,8 +136,14 @@ def loss(data: RunData, axis: Axis) -> Plot:
 def curvature(data: RunData, axis: Axis) -> Plot:
     # λmax of the Hessian restricted to E and to W (Figs. 7, 9): train accuracy reaches 100% as
     # λmax(W) starts to fall, validation accuracy rises as λmax(E) falls; M and G mark those steps.
-    cols = [("hess_E", "E"), ("hess_W", "W"), ("hess_all", "θ")]
-    return _plot(data, "λmax (log y)", cols, axis, probe="hessian", y_log=True, markers=phase_markers(data))
+    # The probe's options name its columns (engine/probes/hessian.py): hess_E_abs_l2 is the paper's
+    # reading, hess_Wall covers every downstream weight; the curve shows whichever this run logged.
+    suffix = next((c[len("hess_E") :] for c in data.columns if c.startswith("hess_E")), "")
+    w = "Wall" if data.has(f"hess_Wall{suffix}") else "W"
+    w_label = "W (all)" if w == "Wall" else "W"
+    cols = [(f"hess_E{suffix}", "E"), (f"hess_{w}{suffix}", w_label), (f"hess_all{suffix}", "θ")]
+    title = "λmax (log y)" + {"": "", "_abs": " |λ|", "_l2": " +L2", "_abs_l2": " |λ| +L2"}.get(suffix, "")
+    return _plot(data, title, cols, axis, probe="hessian", y_log=True, markers=phase_markers(data))
 
 
 def ranks(data: RunData, axis: Axis) -> Plot:

@@ -8,7 +8,7 @@ import pytest
 
 from engine import data as D
 from engine.config import RunConfig, apply_overrides, from_dict
-from engine.events import RunStarted, TokensLogged
+from engine.events import EvalLogged, RunStarted, TokensLogged
 from engine.metrics import rare_set
 from grok_tui.charts import views
 from grok_tui.charts.blocks import render_bars
@@ -100,3 +100,23 @@ def test_render_plot_fits_its_box_and_mono_uses_glyphs() -> None:
 def test_render_bars_hatches_rare_under_no_color() -> None:
     text = render_bars("t", [10.0, 10.0, 2.0], 40, 8, mono=True, rare=[False, False, True]).plain
     assert "▒" in text or "░" in text
+
+
+@pytest.mark.parametrize(
+    ("columns", "title", "names"),
+    [
+        (("step", "hess_E", "hess_W"), "λmax (log y)", ["E", "W"]),
+        (("step", "hess_E_abs_l2", "hess_Wall_abs_l2"), "λmax (log y) |λ| +L2", ["E", "W (all)"]),
+    ],
+)
+def test_curvature_draws_the_hessian_columns_the_run_logged(columns, title, names) -> None:
+    # fig7_hessian's paper reading logs hess_E_abs_l2 and hess_Wall_abs_l2 (engine/probes/hessian.py)
+    run = RunData()
+    cfg = RunConfig().to_dict()
+    run.apply(RunStarted(cfg, "cpu", 1, 1, 99, (1,) * 99, 0, 100, columns))
+    for step in (0, 10, 20):
+        run.apply(EvalLogged(step, {"step": step, **{c: 1.0 + step for c in columns if c != "step"}}))
+    plot = views.curvature(run, views.Axis())
+    assert plot.title == title
+    assert [ln.label for ln in plot.lines] == names  # θ (hess_all) was not logged, so it is not drawn
+    assert all(len(ln.points) == 3 for ln in plot.lines)
