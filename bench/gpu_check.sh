@@ -11,8 +11,8 @@
 # (OUT defaults to ./gpu-check). Python: $PYTHON, else .venv/bin/python, else python3.
 # On a GPU box with its own python3 and CUDA torch but no package index, bring the tree with a
 # `wheels/` folder made by `make wheels` where an index is reachable; the script then installs
-# the project with `pip install --no-deps -e .` and its other dependencies from wheels/ only,
-# in a virtual environment that sees the box's own torch (.venv-gpu, --system-site-packages).
+# every dependency but torch from wheels/ only into .gpu-site, and runs the tree from PYTHONPATH
+# beside the box's own torch (see the install step below).
 set -u -o pipefail
 
 DEVICE=cuda
@@ -46,13 +46,18 @@ if ! deps_ok "$PY"; then
         echo "error: $PY cannot import the project's dependencies and there is no wheels/ folder (make wheels)" >&2
         exit 2
     fi
-    if [ ! -x .venv-gpu/bin/python ]; then
-        "$PY" -m venv --system-site-packages .venv-gpu || { echo "error: $PY -m venv failed" >&2; exit 2; }
-    fi
-    PY=.venv-gpu/bin/python
-    "$PY" -m pip install -q --no-index --find-links wheels wheels/*.whl \
-        && "$PY" -m pip install -q --no-index --find-links wheels --no-deps --no-build-isolation -e . \
+    # Beside the box's interpreter, not in a venv of it: where that python3 is itself a virtual
+    # environment (as on the H200 this was first run on), `venv --system-site-packages` would see
+    # the base interpreter's packages and not the box's torch. So the wheels go into .gpu-site on
+    # PYTHONPATH; numpy only where the box has none; the presets through a grok_presets link.
+    SITE="$PWD/.gpu-site"
+    WHEELS=$(ls wheels/*.whl | grep -v -e '/setuptools-')
+    "$PY" -c "import numpy" 2>/dev/null && WHEELS=$(echo "$WHEELS" | grep -v -e '/numpy-')
+    # shellcheck disable=SC2086
+    "$PY" -m pip install -q --no-index --no-deps --no-compile --upgrade --target "$SITE" $WHEELS \
         || { echo "error: installing from wheels/ failed" >&2; exit 2; }
+    mkdir -p "$SITE/.presets" && ln -sfn "$PWD/presets" "$SITE/.presets/grok_presets"
+    export PYTHONPATH="$SITE:$SITE/.presets:$PWD${PYTHONPATH:+:$PYTHONPATH}"
     deps_ok "$PY" || { echo "error: still cannot import the dependencies after installing from wheels/" >&2; exit 2; }
 fi
 
