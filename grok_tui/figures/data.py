@@ -95,8 +95,9 @@ def cell_label(group: Group, m: Member, drop: tuple[str, ...] = ()) -> str:
 def group_curves(group: Group, metric: str, x: str = "step") -> list[Curve]:
     """Per arm × grid cell: `metric`'s mean over seeds and its 95% bootstrap interval at each evaluation.
 
-    Members that have not logged `metric` (or not yet run) are left out; a seed that stopped early
-    (patience) counts up to its last evaluation.
+    Members that have not logged `metric` (or not yet run) are left out. A seed that ended early (it
+    stopped on patience once it held the target) keeps its last value to the end of the axis, so the
+    mean does not drop where the fast seeds stop and only the slow ones are left.
     """
     dirs = member_dirs(group)
     cells: dict[tuple, list[Member]] = {}
@@ -121,7 +122,10 @@ def group_curves(group: Group, metric: str, x: str = "step") -> list[Curve]:
         if not curves:
             continue
         steps = sorted(xs_of)
-        a = np.array([[c.get(s, math.nan) for c in curves] for s in steps])  # (steps, seeds)
+        ends = [max(c) for c in curves]
+        a = np.array(
+            [[c.get(s, c[e] if s > e else math.nan) for c, e in zip(curves, ends, strict=True)] for s in steps]
+        )  # (steps, seeds), each seed's last value held past its end
         mean, lo, hi = mean_ci_rows(a)
         out.append(
             Curve(

@@ -13,6 +13,7 @@ from engine.sweep.spec import Member
 from engine.sweep.stats import mean_ci
 from grok_tui.figures import style
 from grok_tui.figures.claims import CLAIMS, claim_panels, paper_groups
+from grok_tui.figures.data import group_curves
 from grok_tui.figures.draw import draw, save
 from grok_tui.figures.panels import panels_for
 from tests.conftest import tiny_config
@@ -199,3 +200,16 @@ def test_claim_fig11_skips_members_still_running(tmp_path: Path) -> None:
     (p,) = panels
     assert p.title == "add (seed 1, step 100)"
     assert p.curves[0].y.index(max(p.curves[0].y)) == 3  # k = 4, seed 1's peak
+
+
+def test_a_seed_that_stopped_early_holds_its_last_value(tmp_path: Path) -> None:
+    # patience ends a seed once it holds the target; the mean must not drop where it stops
+    g = fake_group(tmp_path, ARMS, _curve, STEPS)
+    m0 = next(m for m in g.members if m.arm == "adam" and m.seed == 0)
+    f = g.member_dir(m0) / "metrics.csv"
+    f.write_text("".join(f.read_text().splitlines(True)[:4]))  # header + steps 10, 20, 40
+    (curve,) = [c for c in group_curves(g, "val_acc") if c.label == "adam"]
+    for i, step in enumerate(STEPS):
+        seeds = [min(1.0, 0.1 * min(i, 2) + 0.0)] + [min(1.0, 0.1 * i + 0.07 * s) for s in (1, 2)]
+        assert curve.y[i] == pytest.approx(mean_ci(seeds)[0]), step
+    assert curve.n == 3
