@@ -10,10 +10,12 @@ match (`why_not_batched`).
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Generator
 from typing import Any
 
-from engine.config import RunConfig
+from engine.config import DataConfig, RunConfig
+from engine.data import make_split
 from engine.events import Event
 from engine.loop import TrainLoop
 from engine.probes import ProbeSet
@@ -33,6 +35,13 @@ FREE_KEYS = {
 FREE_TOP = {"preset", "description"}
 
 
+@functools.lru_cache(maxsize=4096)
+def split_sizes(data: DataConfig, seed: int) -> tuple[int, int]:
+    """(train, test) pair counts of this split, as make_split draws it (numpy only, no tensors)."""
+    split = make_split(data, seed)
+    return len(split.train), len(split.test)
+
+
 def why_not_batched(cfgs: list[RunConfig]) -> str | None:
     """None if the configs can train as one batched model, else the reason."""
     if not cfgs:
@@ -42,8 +51,12 @@ def why_not_batched(cfgs: list[RunConfig]) -> str | None:
         return f"model.kind {c0.model.kind} is not batched"
     if c0.optim.grokfast_alpha > 0 or c0.optim.grokfast_lambda > 0 or c0.optim.orthogonal:
         return "gradient filters are not batched"
-    if len({c.data.op == "div" for c in cfgs}) > 1:  # whichever member comes first
-        return "div has p(p-1) pairs, the other ops p²"
+    # One model stacks the members' train and test sets, so they must be the same sizes: asked of the
+    # splits themselves, not of the ops (div has p(p-1) pairs, the others p²; a split of another kind
+    # or fraction differs too), whichever member comes first.
+    sizes = {split_sizes(c.data, c.train.seed) for c in cfgs}
+    if len(sizes) > 1:
+        return "members' train or test sets differ in size: " + ", ".join(f"{a}/{b}" for a, b in sorted(sizes))
 
     def shape(c: RunConfig) -> dict[str, Any]:
         d = c.to_dict()
