@@ -8,6 +8,7 @@ import pytest
 import torch
 from torch.func import functional_call
 
+from engine.config import RunConfig
 from engine.probes.hessian import largest_eigenvalue, power_iteration
 from engine.trainer import Trainer
 from tests.conftest import tiny_config
@@ -79,9 +80,10 @@ def _dense_hessian(tr: Trainer, names: list[str]) -> torch.Tensor:
     return torch.func.hessian(loss)(flat)
 
 
-def test_lambda_max_matches_dense_hessian() -> None:
-    """p=5, d_embed=4, float64: power iteration against eigvalsh for the E block, the W block and all of θ."""
-    cfg = tiny_config(
+def _dense_config(**over: object) -> RunConfig:
+    """p=5, d_embed=4, float64, trained 150 steps: small enough for a dense Hessian; the probe on the
+    whole training set (no probe batch), iterated to 1e-14."""
+    return tiny_config(
         data__p=5,
         model__d_embed=4,
         train__dtype="float64",
@@ -89,11 +91,16 @@ def test_lambda_max_matches_dense_hessian() -> None:
         train__eval_every=150,
         data__frac_train=0.6,
         probe__hessian_every=150,
-        probe__hessian_all=True,
         probe__hessian_batch=0,
         probe__hessian_iters=20000,
         probe__hessian_tol=1e-14,
+        **over,
     )
+
+
+def test_lambda_max_matches_dense_hessian() -> None:
+    """p=5, d_embed=4, float64: power iteration against eigvalsh for the E block, the W block and all of θ."""
+    cfg = _dense_config(probe__hessian_all=True)
     tr = Trainer(cfg)
     rows = [ev.row for ev in tr if type(ev).__name__ == "EvalLogged"]
     names = {"E": ["embedding.weight"], "W": ["first_layer.weight"], "all": [n for n, _ in tr.model.named_parameters()]}
@@ -208,21 +215,7 @@ def test_the_options_change_the_number() -> None:
 
 def test_paper_options_match_dense_hessian_of_the_mlp() -> None:
     """The MLP (p=5, float64): hess_E_abs_l2 and hess_Wall_abs_l2 against eigvalsh of H + wd·I."""
-    cfg = tiny_config(
-        data__p=5,
-        model__d_embed=4,
-        train__dtype="float64",
-        train__max_steps=150,
-        train__eval_every=150,
-        data__frac_train=0.6,
-        probe__hessian_every=150,
-        probe__hessian_batch=0,
-        probe__hessian_iters=20000,
-        probe__hessian_tol=1e-14,
-        probe__hessian_l2=True,
-        probe__hessian_abs=True,
-        probe__hessian_w="all",
-    )
+    cfg = _dense_config(probe__hessian_l2=True, probe__hessian_abs=True, probe__hessian_w="all")
     tr = Trainer(cfg)
     rows = [ev.row for ev in tr if type(ev).__name__ == "EvalLogged"]
     rest = [n for n, _ in tr.model.named_parameters() if n != "embedding.weight"]
