@@ -1,86 +1,146 @@
 """Each member of a (batched) sweep against a solo run of the same config and seed on the same device.
 
-    python bench/gpu_compare.py GROUP_DIR [--atol-acc 0.01] [--rtol-loss 1e-3]
+    python bench/gpu_compare.py GROUP_DIR [--early 10] [--rtol-loss 1e-4] [--no-outcomes]
 
-On a GPU, `grok sweep` trains members that share shapes as one batched model (engine/sweep/batched.py);
-this reruns every member alone with `engine.run.Run` and compares the metrics rows they share. The
-batched and the solo model reduce in a different order, so the curves agree to float tolerance,
-not bit for bit; the table says how far apart they are. Exit code 1 when a member is out of tolerance.
+On a GPU, `grok sweep` trains members that share shapes as one batched model (engine/sweep/batched.py).
+The batched and the solo model reduce in a different order, so they part at float rounding (about
+1e-7 relative), and training amplifies that: on adamlr_mul (lr 1e-3, c = 10) a member and its solo
+run are 8e-7 apart in train loss at step 50, 2.5e-4 at step 100 and 0.2 at step 200 on the CPU
+(bench/gpu_divergence.py measures it, on any device and in float64 too); on fig6_optimizers some
+members pass 1e-4 by step 50 (one likely route: Adam's m/√v turns a rounding-sized gradient
+    into a full-size step).
+A whole-run comparison row by row therefore cannot pass, bug or no bug. This check has two parts:
+
+1. **Early, pass/fail**: every batch the sweep would form is trained again as one model for
+   `--early` steps, evaluated at every step, beside each member alone; every row must agree within
+   `--rtol-loss` in loss and `--atol-acc` in accuracy. A wrong lr, split, seed, c or weight decay in
+   the batched path shows from the first step on, at 1e-3 and more; rounding is near 1e-7 there.
+2. **Outcomes, reported**: each member's own sweep rows against a whole solo rerun: steps to 95%
+   val accuracy and the final val accuracy, paired over members (mean difference and its bootstrap
+   95% interval, engine/sweep/stats.py). Batched and solo runs are two draws of the rounding; the
+   interval says whether batching moves the outcome, not whether the curves coincide.
+
+Exit code 1 when the early check fails.
 """
 
 from __future__ import annotations
 
 import argparse
-import math
+import dataclasses
 import sys
 import tempfile
 from pathlib import Path
 
+from engine.config import RunConfig, apply_overrides
+from engine.events import EvalLogged
+from engine.many import train_many, why_not_batched
 from engine.run import Run
 from engine.rundir import read_config, read_metrics
 from engine.sweep.spec import Group
+from engine.sweep.stats import paired
+from engine.trainer import Trainer
 
-ACC = ("train_acc", "val_acc")
-LOSS = ("train_loss", "val_loss")
-
-
-def solo(run_dir: Path, scratch: Path) -> Path:
-    """Train the member's own config.json again, alone; returns the new run directory."""
-    run = Run(read_config(run_dir), scratch)
-    for _ in run.events():
-        pass
-    return run.dir
+Rows = dict[int, dict[str, float]]
 
 
-def deviation(a: list[dict[str, float]], b: list[dict[str, float]]) -> tuple[float, float, int]:
-    """Max |Δ accuracy|, max relative Δ loss over the steps both logged, and how many steps that is."""
-    bs = {int(r["step"]): r for r in b}
-    d_acc = d_loss = 0.0
-    n = 0
-    for r in a:
-        s = bs.get(int(r["step"]))
-        if s is None:
-            continue
-        n += 1
-        for c in ACC:
-            d_acc = max(d_acc, abs(r[c] - s[c]))
-        for c in LOSS:
-            if math.isfinite(r[c]) and math.isfinite(s[c]):
-                d_loss = max(d_loss, abs(r[c] - s[c]) / max(abs(s[c]), 1e-12))
-    return d_acc, d_loss, n
+def batches(cfgs: list[RunConfig], size: int = 32) -> list[list[int]]:
+    """Member indices grouped the way the batched backend groups them (greedy, shapes must match)."""
+    out: list[list[int]] = []
+    for i, c in enumerate(cfgs):
+        for b in out:
+            if len(b) < size and why_not_batched([cfgs[b[0]], c]) is None:
+                b.append(i)
+                break
+        else:
+            out.append([i])
+    return out
+
+
+def early_rows(cfgs: list[RunConfig]) -> tuple[list[Rows], list[Rows]]:
+    """(batched, solo) evaluation rows of each config."""
+    many: list[Rows] = [{} for _ in cfgs]
+    if len(cfgs) > 1:
+        for i, ev in train_many(cfgs):
+            if isinstance(ev, EvalLogged):
+                many[i][ev.step] = ev.row
+    solo = [{ev.step: ev.row for ev in Trainer(c) if isinstance(ev, EvalLogged)} for c in cfgs]
+    return (many if len(cfgs) > 1 else solo), solo
+
+
+def gap(a: Rows, b: Rows) -> tuple[float, float, bool]:
+    """Max relative Δ loss, max |Δ accuracy|, and whether the rows' steps match."""
+    d_loss = d_acc = 0.0
+    for s in set(a) & set(b):
+        for c in ("train_loss", "val_loss"):
+            d_loss = max(d_loss, abs(a[s][c] - b[s][c]) / max(abs(b[s][c]), 1e-12))
+        for c in ("train_acc", "val_acc"):
+            d_acc = max(d_acc, abs(a[s][c] - b[s][c]))
+    return d_loss, d_acc, set(a) == set(b)
+
+
+def grokked(rows: list[dict[str, float]], level: float = 0.95) -> float:
+    """First logged step with val accuracy >= level; the last step + 1 when none."""
+    hit = next((r["step"] for r in rows if r["val_acc"] >= level), None)
+    return float(hit) if hit is not None else float(rows[-1]["step"] + 1)
 
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("group")
-    ap.add_argument("--atol-acc", type=float, default=0.01, help="largest |Δ| in train/val accuracy")
-    ap.add_argument("--rtol-loss", type=float, default=1e-3, help="largest relative Δ in train/val loss")
+    ap.add_argument("--early", type=int, default=10, help="steps of the tight, pass/fail comparison")
+    ap.add_argument("--rtol-loss", type=float, default=1e-4, help="largest relative Δ loss in the early rows")
+    ap.add_argument("--atol-acc", type=float, default=1e-3, help="largest |Δ accuracy| in the early rows")
+    ap.add_argument("--no-outcomes", action="store_true", help="skip the whole solo reruns")
     args = ap.parse_args()
     g = Group.open(args.group)
-    worst_acc = worst_loss = 0.0
-    bad = compared = 0
+    dirs = [g.member_dir(m) for m in g.members]
+    cfgs = [read_config(d) for d in dirs]
+    short = [
+        apply_overrides(c, {"train.max_steps": args.early, "train.eval_every": 1, "train.patience": 0}) for c in cfgs
+    ]
+    bad = 0
+    worst_loss = worst_acc = 0.0
+    for b in batches(short):
+        many, solo = early_rows([short[i] for i in b])
+        for i, a, s in zip(b, many, solo, strict=True):
+            d_loss, d_acc, same = gap(a, s)
+            ok = same and d_loss <= args.rtol_loss and d_acc <= args.atol_acc
+            bad += not ok
+            worst_loss, worst_acc = max(worst_loss, d_loss), max(worst_acc, d_acc)
+            print(
+                f"early {g.members[i].id} {g.members[i].label():<28} batch of {len(b):>2}  "
+                f"max relΔloss {d_loss:.1e}  max|Δacc| {d_acc:.1e}  {'ok' if ok else 'OUT OF TOLERANCE'}"
+            )
+    print(
+        f"early check, {len(cfgs)} members over {args.early} steps: max relΔloss {worst_loss:.1e} "
+        f"(tol {args.rtol_loss:g}), max |Δacc| {worst_acc:.1e} (tol {args.atol_acc:g}): "
+        + ("PASS" if bad == 0 else f"FAIL ({bad} member(s))")
+    )
+    if args.no_outcomes:
+        return 0 if bad == 0 else 1
+    sweep_g, solo_g, sweep_f, solo_f = [], [], [], []
     with tempfile.TemporaryDirectory(prefix="solo-") as tmp:
-        for m in g.members:
-            d = g.member_dir(m)
+        for d, c in zip(dirs, cfgs, strict=True):
             rows = read_metrics(d) if (d / "metrics.csv").exists() else []
             if not rows:
-                print(f"{m.id} {m.label():<24} no metrics: not run")
-                bad += 1
                 continue
-            other = read_metrics(solo(d, Path(tmp)))
-            d_acc, d_loss, n = deviation(rows, other)
-            ok = d_acc <= args.atol_acc and d_loss <= args.rtol_loss and n == len(rows) == len(other)
-            bad += not ok
-            compared += 1
-            worst_acc, worst_loss = max(worst_acc, d_acc), max(worst_loss, d_loss)
-            print(
-                f"{m.id} {m.label():<24} {n:>3} evals  max|Δacc| {d_acc:.2e}  max relΔloss {d_loss:.2e}"
-                f"  sweep {len(rows)} rows, solo {len(other)}  {'ok' if ok else 'OUT OF TOLERANCE'}"
-            )
-    verdict = "PASS" if bad == 0 else f"FAIL ({bad} member(s))"
+            run = Run(dataclasses.replace(c), Path(tmp))
+            for _ in run.events():
+                pass
+            other = read_metrics(run.dir)
+            sweep_g.append(grokked(rows))
+            solo_g.append(grokked(other))
+            sweep_f.append(rows[-1]["val_acc"])
+            solo_f.append(other[-1]["val_acc"])
+    if not sweep_g:
+        print("outcomes: no member has metrics")
+        return 1
+    pg, pf = paired(sweep_g, solo_g), paired(sweep_f, solo_f)
+    same = sum(a == b for a, b in zip(sweep_g, solo_g, strict=True))
     print(
-        f"members {compared}/{len(g.members)} compared: max|Δacc| {worst_acc:.2e} (tol {args.atol_acc:g}), "
-        f"max relΔloss {worst_loss:.2e} (tol {args.rtol_loss:g}): {verdict}"
+        f"outcomes, {pg['n']} members, sweep minus solo: steps to 95% val {pg['diff_mean']:+.0f} "
+        f"[{pg['lo']:+.0f}, {pg['hi']:+.0f}] (equal in {same}), final val acc {pf['diff_mean']:+.3f} "
+        f"[{pf['lo']:+.3f}, {pf['hi']:+.3f}]"
     )
     return 0 if bad == 0 else 1
 
