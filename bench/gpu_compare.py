@@ -7,9 +7,8 @@ The batched and the solo model reduce in a different order, so they part at floa
 1e-7 relative), and training amplifies that: on adamlr_mul (lr 1e-3, c = 10) a member and its solo
 run are 8e-7 apart in train loss at step 50, 2.5e-4 at step 100 and 0.2 at step 200 on the CPU
 (bench/gpu_divergence.py measures it, on any device and in float64 too); on fig6_optimizers some
-members pass 1e-4 by step 50 (one likely route: Adam's m/√v turns a rounding-sized gradient
-    into a full-size step).
-A whole-run comparison row by row therefore cannot pass, bug or no bug. This check has two parts:
+members pass 1e-4 by step 50 (one likely route: Adam's m/√v turns a rounding-sized gradient into
+a full-size step). A whole-run comparison row by row therefore cannot pass, bug or no bug. This check has two parts:
 
 1. **Early, pass/fail**: every batch the sweep would form is trained again as one model for
    `--early` steps, evaluated at every step, beside each member alone; every row must agree within
