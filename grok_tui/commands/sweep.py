@@ -13,25 +13,25 @@ from grok_tui.commands.signals import StopSignals, say
 from grok_tui.errors import fail, user_errors
 
 if TYPE_CHECKING:
-    from engine.sweep.spec import Group
+    from engine.config import RunConfig
+    from engine.sweep.spec import Group, Member, SweepSpec
 
 
-def new_group(
+def plan_group(
     preset: str | None,
     config: str | None,
     sets: list[str],
     seeds: int | None,
     steps: int | None,
-    out: str,
     device: str | None = None,
-) -> Group:
-    """Expand the preset's [sweep] table and create the group directory; every member is checked first."""
+) -> tuple[str, RunConfig, SweepSpec, list[Member]]:
+    """Expand the preset's [sweep] table with the command's options; every member is checked, nothing is made."""
     import dataclasses
     from pathlib import Path
 
     from engine.config import ConfigError, apply_overrides, parse_set
     from engine.presets import load_file, load_preset
-    from engine.sweep.spec import Group, check_sets, expand, parse_sweep
+    from engine.sweep.spec import check_sets, expand, parse_sweep
 
     if preset and config:
         raise ConfigError("give either --preset or --config, not both")
@@ -54,7 +54,23 @@ def new_group(
     check_sets(spec, over)
     base = apply_overrides(p.config, over)
     members = expand(base, spec, where)
-    return Group.create(out, p.name, base, spec, [m for m, _ in members])
+    return p.name, base, spec, [m for m, _ in members]
+
+
+def new_group(
+    preset: str | None,
+    config: str | None,
+    sets: list[str],
+    seeds: int | None,
+    steps: int | None,
+    out: str,
+    device: str | None = None,
+) -> Group:
+    """Expand the preset's [sweep] table and create the group directory; every member is checked first."""
+    from engine.sweep.spec import Group
+
+    name, base, spec, members = plan_group(preset, config, sets, seeds, steps, device)
+    return Group.create(out, name, base, spec, members)
 
 
 def register(app: typer.Typer) -> None:
@@ -75,7 +91,8 @@ def register(app: typer.Typer) -> None:
         out: o.Out = "runs",
         out_short: o.OutShort = None,
         resume: Annotated[
-            str | None, typer.Option("--resume", help="Run what is missing or unfinished in GROUP_DIR.")
+            str | None,
+            typer.Option("--resume", help="Run what is missing or unfinished in GROUP_DIR (or a paper directory)."),
         ] = None,
         quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress output.")] = False,
         plan_only: Annotated[
@@ -84,10 +101,12 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Run a sweep preset's grid over several seeds in parallel, then print its report.
 
-        `--preset paper` runs every claim's sweep in turn (`--plan` lists them with their budget)."""
+        `--preset paper` runs every claim's sweep in turn into one paper directory (`--plan` lists them
+        with their budget); `--resume PAPER_DIR` goes on where it stopped."""
         from engine.config import ConfigError
         from engine.paper import PAPER
         from engine.sweep.spec import Group
+        from grok_tui.commands.sweep_paper import resume_paper, run_paper
 
         if backend not in ("local", "ray"):
             raise ConfigError(f"--backend must be local or ray (got {backend!r})")
@@ -113,6 +132,10 @@ def register(app: typer.Typer) -> None:
         if resume:
             if preset or config or set_ or seeds is not None or steps is not None or device is not None:
                 fail("--resume runs a group with its own grid; drop --preset/--config/--set/--seeds/--steps/--device")
+            from engine.rundir import is_paper_dir
+
+            if is_paper_dir(resume):
+                raise typer.Exit(resume_paper(resume, workers, backend, address, quiet))
             group = Group.open(resume)
         else:
             group = new_group(preset, config, set_ or [], seeds, steps, o.out_dir(out, out_short), device)
@@ -133,38 +156,6 @@ def plan_table(names: tuple[str, ...] | None) -> str:
         f"{sum(known):.0f} min summed over the {len(known)} of {len(rows)} presets that record one"
     )
     return "\n".join(lines)
-
-
-def run_paper(
-    sets: list[str],
-    seeds: int | None,
-    steps: int | None,
-    out: str,
-    device: str | None,
-    workers: int,
-    backend: str,
-    address: str | None,
-    quiet: bool,
-) -> int:
-    """Every sweep of the paper in turn; stops at an interrupt, goes on past a failed member."""
-    import time
-
-    from engine.paper import PAPER_SWEEPS
-
-    done: list[tuple[str, str, float, int]] = []
-    worst = 0
-    for name, claim in PAPER_SWEEPS:
-        say(f"\n=== claim {claim}: grok sweep --preset {name}")
-        t0 = time.perf_counter()
-        group = new_group(name, None, sets, seeds, steps, out, device)
-        code = execute(group, workers, backend, address, quiet)
-        done.append((name, str(group.dir), time.perf_counter() - t0, code))
-        worst = max(worst, code)
-        if code >= 128:  # interrupted: the rest is not started
-            break
-    say("\npaper: " + ", ".join(f"{n} {t / 60:.1f} min{'' if c == 0 else f' (exit {c})'}" for n, _, t, c in done))
-    say(f"paper: {sum(t for _, _, t, _ in done) / 60:.1f} min for {len(done)} of {len(PAPER_SWEEPS)} sweeps")
-    return worst
 
 
 def execute(group: Group, workers: int, backend: str, address: str | None, quiet: bool) -> int:
