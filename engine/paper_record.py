@@ -135,7 +135,8 @@ class Paper:
 
     @property
     def options(self) -> dict[str, Any]:
-        return dict(self.doc["options"])
+        """The options every group of the paper is made with (`grok sweep --set/--seeds/--steps/--device`)."""
+        return {"sets": [], "seeds": None, "steps": None, "device": None, **self.doc["options"]}
 
     def set_group(self, i: int, group_dir: Path) -> None:
         self.doc["sweeps"][i]["group"] = group_dir.name
@@ -182,8 +183,19 @@ class SweepFigures:
 
     @property
     def busy(self) -> float | None:
-        """The share of the cores kept busy: CPU s / (wall s × cores)."""
-        return self.cpu_s / self.core_s if self.core_s > 0 else None
+        return busy_share(self.cpu_s, self.core_s)
+
+
+def busy_share(cpu_s: float, core_s: float) -> float | None:
+    """The share of the cores kept busy: CPU s / (wall s × cores), `core_s` being Σ wall s × cores."""
+    return cpu_s / core_s if core_s > 0 else None
+
+
+def segment_text(seg: dict[str, Any]) -> str:
+    """`0.8 min, 19 CPU s, 20% of 2 cores busy`: one closed segment of the record."""
+    busy = busy_share(float(seg["cpu_s"]), float(seg["wall_s"]) * int(seg["cores"]))
+    share = f"{busy:.0%}" if busy is not None else "-"
+    return f"{_span(float(seg['wall_s']))}, {float(seg['cpu_s']):,.0f} CPU s, {share} of {seg['cores']} cores busy"
 
 
 def sweep_figures(s: PaperSweep) -> SweepFigures:
@@ -253,7 +265,7 @@ def render(paper: Paper, running: bool = False) -> str:
         cores = sorted({int(g["cores"]) for g in segs})
         lines.append(
             f"  cores kept busy: {cpu:,.0f} CPU s / {core_s:,.0f} core-s (wall × {'/'.join(map(str, cores))} cores) "
-            f"= {cpu / core_s:.0%}"
+            f"= {busy_share(cpu, core_s):.0%}"
         )
     commits = sorted({str(g.get("commit", "")) for s in paper.sweeps for g in s.segments})
     if commits:

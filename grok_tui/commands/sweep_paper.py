@@ -29,7 +29,7 @@ def run_paper(
     """Check every sweep of the paper with these options, make the paper directory and run it."""
     from engine import paper as paper_list
     from engine.paper_record import Paper
-    from grok_tui.commands.sweep import plan_group
+    from grok_tui.commands.sweep_group import plan_group
 
     sweeps = paper_list.PAPER_SWEEPS
     for name, _ in sweeps:  # a bad --set or --steps fails here, before any directory is made
@@ -52,11 +52,11 @@ def resume_paper(path: str, workers: int, backend: str, address: str | None, qui
 
 def run_sweeps(paper: Paper, workers: int, backend: str, address: str | None, quiet: bool) -> int:
     """Each sweep not ended yet, in the record's order, as one segment each; stops at an interrupt."""
-    from engine.paper_record import render, source_commit
+    from engine.paper_record import render, segment_text, source_commit
     from engine.rundir import RunLock
     from engine.sweep.pool import default_workers
     from engine.sweep.spec import Group
-    from grok_tui.commands.sweep import execute, new_group
+    from grok_tui.commands.sweep_group import execute, new_group
 
     commit = source_commit()
     opts = paper.options
@@ -81,16 +81,15 @@ def run_sweeps(paper: Paper, workers: int, backend: str, address: str | None, qu
                         s.preset, None, opts["sets"], opts["seeds"], opts["steps"], str(paper.dir), opts["device"]
                     )
                     paper.set_group(i, group.dir)
-                code = between.exit_code() if between.caught else execute(group, workers, backend, address, quiet)
+                code = (
+                    between.exit_code()
+                    if between.caught
+                    else execute(group, workers, backend, address, quiet, str(paper.dir))
+                )
             finally:  # an error (a full disk, a corrupt group) leaves the segment interrupted, its times kept
                 status = "ended" if code is not None and code < 128 else "interrupted"
                 seg = paper.end(i, meter, status, code)
-            say(
-                f"paper: {s.preset} {status} after {seg['wall_s'] / 60:.1f} min, {seg['cpu_s']:,.0f} CPU s, "
-                f"{seg['cpu_s'] / (seg['wall_s'] * seg['cores']):.0%} of {seg['cores']} cores busy"
-                if seg["wall_s"]
-                else f"paper: {s.preset} {status}"
-            )
+            say(f"paper: {s.preset} {status}, {segment_text(seg)}")
             assert code is not None  # an error left through the finally above
             worst = max(worst, code)
             if code >= 128:
@@ -98,7 +97,7 @@ def run_sweeps(paper: Paper, workers: int, backend: str, address: str | None, qu
                 break
     say("")
     say(render(paper))
-    if interrupted or between.caught:
+    if interrupted or any(s.status != "ended" for s in paper.sweeps):
         say(f"interrupted: `grok sweep --resume {paper.dir}` runs what is missing")
         return worst if worst >= 128 else between.exit_code()
     return worst

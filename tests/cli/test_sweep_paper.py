@@ -73,7 +73,7 @@ def test_paper_dir_holds_each_group_and_the_record(tiny_paper: Path) -> None:
 def test_interrupt_between_groups_then_resume_runs_only_what_is_missing(
     tiny_paper: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import grok_tui.commands.sweep as sweep_cmd
+    import grok_tui.commands.sweep_group as sweep_cmd
 
     made = []
     real_new_group = sweep_cmd.new_group
