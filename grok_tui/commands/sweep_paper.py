@@ -28,12 +28,16 @@ def run_paper(
 ) -> int:
     """Check every sweep of the paper with these options, make the paper directory and run it."""
     from engine import paper as paper_list
+    from engine.config import ConfigError
     from engine.paper_record import Paper
     from grok_tui.commands.sweep_group import plan_group
 
     sweeps = paper_list.PAPER_SWEEPS
     for name, _ in sweeps:  # a bad --set or --steps fails here, before any directory is made
-        plan_group(name, None, sets, seeds, steps, device)
+        try:
+            plan_group(name, None, sets, seeds, steps, device)
+        except ConfigError as e:
+            raise ConfigError(f"--preset paper: sweep {name}: {e}") from None
     options = {"sets": list(sets), "seeds": seeds, "steps": steps, "device": device}
     paper = Paper.create(out, sweeps, options)
     say(f"paper {paper.dir}: {len(sweeps)} sweeps; `grok sweep --resume {paper.dir}` continues it if stopped")

@@ -179,3 +179,45 @@ def test_report_of_a_paper_dir_gives_each_groups_busy_share(tmp_path: Path) -> N
     assert "1 of 2 sweeps ended; real wall time 2.5 min, the sum of 2 segment(s)" in r.stdout
     assert "first start to last end 60.8 min: the 58.3 min between segments" in r.stdout  # 3,650 s, 150 run
     assert "= 80%" in r.stdout and "commit: abc" in r.stdout
+
+
+def test_a_killed_segment_is_shown_and_not_counted(tiny_paper: Path) -> None:
+    """A process killed with SIGKILL leaves its sweep `running` and its segment without an end."""
+    from engine.rundir import write_paper_doc
+
+    assert run_paper(tiny_paper) == 0
+    d = the_paper_dir(tiny_paper)
+    doc = record(d)
+    seg = doc["sweeps"][1]["segments"][0]
+    seg.update(end=None, wall_s=None, cpu_s=None, cpu_self_s=None, cpu_workers_s=None, exit=None)
+    doc["sweeps"][1]["status"] = "running"
+    write_paper_doc(d, doc)
+    r = grok("report", str(d))
+    assert r.returncode == 0, r.stderr
+    assert [ln.split()[1] for ln in r.stdout.splitlines() if ln.startswith("tiny_")] == ["ended", "killed"]
+    assert "1 segment(s) have no end (their process was killed): not counted" in r.stdout
+    assert "the sum of 1 segment(s)" in r.stdout
+
+    r = grok("sweep", "--resume", str(d), "--quiet")
+    assert r.returncode == 0, r.stderr
+    assert "0 of 2 members to train" in r.stdout  # its members had ended: nothing is trained again
+    assert [(s["status"], len(s["segments"])) for s in record(d)["sweeps"]] == [("ended", 1), ("ended", 2)]
+    assert "the sum of 2 segment(s)" in r.stdout and "1 segment(s) have no end" in r.stdout
+
+
+def test_a_paper_in_use_is_refused(tmp_path: Path) -> None:
+    from engine.rundir import RunLock
+
+    (tmp_path / "paper.json").write_text(json.dumps(valid_record()))
+    with RunLock(tmp_path):
+        assert_user_error(grok("sweep", "--resume", str(tmp_path)), f"{tmp_path} is in use by pid {os.getpid()}")
+    assert record(tmp_path) == valid_record()
+
+
+def test_a_bad_option_for_one_sweep_names_it_before_anything_is_made(tiny_paper: Path) -> None:
+    from engine.config import ConfigError
+    from grok_tui.commands.sweep_paper import run_paper as run
+
+    with pytest.raises(ConfigError, match=r"^--preset paper: sweep tiny_a: --set data.op: this key is swept"):
+        run(["data.op=mul"], 1, 20, str(tiny_paper), None, 1, "local", None, True)
+    assert not tiny_paper.exists()
