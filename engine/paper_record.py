@@ -26,7 +26,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from engine.rundir import new_paper_dir, read_paper_doc, versions, write_paper_doc
+from engine.config import ConfigError
+from engine.rundir import new_paper_dir, read_paper_doc, read_results, versions, write_paper_doc
 from engine.schema import PAPER_FORMAT
 
 ROOT = Path(__file__).resolve().parent.parent  # the source tree, when it is a git checkout
@@ -228,6 +229,14 @@ def _span(seconds: float) -> str:
     return f"{seconds / 3600:.2f} h"
 
 
+def _has_failed(group_dir: Path) -> bool:
+    """A member of the group is recorded failed in its results.csv (an unreadable one says nothing here)."""
+    try:
+        return any(r.get("status") == "failed" for r in read_results(group_dir))
+    except ConfigError:
+        return False
+
+
 def render(paper: Paper, running: bool = False) -> str:
     """The record as text: per sweep its wall time, CPU seconds and busy share; then the totals.
 
@@ -275,4 +284,9 @@ def render(paper: Paper, running: bool = False) -> str:
         lines.append(f"  {unended} segment(s) have no end (their process was killed): not counted")
     if any(r.ray for r in rows):
         lines.append("  ray segments count the sweep process's CPU only (ray workers are not its children)")
+    for s in paper.sweeps:  # the paper's resume skips an ended sweep; its failed members wait for the group's
+        if s.status == "ended" and s.group and _has_failed(paper.dir / s.group):
+            lines.append(
+                f"  {s.preset} ended with failed members: `grok sweep --resume {paper.dir / s.group}` runs them again"
+            )
     return "\n".join(lines) + "\n"

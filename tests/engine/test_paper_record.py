@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from engine.paper_record import Paper, render, sweep_figures
-from engine.rundir import read_paper_doc, write_paper_doc
+from engine.rundir import read_paper_doc, write_paper_doc, write_results
 from tests.cli.test_sweep_paper import valid_record
 
 
@@ -28,3 +28,13 @@ def test_busy_share_is_cpu_over_wall_times_cores(tmp_path: Path) -> None:
     text = render(Paper.open(tmp_path))
     assert "1 segment(s) have no end (their process was killed): not counted" in text
     assert f"= {180 / 440:.0%}" in text
+
+
+def test_a_sweep_that_ended_with_failed_members_is_pointed_out(tmp_path: Path) -> None:
+    write_paper_doc(tmp_path, valid_record())
+    (tmp_path / "g1").mkdir()
+    write_results(tmp_path / "g1", ["member", "status"], [{"member": "m000", "status": "failed"}])
+    text = render(Paper.open(tmp_path))
+    assert f"fig2_embeddings ended with failed members: `grok sweep --resume {tmp_path / 'g1'}`" in text
+    write_results(tmp_path / "g1", ["member", "status"], [{"member": "m000", "status": "finished"}])
+    assert "failed" not in render(Paper.open(tmp_path))  # rerun with the group's resume: nothing to say
