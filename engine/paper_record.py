@@ -146,9 +146,19 @@ class Paper:
     def begin(self, i: int, workers: int, backend: str, commit: str) -> Meter:
         """Mark sweep `i` running and open its segment (written at once, so a killed process leaves its start)."""
         meter = Meter()
-        seg: dict[str, Any] = {"start": meter.start, "end": None, "wall_s": None, "cpu_s": None, "cpu_self_s": None}
-        seg.update(cpu_workers_s=None, cores=os.cpu_count() or 1, workers=workers, backend=backend)
-        seg.update(commit=commit, exit=None)
+        seg = {
+            "start": meter.start,
+            "end": None,  # with the times below, written by `end`
+            "wall_s": None,
+            "cpu_s": None,
+            "cpu_self_s": None,
+            "cpu_workers_s": None,
+            "cores": os.cpu_count() or 1,
+            "workers": workers,
+            "backend": backend,
+            "commit": commit,
+            "exit": None,
+        }
         entry = self.doc["sweeps"][i]
         entry["status"] = "running"
         entry["segments"].append(seg)

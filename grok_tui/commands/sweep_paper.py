@@ -74,7 +74,7 @@ def run_sweeps(paper: Paper, workers: int, backend: str, address: str | None, qu
             if between.caught:
                 interrupted = True
                 break
-            say(f"\n=== {s.claim or s.preset}: grok sweep --preset {s.preset}")
+            say(f"\n=== {f'claim {s.claim}' if s.claim else s.preset}: grok sweep --preset {s.preset}")
             meter = paper.begin(i, workers or default_workers(), backend, commit)
             code: int | None = None
             try:
