@@ -662,3 +662,43 @@ def read_fourier(run_dir: str | Path) -> list[FourierLogged]:
     for row in read_csv(Path(run_dir) / "fourier.csv"):
         spectra.setdefault(int(row["step"]), []).append(float(row["norm"] or "nan"))
     return [FourierLogged(step, tuple(spectra[step])) for step in sorted(spectra)]
+
+
+# --- a whole-paper run's directory (engine/paper_record.py) ------------------------------------
+
+PAPER_FILE = "paper.json"  # the record of `grok sweep --preset paper`: its sweeps, groups and segments
+
+
+def is_paper_dir(path: str | Path) -> bool:
+    """A paper directory is one with a paper.json."""
+    return (Path(path) / PAPER_FILE).is_file()
+
+
+def new_paper_dir(root: Path) -> Path:
+    """<out>/<YYYYmmdd-HHMMSS>-paper/, with a -N suffix if taken; RunDirError if it cannot be made."""
+    try:
+        return unique_dir(Path(root), f"{time.strftime('%Y%m%d-%H%M%S')}-paper")
+    except OSError as e:
+        raise RunDirError(f"cannot create paper directory under {root}: {e.strerror or e}") from None
+
+
+def read_paper_doc(paper_dir: str | Path) -> dict[str, Any]:
+    """paper.json, its fields, sweeps and segments checked (engine/schema.py); ConfigError naming the file."""
+    from engine.schema import check_paper
+
+    path = Path(paper_dir) / PAPER_FILE
+    if not path.is_file():
+        raise ConfigError(f"{paper_dir}: not a paper directory (no {PAPER_FILE})")
+    try:
+        return check_paper(path, _json_object(path))
+    except OSError as e:
+        raise ConfigError(f"{path}: cannot read: {e.strerror or e}") from None
+
+
+def write_paper_doc(paper_dir: str | Path, doc: dict[str, Any]) -> None:
+    """Replace paper.json atomically and durably (`write_json_atomic`); RunDirError, one line, on a failed write."""
+    path = Path(paper_dir) / PAPER_FILE
+    try:
+        write_json_atomic(path, doc)
+    except OSError as e:
+        raise RunDirError(str(RunWriteError(path, e))) from None

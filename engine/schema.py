@@ -161,3 +161,68 @@ def check_group(path: Path, doc: dict[str, Any]) -> dict[str, Any]:
             raise ConfigError(f"{path}: {where}id: {_shown(m['id'])} appears twice")
         ids.add(m["id"])
     return doc
+
+
+# paper.json: the record of a whole-paper run (engine/paper_record.py). `format` tells it from any
+# other JSON file; every sweep entry and every segment is checked as group.json's members are.
+PAPER_FORMAT = "grok-tui paper"
+PAPER_STATUSES = ("pending", "running", "ended", "interrupted")
+PAPER: dict[str, Check] = {
+    "version": ((lambda v: v == 1), "1"),
+    "created": TEXT,
+    "options": OBJECT,
+    "options.sets": ((lambda v: isinstance(v, list) and all(_text(s) for s in v)), "a list of strings"),
+    "options.seeds": _or_null(STEPS),
+    "options.steps": _or_null(STEPS),
+    "options.device": _or_null(TEXT),
+    "sweeps": ((lambda v: isinstance(v, list) and all(isinstance(s, dict) for s in v)), "a list of objects"),
+}
+PAPER_SWEEP: dict[str, Check] = {
+    "preset": ((lambda v: _text(v) and v != ""), "a non-empty string"),
+    "claim": TEXT,
+    "group": ((lambda v: v == "" or NAME[0](v)), "a directory name or empty"),
+    "status": ((lambda v: v in PAPER_STATUSES), "one of " + ", ".join(PAPER_STATUSES)),
+    "segments": ((lambda v: isinstance(v, list) and all(isinstance(s, dict) for s in v)), "a list of objects"),
+}
+PAPER_SWEEP_REQUIRED = ("preset", "group", "status", "segments")
+SEGMENT: dict[str, Check] = {
+    "start": TEXT,
+    "end": _or_null(TEXT),
+    "wall_s": _or_null(SECONDS),
+    "cpu_s": _or_null(SECONDS),
+    "cpu_self_s": _or_null(SECONDS),
+    "cpu_workers_s": _or_null(SECONDS),
+    "cores": STEPS,
+    "workers": STEP,
+    "backend": TEXT,
+    "commit": TEXT,
+    "exit": _or_null(WHOLE),
+}
+SEGMENT_REQUIRED = ("start", "end", "wall_s", "cpu_s", "cores")
+
+
+def check_paper(path: Path, doc: dict[str, Any]) -> dict[str, Any]:
+    """paper.json: its format mark, its fields, each sweep's and each segment's."""
+    if doc.get("format") != PAPER_FORMAT:
+        raise ConfigError(f"{path}: not a grok-tui paper record (format: {_shown(doc.get('format'))})")
+    for key in ("version", "options", "sweeps"):
+        if key not in doc:
+            raise ConfigError(f"{path}: {key}: missing")
+    check_fields(path, doc, PAPER)
+    groups: set[str] = set()
+    for i, s in enumerate(doc["sweeps"]):
+        where = f"sweeps[{i}]."
+        for key in PAPER_SWEEP_REQUIRED:
+            if key not in s:
+                raise ConfigError(f"{path}: {where}{key}: missing")
+        check_fields(path, s, PAPER_SWEEP, where)
+        if s["group"] and s["group"] in groups:
+            raise ConfigError(f"{path}: {where}group: {_shown(s['group'])} appears twice")
+        groups.add(s["group"])
+        for j, seg in enumerate(s["segments"]):
+            at = f"{where}segments[{j}]."
+            for key in SEGMENT_REQUIRED:
+                if key not in seg:
+                    raise ConfigError(f"{path}: {at}{key}: missing")
+            check_fields(path, seg, SEGMENT, at)
+    return doc

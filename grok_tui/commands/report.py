@@ -14,7 +14,9 @@ def register(app: typer.Typer) -> None:
     @app.command()
     @user_errors
     def report(
-        group_dir: Annotated[str, typer.Argument(help="A sweep's group directory (made by `grok sweep`).")],
+        group_dir: Annotated[
+            str, typer.Argument(help="A sweep's group directory, or a paper directory (made by `grok sweep`).")
+        ],
         fmt: Annotated[
             str, typer.Option("--format", "-f", help="text, markdown (tables to paste) or csv (long form).")
         ] = "text",
@@ -35,9 +37,21 @@ def register(app: typer.Typer) -> None:
         Also each cell's final values (mean of the last --tail evaluations) as a mean over seeds with
         a 95% bootstrap interval, and per arm against the baseline (same seeds) the paired difference,
         its interval, the exact sign-test p and the Wilcoxon signed-rank p.
+
+        A paper directory (`grok sweep --preset paper`) gives each sweep's wall time, CPU seconds and
+        share of the cores kept busy, and the paper's totals.
         """
         from engine.config import ConfigError
-        from engine.rundir import clean_block
+        from engine.rundir import clean_block, is_paper_dir
+
+        if is_paper_dir(group_dir):
+            from engine.paper_record import Paper, render
+            from engine.rundir import lock_holder
+
+            if fmt != "text" or csv or plot or metrics is not None:
+                raise ConfigError("a paper directory's report is a text table: drop --format/--csv/--plot/--metrics")
+            typer.echo(clean_block(render(Paper.open(group_dir), running=lock_holder(group_dir) is not None)), nl=False)
+            return
         from engine.sweep.report import FORMATS, render, write_csv
         from engine.sweep.spec import Group
 

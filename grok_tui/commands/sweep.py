@@ -2,59 +2,13 @@
 
 from __future__ import annotations
 
-import signal
-import sys
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import Annotated
 
 import typer
 
 from grok_tui import options as o
-from grok_tui.commands.signals import StopSignals, say
+from grok_tui.commands.sweep_group import execute, new_group
 from grok_tui.errors import fail, user_errors
-
-if TYPE_CHECKING:
-    from engine.sweep.spec import Group
-
-
-def new_group(
-    preset: str | None,
-    config: str | None,
-    sets: list[str],
-    seeds: int | None,
-    steps: int | None,
-    out: str,
-    device: str | None = None,
-) -> Group:
-    """Expand the preset's [sweep] table and create the group directory; every member is checked first."""
-    import dataclasses
-    from pathlib import Path
-
-    from engine.config import ConfigError, apply_overrides, parse_set
-    from engine.presets import load_file, load_preset
-    from engine.sweep.spec import Group, check_sets, expand, parse_sweep
-
-    if preset and config:
-        raise ConfigError("give either --preset or --config, not both")
-    if not preset and not config:
-        raise ConfigError("give --preset NAME (sweep presets are marked `sweep` in `grok presets`) or --resume DIR")
-    p = load_preset(preset) if preset else load_file(Path(str(config)))
-    where = str(p.path)
-    if not p.is_sweep:
-        raise ConfigError(f"preset {p.name!r} has no [sweep] table; run it with `grok run --preset {p.name}`")
-    spec = parse_sweep(p.sweep, where)
-    if seeds is not None:
-        if seeds < 1:
-            raise ConfigError(f"--seeds must be >= 1 (got {seeds})")
-        spec = dataclasses.replace(spec, seeds=tuple(range(seeds)))
-    over: dict[str, Any] = parse_set(sets)
-    if steps is not None:
-        over["train.max_steps"] = steps
-    if device is not None:
-        over["train.device"] = device
-    check_sets(spec, over)
-    base = apply_overrides(p.config, over)
-    members = expand(base, spec, where)
-    return Group.create(out, p.name, base, spec, [m for m, _ in members])
 
 
 def register(app: typer.Typer) -> None:
@@ -75,7 +29,8 @@ def register(app: typer.Typer) -> None:
         out: o.Out = "runs",
         out_short: o.OutShort = None,
         resume: Annotated[
-            str | None, typer.Option("--resume", help="Run what is missing or unfinished in GROUP_DIR.")
+            str | None,
+            typer.Option("--resume", help="Run what is missing or unfinished in GROUP_DIR (or a paper directory)."),
         ] = None,
         quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress output.")] = False,
         plan_only: Annotated[
@@ -84,10 +39,12 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Run a sweep preset's grid over several seeds in parallel, then print its report.
 
-        `--preset paper` runs every claim's sweep in turn (`--plan` lists them with their budget)."""
+        `--preset paper` runs every claim's sweep in turn into one paper directory (`--plan` lists them
+        with their budget); `--resume PAPER_DIR` goes on where it stopped."""
         from engine.config import ConfigError
         from engine.paper import PAPER
         from engine.sweep.spec import Group
+        from grok_tui.commands.sweep_paper import resume_paper, run_paper
 
         if backend not in ("local", "ray"):
             raise ConfigError(f"--backend must be local or ray (got {backend!r})")
@@ -113,6 +70,10 @@ def register(app: typer.Typer) -> None:
         if resume:
             if preset or config or set_ or seeds is not None or steps is not None or device is not None:
                 fail("--resume runs a group with its own grid; drop --preset/--config/--set/--seeds/--steps/--device")
+            from engine.rundir import is_paper_dir
+
+            if is_paper_dir(resume):
+                raise typer.Exit(resume_paper(resume, workers, backend, address, quiet))
             group = Group.open(resume)
         else:
             group = new_group(preset, config, set_ or [], seeds, steps, o.out_dir(out, out_short), device)
@@ -133,81 +94,3 @@ def plan_table(names: tuple[str, ...] | None) -> str:
         f"{sum(known):.0f} min summed over the {len(known)} of {len(rows)} presets that record one"
     )
     return "\n".join(lines)
-
-
-def run_paper(
-    sets: list[str],
-    seeds: int | None,
-    steps: int | None,
-    out: str,
-    device: str | None,
-    workers: int,
-    backend: str,
-    address: str | None,
-    quiet: bool,
-) -> int:
-    """Every sweep of the paper in turn; stops at an interrupt, goes on past a failed member."""
-    import time
-
-    from engine.paper import PAPER_SWEEPS
-
-    done: list[tuple[str, str, float, int]] = []
-    worst = 0
-    for name, claim in PAPER_SWEEPS:
-        say(f"\n=== claim {claim}: grok sweep --preset {name}")
-        t0 = time.perf_counter()
-        group = new_group(name, None, sets, seeds, steps, out, device)
-        code = execute(group, workers, backend, address, quiet)
-        done.append((name, str(group.dir), time.perf_counter() - t0, code))
-        worst = max(worst, code)
-        if code >= 128:  # interrupted: the rest is not started
-            break
-    say("\npaper: " + ", ".join(f"{n} {t / 60:.1f} min{'' if c == 0 else f' (exit {c})'}" for n, _, t, c in done))
-    say(f"paper: {sum(t for _, _, t, _ in done) / 60:.1f} min for {len(done)} of {len(PAPER_SWEEPS)} sweeps")
-    return worst
-
-
-def execute(group: Group, workers: int, backend: str, address: str | None, quiet: bool) -> int:
-    """Run the group's pending members with progress and Ctrl-C handling; print the report."""
-    from engine.sweep.events import MemberEnded
-    from engine.sweep.member import has_ended
-    from engine.sweep.pool import Sweep
-    from engine.sweep.report import render
-    from grok_tui.sweep_progress import make_sweep_progress
-
-    sw = Sweep(group, workers=workers, backend=backend, address=address)
-    total = len(sw.members)
-    adopted = sum(has_ended(group, m) for m in sw.members)  # ended before a sweep process died: not trained
-    line = f"sweep {group.dir}: {total - adopted} of {len(group.members)} members to train"
-    if adopted:
-        line += f", {adopted} already ended (adopted from their run directories)"
-    say(f"{line}, {backend} backend")
-
-    def stop_waiting(signum: int) -> None:  # a second Ctrl-C: stop waiting for the members' last rows
-        raise KeyboardInterrupt
-
-    progress = make_sweep_progress(group, total, quiet)
-    failed = 0
-    with StopSignals(lambda signum: sw.stop(), stop_waiting) as stops:
-        try:
-            for ev in sw.events():
-                try:
-                    progress.handle(ev)
-                except OSError:  # the terminal is gone (SIGHUP): the rows still go to results.csv
-                    pass
-                if isinstance(ev, MemberEnded) and ev.row.get("status") == "failed":
-                    failed += 1
-        except KeyboardInterrupt:
-            stops.caught.append(signal.SIGINT)
-        finally:
-            progress.close()
-    say("")
-    say(render(group))
-    say(f"group directory: {group.dir}")
-    if stops.caught:
-        say(f"interrupted: `grok sweep --resume {group.dir}` runs what is missing")
-        return stops.exit_code()  # 130 SIGINT, 143 SIGTERM, 129 SIGHUP, as a shell reports them
-    if failed:
-        print(f"error: {failed} member(s) failed; see error.txt in their run directories", file=sys.stderr)
-        return 1
-    return 0

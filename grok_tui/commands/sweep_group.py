@@ -1,0 +1,120 @@
+"""A sweep's group as the `grok sweep` commands make and run it: its members planned from a preset
+and the command's options, its directory created, its pending members run with progress and Ctrl-C."""
+
+from __future__ import annotations
+
+import signal
+import sys
+from typing import TYPE_CHECKING, Any
+
+from grok_tui.commands.signals import StopSignals, say
+
+if TYPE_CHECKING:
+    from engine.config import RunConfig
+    from engine.sweep.spec import Group, Member, SweepSpec
+
+
+def plan_group(
+    preset: str | None,
+    config: str | None,
+    sets: list[str],
+    seeds: int | None,
+    steps: int | None,
+    device: str | None = None,
+) -> tuple[str, RunConfig, SweepSpec, list[Member]]:
+    """Expand the preset's [sweep] table with the command's options; every member is checked, nothing is made."""
+    import dataclasses
+    from pathlib import Path
+
+    from engine.config import ConfigError, apply_overrides, parse_set
+    from engine.presets import load_file, load_preset
+    from engine.sweep.spec import check_sets, expand, parse_sweep
+
+    if preset and config:
+        raise ConfigError("give either --preset or --config, not both")
+    if not preset and not config:
+        raise ConfigError("give --preset NAME (sweep presets are marked `sweep` in `grok presets`) or --resume DIR")
+    p = load_preset(preset) if preset else load_file(Path(str(config)))
+    where = str(p.path)
+    if not p.is_sweep:
+        raise ConfigError(f"preset {p.name!r} has no [sweep] table; run it with `grok run --preset {p.name}`")
+    spec = parse_sweep(p.sweep, where)
+    if seeds is not None:
+        if seeds < 1:
+            raise ConfigError(f"--seeds must be >= 1 (got {seeds})")
+        spec = dataclasses.replace(spec, seeds=tuple(range(seeds)))
+    over: dict[str, Any] = parse_set(sets)
+    if steps is not None:
+        over["train.max_steps"] = steps
+    if device is not None:
+        over["train.device"] = device
+    check_sets(spec, over)
+    base = apply_overrides(p.config, over)
+    members = expand(base, spec, where)
+    return p.name, base, spec, [m for m, _ in members]
+
+
+def new_group(
+    preset: str | None,
+    config: str | None,
+    sets: list[str],
+    seeds: int | None,
+    steps: int | None,
+    out: str,
+    device: str | None = None,
+) -> Group:
+    """Expand the preset's [sweep] table and create the group directory; every member is checked first."""
+    from engine.sweep.spec import Group
+
+    name, base, spec, members = plan_group(preset, config, sets, seeds, steps, device)
+    return Group.create(out, name, base, spec, members)
+
+
+def execute(
+    group: Group, workers: int, backend: str, address: str | None, quiet: bool, resume_hint: str | None = None
+) -> int:
+    """Run the group's pending members with progress and Ctrl-C handling; print the report.
+
+    `resume_hint`: the directory an interrupted run is resumed from (default: the group's)."""
+    from engine.sweep.events import MemberEnded
+    from engine.sweep.member import has_ended
+    from engine.sweep.pool import Sweep
+    from engine.sweep.report import render
+    from grok_tui.sweep_progress import make_sweep_progress
+
+    sw = Sweep(group, workers=workers, backend=backend, address=address)
+    total = len(sw.members)
+    adopted = sum(has_ended(group, m) for m in sw.members)  # ended before a sweep process died: not trained
+    line = f"sweep {group.dir}: {total - adopted} of {len(group.members)} members to train"
+    if adopted:
+        line += f", {adopted} already ended (adopted from their run directories)"
+    say(f"{line}, {backend} backend")
+
+    def stop_waiting(signum: int) -> None:  # a second Ctrl-C: stop waiting for the members' last rows
+        raise KeyboardInterrupt
+
+    progress = make_sweep_progress(group, total, quiet)
+    failed = 0
+    with StopSignals(lambda signum: sw.stop(), stop_waiting) as stops:
+        try:
+            for ev in sw.events():
+                try:
+                    progress.handle(ev)
+                except OSError:  # the terminal is gone (SIGHUP): the rows still go to results.csv
+                    pass
+                if isinstance(ev, MemberEnded) and ev.row.get("status") == "failed":
+                    failed += 1
+        except KeyboardInterrupt:
+            stops.caught.append(signal.SIGINT)
+        finally:
+            progress.close()
+    say("")
+    say(render(group))
+    say(f"group directory: {group.dir}")
+    if stops.caught:
+        say(f"interrupted: `grok sweep --resume {resume_hint or group.dir}` runs what is missing")
+        return stops.exit_code()  # 130 SIGINT, 143 SIGTERM, 129 SIGHUP, as a shell reports them
+    if failed:
+        print(f"error: {failed} member(s) failed; see error.txt in their run directories", file=sys.stderr)
+        return 1
+    return 0
