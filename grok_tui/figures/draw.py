@@ -9,6 +9,7 @@ from typing import Any
 
 from engine.config import ConfigError
 from grok_tui.figures import style
+from grok_tui.figures.cells import Heat
 from grok_tui.figures.data import Curve
 
 FORMATS = ("png", "svg", "pdf")
@@ -37,8 +38,11 @@ class Panel:
     kind: str = "line"  # "line" or "bar" (a spectrum)
     log_x: bool | None = None  # None: the figure's setting
     ylabel: str = ""
+    log_y: bool | None = None  # None: from the metrics (losses, curvatures, ratios)
     ylim: tuple[float, float] | None = None  # fixed y range (panels compared by height)
     xlim: tuple[float, float] | None = None  # fixed x range (panels compared along the same steps)
+    points: bool = False  # mark each point (a few swept values, not an evaluation every N steps)
+    heat: Heat | None = None  # kind "heat": steps to generalize per grid cell
 
 
 def share_axes(panels: list[Panel], log_x: bool = True) -> None:
@@ -70,28 +74,32 @@ def smooth(values: list[float], k: int) -> list[float]:
     return trailing_mean(values, k)
 
 
-def _draw_line_panel(ax: Any, p: Panel, log_x: bool, k: int) -> None:
-    for i, c in enumerate(p.curves):
+def legend_label(c: Curve) -> str:
+    return c.label + (f" (n={c.n})" if c.lo is not None else "")
+
+
+def _draw_line_panel(ax: Any, p: Panel, log_x: bool, k: int, order: dict[str, int]) -> None:
+    for c in p.curves:
         keep = [j for j, x in enumerate(c.x) if (x > 0 or not log_x) and math.isfinite(x)]
         xs = [c.x[j] for j in keep]
         if not xs:
             continue
-        st = style.style(i)
-        label = c.label + (f" (n={c.n})" if c.lo is not None else "")
+        label = legend_label(c)
+        st = style.style(order[label])  # a series keeps its colour and dash in every panel
+        if p.points:
+            st |= {"marker": style.MARKERS[order[label] % len(style.MARKERS)], "markersize": 3}
         ax.plot(xs, smooth([c.y[j] for j in keep], k), label=label, **st)
         if c.lo is not None and c.hi is not None and c.n > 1:
             lo, hi = smooth([c.lo[j] for j in keep], k), smooth([c.hi[j] for j in keep], k)
             band = ax.fill_between(xs, lo, hi, color=st["color"], alpha=style.BAND_ALPHA, linewidth=0)
             band.set_gid(f"band:{label}")
     if log_x:
-        _log_axis(ax, list(p.xlim) if p.xlim else [x for c in p.curves for x in c.x if x > 0])
+        _log_axis(ax, list(p.xlim) if p.xlim else [x for c in p.curves for x in c.x if x > 0], p.points)
     if style.is_acc(p.metrics):
         ax.set_ylim(-0.02, 1.02)
     elif style.log_y(p.metrics) and all(v > 0 for c in p.curves for v in c.y if math.isfinite(v)):
-        from matplotlib.ticker import NullFormatter
-
         ax.set_yscale("log")
-        ax.yaxis.set_minor_formatter(NullFormatter())  # decades only: minor labels crowd a small panel
+        plain_log_labels(ax.yaxis)
     for x, mark in p.markers:
         if log_x and x <= 0:
             continue
@@ -100,17 +108,66 @@ def _draw_line_panel(ax: Any, p: Panel, log_x: bool, k: int) -> None:
         ax.text(x, 1.0, mark, transform=ax.get_xaxis_transform(), color=color, ha="center", va="bottom", fontsize=6)
 
 
-def _log_axis(ax: Any, xs: list[float]) -> None:
-    """A log x axis with `grok plot`'s ticks: 1·10^k, or 1, 2, 5·10^k over a short range, as 200, 5k, 1M."""
+def plain_log_labels(axis: Any) -> None:
+    """A log axis labelled 0.1, 1, 10, 2k (as `grok plot` writes steps), not 10^k; decades only, as minor
+    labels crowd a small panel."""
+    from matplotlib.ticker import NullFormatter
+
+    axis.set_major_formatter(_plain())
+    axis.set_minor_formatter(NullFormatter())
+
+
+def _plain() -> Any:
+    from matplotlib.ticker import FuncFormatter
+
+    from grok_tui.commands.plot import _tick
+
+    return FuncFormatter(lambda v, _: _tick(v))
+
+
+def _log_axis(ax: Any, xs: list[float], at_points: bool = False) -> None:
+    """A log x axis with `grok plot`'s ticks: 1·10^k, or 1, 2, 5·10^k over a short range, as 200, 5k, 1M.
+
+    `at_points`: a few swept values (c in Fig. 5) are ticked where they are.
+    """
     from matplotlib.ticker import NullFormatter
 
     from grok_tui.commands.plot import _tick, log_ticks
 
     ax.set_xscale("log")
     if xs:
-        ticks = log_ticks(min(xs), max(xs))
+        ticks = sorted(set(xs)) if at_points else log_ticks(min(xs), max(xs))
         ax.set_xticks(ticks, [_tick(t) for t in ticks])
         ax.xaxis.set_minor_formatter(NullFormatter())
+
+
+def _draw_heat_panel(ax: Any, fig: Any, h: Heat) -> None:
+    """Steps to generalize per cell in log colour (style.heat_cmap), the median and k/n written in."""
+    import numpy as np
+    from matplotlib.colors import LogNorm
+
+    a = np.array(h.median, dtype=float)
+    shown = np.ma.masked_invalid(np.where(np.isinf(a), np.nan, a))  # never generalized: no colour, its text says so
+    finite = a[np.isfinite(a)]
+    norm = LogNorm(finite.min(), max(finite.max(), finite.min() * 1.01)) if finite.size else None
+    cmap = style.heat_cmap().with_extremes(bad=style.NO_VALUE)  # a cell with no median (>budget, or none ended)
+    im = ax.imshow(shown, cmap=cmap, norm=norm, aspect="auto", origin="lower")
+    for i in range(len(h.rows)):
+        for j in range(len(h.cols)):
+            v = a[i, j]
+            dark = norm is not None and math.isfinite(v) and norm(v) < 0.55
+            ax.text(j, i, h.text(i, j), ha="center", va="center", fontsize=6, color="white" if dark else "black")
+    ax.set_xticks(range(len(h.cols)), [f"{v:g}" if isinstance(v, float) else str(v) for v in h.cols])
+    ax.set_yticks(range(len(h.rows)), [f"{v:g}" if isinstance(v, float) else str(v) for v in h.rows])
+    ax.tick_params(length=0)
+    for side in ("left", "bottom"):
+        ax.spines[side].set_visible(False)
+    if norm is not None:
+        bar = fig.colorbar(im, ax=ax, shrink=0.9, pad=0.02)
+        bar.set_label("steps (log)")
+        bar.outline.set_linewidth(0.4)
+        bar.ax.yaxis.set_major_formatter(_plain())
+        bar.ax.yaxis.set_minor_formatter(_plain())
 
 
 def _ylabel(metrics: list[str]) -> str:
@@ -129,8 +186,9 @@ def _draw_bar_panel(ax: Any, p: Panel) -> None:
 def draw(panels: list[Panel], log_x: bool = True, k: int = 1, legend: str = "each", ncols: int = 0) -> Any:
     """A Figure of `panels` in a grid sized for a paper column (one panel) or the page width (more).
 
-    `legend`: "each" panel with more than one curve gets a legend; "first" only the first panel
-    (panels that share their series, as in a claim figure).
+    `legend`: "each" panel with more than one curve gets a legend; "first": one legend for the
+    figure, above the panels (panels that share their series, as in a claim figure), so it covers no
+    data. A series keeps its colour and line style in every panel.
     """
     require()
     from matplotlib import rc_context
@@ -138,6 +196,10 @@ def draw(panels: list[Panel], log_x: bool = True, k: int = 1, legend: str = "eac
     from matplotlib.figure import Figure
 
     n = len(panels)
+    order: dict[str, int] = {}
+    for p in panels:
+        for c in p.curves:
+            order.setdefault(legend_label(c), len(order))
     cols = ncols or min(n, style.MAX_COLS)
     rows = math.ceil(n / cols)
     width = style.COLUMN_W if cols == 1 else style.DOUBLE_W
@@ -149,22 +211,41 @@ def draw(panels: list[Panel], log_x: bool = True, k: int = 1, legend: str = "eac
             lx = p.log_x if p.log_x is not None else log_x
             if p.kind == "bar":
                 _draw_bar_panel(ax, p)
+            elif p.heat is not None:
+                _draw_heat_panel(ax, fig, p.heat)
             else:
-                _draw_line_panel(ax, p, lx, k)
+                _draw_line_panel(ax, p, lx, k, order)
             if p.ylim is not None:
                 ax.set_ylim(*p.ylim)
             if p.xlim is not None:
                 ax.set_xlim(*p.xlim)
             ax.set_title(p.title)
             ax.set_xlabel(p.xlabel + (" (log)" if lx and p.kind == "line" else ""))
+            if p.log_y is not None and p.kind == "line":
+                ax.set_yscale("log" if p.log_y else "linear")
+                if p.log_y:
+                    plain_log_labels(ax.yaxis)
             ylabel = p.ylabel or _ylabel(p.metrics)
             left = i % cols == 0 or ylabel != (panels[i - 1].ylabel or _ylabel(panels[i - 1].metrics))
             ax.set_ylabel(ylabel if left or legend == "each" else "")  # a row of like panels: once, on the left
-            if len(p.curves) > 1 and (legend == "each" or i == 0):
+            if len(p.curves) > 1 and (legend == "each" or n == 1):
                 ax.legend(ncol=2 if len(p.curves) > 4 else 1)
         for ax in axes[n:]:
             fig.delaxes(ax)
+        if legend == "first" and n > 1:
+            _figure_legend(fig, axes[:n])
     return fig
+
+
+def _figure_legend(fig: Any, axes: Any) -> None:
+    """One legend above the panels: every series once, in the order they were drawn."""
+    seen: dict[str, Any] = {}
+    for ax in axes:
+        for h, lab in zip(*ax.get_legend_handles_labels(), strict=True):
+            seen.setdefault(lab, h)
+    if seen:
+        cols = min(len(seen), 4 if len(seen) > 5 else len(seen))
+        fig.legend(list(seen.values()), list(seen), loc="outside upper center", ncol=cols)
 
 
 def save(fig: Any, out: str | Path) -> Path:

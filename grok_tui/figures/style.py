@@ -21,11 +21,13 @@ LINESTYLES: tuple[Any, ...] = (
     (0, (8, 2)),
     (0, (3, 1, 1, 1, 1, 1)),
 )
+MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*")  # points of a swept-value plot: a third cue beside colour and dash
 COLUMN_W = 3.4  # inches: one column of a two-column paper
 DOUBLE_W = 7.0  # inches: across both columns
 PANEL_H = 2.1  # inches per row of panels
 MAX_COLS = 4
 BAND_ALPHA = 0.2
+NO_VALUE = "0.85"  # a heat-map cell with no value: light grey, apart from every colour of the map
 MARKER_COLORS = {"M": "#D55E00", "G": "#009E73", "C": "#0072B2", "U": "#CC79A7"}
 
 RC: dict[str, Any] = {
@@ -64,6 +66,18 @@ LABELS = {
     "rank_E": "rank(E)",
     "rank_W": "rank(W)",
     "rank_EW": "rank(EW)",
+    "lr_ratio": r"$c = \eta_E / \eta_W$",
+    "c_raw": r"$c$ before clamping",
+    "update_ratio": r"$\|\Delta E\| / \|\Delta W\|$",
+    "sigma_ratio": r"$\sigma_{\max}(E) / \sigma_{\max}(W)$",
+    # swept config keys, as axis labels
+    "optim.lr_ratio": r"$c = \eta_E / \eta_W$",
+    "optim.weight_decay": "weight decay",
+    "model.embed_init_scale": r"embedding init scale $\alpha$",
+    "optim.lr": "learning rate",
+    "train.batch_size": "batch size",
+    "data.op": "task",
+    "data.split": "split",
 }
 
 
@@ -77,8 +91,16 @@ def style(i: int) -> dict[str, Any]:
 
 
 def log_y(metrics: list[str]) -> bool:
-    """Losses, curvatures and singular values span decades: a log y axis."""
-    return all(("loss" in m or m.startswith(("hess_", "sigma_"))) for m in metrics)
+    """Losses, curvatures, singular values and ratios of E's to W's span decades: a log y axis."""
+    ratios = ("lr_ratio", "c_raw", "update_ratio")
+    return bool(metrics) and all(("loss" in m or m.startswith(("hess_", "sigma_")) or m in ratios) for m in metrics)
+
+
+def heat_cmap() -> Any:
+    """viridis: colour-blind safe, its lightness rises monotonically (greyscale keeps the order)."""
+    from matplotlib import colormaps
+
+    return colormaps["viridis"]
 
 
 def is_acc(metrics: list[str]) -> bool:

@@ -1,0 +1,233 @@
+"""Every claim of the paper's list gets its panel: layout, labels, legends, bands and heat-map cells checked
+through matplotlib's object model, on hand-written groups (exact statistics) and one real tiny sweep."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from engine.paper import PAPER_SWEEPS
+from engine.sweep.spec import Group, Member
+from engine.sweep.stats import mean_ci
+from grok_tui.figures import style
+from grok_tui.figures.cells import generalization_grid
+from grok_tui.figures.claims import CLAIMS, claim_panels, missing_claims, paper_groups
+from grok_tui.figures.draw import draw
+from tests.cli.conftest import grok
+from tests.engine.sweep.fakegroup import fake_group
+from tests.figures.test_figures import STEPS, fig_legend
+
+ACC = {"seeds": 2, "arms": {"noembed": {"model.kind": "mlp_raw"}, "embed": {"model.kind": "mlp_embed"}}}
+
+
+def _acc(m: Member) -> dict[str, list[float]]:
+    up = 0.3 if m.arm in ("embed", "c10", "b128") else 0.0
+    return {
+        "val_acc": [min(1.0, 0.1 * i + up + 0.05 * m.seed) for i in range(len(STEPS))],
+        "val_acc_rare": [0.5 * min(1.0, 0.1 * i + up) for i in range(len(STEPS))],
+        "train_acc": [min(1.0, 0.3 * (i + 1)) for i in range(len(STEPS))],
+        "lr_ratio": [10.0 if m.arm == "c10" else 1.0 + 0.1 * i for i in range(len(STEPS))],
+    }
+
+
+def _lines(ax) -> list:  # type: ignore[no-untyped-def,type-arg]
+    return [ln for ln in ax.get_lines() if not ln.get_label().startswith("_")]
+
+
+def test_every_paper_sweep_has_one_claim() -> None:
+    for preset, _ in PAPER_SWEEPS:
+        owners = [c.name for c in CLAIMS.values() if preset in c.presets]
+        assert len(owners) == 1, (preset, owners)
+    firsts = [c.presets[0] for c in CLAIMS.values()]
+    order = [p for p, _ in PAPER_SWEEPS]
+    assert firsts == sorted(firsts, key=order.index)  # the paper's order
+
+
+def test_fig2_rows_of_val_and_train_accuracy_per_task(tmp_path: Path) -> None:
+    g = fake_group(tmp_path, {**ACC, "grid": {"data.op": ["add", "mul"]}}, _acc, STEPS, preset="fig2_long")
+    claim, panels = claim_panels("fig2_long", g)
+    fig = draw(panels, legend="first", ncols=claim.ncols(g))
+    assert [ax.get_title() for ax in fig.axes] == ["add", "mul", "add", "mul"]
+    assert [ax.get_subplotspec().rowspan.start for ax in fig.axes] == [0, 0, 1, 1]
+    assert [ax.get_ylabel() for ax in fig.axes] == ["val accuracy", "", "train accuracy", ""]
+    assert fig_legend(fig) == ["noembed (n=2)", "embed (n=2)"]
+    assert all(len(_lines(ax)) == 2 for ax in fig.axes)
+    embed = _lines(fig.axes[0])[1]
+    assert embed.get_ydata()[0] == pytest.approx(np.mean([0.3, 0.35]))
+
+
+def test_fig4_epochs_draws_batch_arms_against_epochs(tmp_path: Path) -> None:
+    table = {"seeds": 1, "arms": {"b512": {"train.batch_size": 512}, "b128": {"train.batch_size": 128}}}
+    g = fake_group(tmp_path, {**table, "grid": {"data.split": ["random", "skewed"]}}, _acc, STEPS, preset="fig4_epochs")
+    for m in g.members:  # b128 covers a quarter of the epochs per step
+        if m.arm == "b128":
+            f = g.member_dir(m) / "metrics.csv"
+            head, *rows = [line.split(",") for line in f.read_text().splitlines()]
+            rows = [[r[0], str(int(r[0]) / 40), *r[2:]] for r in rows]
+            f.write_text("\n".join(",".join(r) for r in [head, *rows]) + "\n")
+    claim, panels = claim_panels("fig4_epochs", g)
+    fig = draw(panels, legend="first", ncols=claim.ncols(g))
+    assert [ax.get_title() for ax in fig.axes] == ["split: random", "split: skewed"] * 2
+    assert all(ax.get_xlabel() == "epoch (log)" and ax.get_xscale() == "log" for ax in fig.axes)
+    b512, b128 = _lines(fig.axes[0])
+    assert list(b512.get_xdata()) == [s / 10 for s in STEPS]
+    assert list(b128.get_xdata()) == [s / 40 for s in STEPS]
+    assert fig.axes[2].get_ylabel() == "val accuracy, rare tokens"
+    assert fig_legend(fig) == ["b512 (n=1)", "b128 (n=1)"]
+
+
+def test_fig4_sampling_a_row_per_task_a_column_per_batch(tmp_path: Path) -> None:
+    grid = {"data.split": ["random", "uniform"], "train.batch_size": [64, 512], "data.op": ["add", "mul"]}
+    g = fake_group(tmp_path, {"seeds": 1, "grid": grid}, _acc, STEPS, preset="fig4_sampling")
+    claim, panels = claim_panels("fig4_sampling", g)
+    fig = draw(panels, legend="first", ncols=claim.ncols(g))
+    titles = ["add, batch size: 64", "add, batch size: 512", "mul, batch size: 64", "mul, batch size: 512"]
+    assert [ax.get_title() for ax in fig.axes] == titles
+    assert [ax.get_subplotspec().rowspan.start for ax in fig.axes] == [0, 0, 1, 1]
+    assert fig_legend(fig) == ["split=random (n=1)", "split=uniform (n=1)"]
+
+
+def test_fig6_adaptive_draws_the_c_trajectory_on_a_log_axis(tmp_path: Path) -> None:
+    table = {"seeds": 2, "arms": {"adam": {"optim.lr_ratio": 1.0}, "c10": {"optim.lr_ratio": 10.0}}}
+    g = fake_group(tmp_path, {**table, "grid": {"data.op": ["add", "mul"]}}, _acc, STEPS, preset="fig6_adaptive")
+    claim, panels = claim_panels("fig6_adaptive", g)
+    fig = draw(panels, legend="first", ncols=claim.ncols(g))
+    assert len(fig.axes) == 4 and fig.axes[2].get_ylabel() == style.label("lr_ratio")
+    assert fig.axes[2].get_yscale() == "log" and fig.axes[0].get_yscale() == "linear"
+    adam, c10 = _lines(fig.axes[2])
+    assert list(c10.get_ydata()) == [10.0] * len(STEPS)
+    assert list(adam.get_ydata()) == pytest.approx([1.0 + 0.1 * i for i in range(len(STEPS))])
+
+
+def test_fig5_final_values_against_c_with_intervals(tmp_path: Path) -> None:
+    cs = [1.0, 10.0, 30.0]
+
+    def curve(m: Member) -> dict[str, list[float]]:
+        c = m.values["optim.lr_ratio"]
+        end_acc = 1.0 if c < 20 else 0.2 + 0.1 * m.seed
+        end_loss = 1e-3 * c * (1 + m.seed)
+        return {"val_acc": [0.0] * (len(STEPS) - 1) + [end_acc], "train_loss": [1.0] * (len(STEPS) - 1) + [end_loss]}
+
+    table = {"seeds": 3, "grid": {"optim.lr_ratio": cs, "data.op": ["add", "mul"]}}
+    g = fake_group(tmp_path, table, curve, STEPS, preset="fig5_c_sensitivity")
+    _, panels = claim_panels("fig5", g)
+    fig = draw(panels, legend="first")
+    acc, loss = fig.axes
+    assert acc.get_title() == "final val accuracy" and loss.get_title() == "final train loss"
+    assert acc.get_xscale() == "log" and list(acc.get_xticks()) == cs and loss.get_yscale() == "log"
+    assert fig_legend(fig) == ["add (n=3)", "mul (n=3)"]
+    add_loss = _lines(loss)[0]
+    assert add_loss.get_marker() not in (None, "None", "")  # a few swept values: each point marked
+    band = next(b for b in loss.collections if b.get_gid() == "band:add (n=3)")
+    verts = band.get_paths()[0].vertices
+    for i, c in enumerate(cs):
+        m, lo, hi = mean_ci([1e-3 * c * (1 + s) for s in range(3)])
+        assert add_loss.get_ydata()[i] == pytest.approx(m)
+        at = verts[np.isclose(verts[:, 0], c)][:, 1]
+        assert at.min() == pytest.approx(lo) and at.max() == pytest.approx(hi)
+    assert _lines(acc)[0].get_ydata()[2] == pytest.approx(0.3)  # c = 30: mean of 0.2, 0.3, 0.4
+
+
+def test_wd_init_heat_map_is_the_reports_median(tmp_path: Path) -> None:
+    grid = {"model.embed_init_scale": [0.1, 1.0], "optim.weight_decay": [1e-3, 1e-2]}
+    g = fake_group(tmp_path, {"seeds": 3, "grid": grid}, _acc, STEPS, preset="wd_init", max_steps=3000)
+    gen = {  # (init, wd) -> each seed's generalized_step (None: never reached 95%)
+        (0.1, 1e-3): [100, 200, 300],
+        (0.1, 1e-2): [1200, 1000, None],
+        (1.0, 1e-3): [None, None, 400],
+        (1.0, 1e-2): [2000, 2000, 2000],
+    }
+    for m in g.members:
+        step = gen[(m.values["model.embed_init_scale"], m.values["optim.weight_decay"])][m.seed]
+        g.record({**g.results()[m.id], "generalized_step": step})
+    claim, panels = claim_panels("wd_init", Group.open(g.dir))
+    fig = draw(panels, legend="first")
+    ax = fig.axes[0]
+    assert len(fig.axes) == 2  # the map and its colour bar
+    assert ax.get_xlabel() == "weight decay" and ax.get_ylabel() == style.label("model.embed_init_scale")
+    assert [t.get_text() for t in ax.get_xticklabels()] == ["0.001", "0.01"]
+    assert [t.get_text() for t in ax.get_yticklabels()] == ["0.1", "1"]
+    a = ax.images[0].get_array()
+    assert a[0, 0] == 200 and a[0, 1] == 1200 and a[1, 1] == 2000  # median, +inf for a seed that never did
+    assert bool(a.mask[1, 0])  # 2 of 3 never generalized: the median is past the budget, no colour
+    texts = sorted(t.get_text() for t in ax.texts)
+    assert texts == sorted(["200\n3/3", "1.2k\n2/3", ">3k\n1/3", "2k\n3/3"])
+    assert ax.images[0].norm.vmin == 200 and ax.images[0].norm.vmax == 2000
+
+
+def test_paper_prefers_a_complete_group_and_lists_missing_claims(tmp_path: Path) -> None:
+    table = {"seeds": 1, "arms": {"adam": {"optim.lr_ratio": 1.0}, "c10": {"optim.lr_ratio": 10.0}}}
+    done = fake_group(tmp_path, table, _acc, STEPS, preset="sec43_init")
+    fake_group(tmp_path, table, _acc, STEPS, preset="sec43_init", status="interrupted")  # newer, still running
+    running = fake_group(tmp_path, table, _acc, STEPS, preset="appb_update_ratio", status="interrupted")
+    found = paper_groups(tmp_path)
+    assert found == [(CLAIMS["appb"], running.dir), (CLAIMS["sec43"], done.dir)]  # paper order; running: drawn
+    assert [c.name for c in missing_claims(found)] == [c for c in CLAIMS if c not in ("appb", "sec43")]
+
+
+def test_paper_says_which_claims_it_skipped(tmp_path: Path) -> None:
+    table = {"seeds": 1, "arms": {"adam": {"optim.lr_ratio": 1.0}}}
+    fake_group(tmp_path / "runs", table, _acc, STEPS, preset="sec43_init", status="interrupted")
+    r = grok("figure", "--paper", str(tmp_path / "runs"), "-o", str(tmp_path / "figs"))
+    assert r.returncode == 0, r.stderr
+    err = r.stderr.splitlines()
+    assert f"skipped fig2: no group of fig2_embeddings in {tmp_path / 'runs'}" in err
+    assert sum(line.startswith("skipped ") for line in err) == len(CLAIMS) - 1
+    assert any(line.startswith("note: sec43 drawn from ") and "with 0 of 1 members ended" in line for line in err)
+    assert (tmp_path / "figs" / "sec43.png").read_bytes().startswith(b"\x89PNG")
+
+
+# --- one real tiny sweep: the columns the engine logs are the ones the claims read -----------------
+
+SWEEP = """\
+description = "c x weight decay, tiny"
+[data]
+p = 7
+op = "add"
+[model]
+d_embed = 8
+[train]
+batch_size = 8
+max_steps = 30
+eval_every = 10
+device = "cpu"
+checkpoint_every = 30
+[sweep]
+seeds = 1
+[sweep.grid]
+"optim.lr_ratio" = [1.0, 10.0]
+"optim.weight_decay" = [0.001, 0.01]
+"""
+
+
+@pytest.fixture(scope="module")
+def real_group(tmp_path_factory: pytest.TempPathFactory) -> Group:
+    out = tmp_path_factory.mktemp("sweep")
+    (out / "s.toml").write_text(SWEEP)
+    r = grok("sweep", "--config", str(out / "s.toml"), "--workers", "1", "--out", str(out), timeout=300)
+    assert r.returncode == 0, r.stderr
+    (g,) = [p for p in out.iterdir() if p.name.endswith("-sweep")]
+    return Group.open(g)
+
+
+def test_real_sweep_fig5_and_c_trajectory(real_group: Group) -> None:
+    _, panels = claim_panels("fig5", real_group)
+    acc, loss = panels
+    (line,) = loss.curves  # no task grid: one line
+    assert line.x == [1.0, 10.0] and line.n == 2  # two weight decays per c
+    assert all(math.isfinite(v) and v > 0 for v in line.y)
+    _, panels = claim_panels("fig6_adaptive", real_group)
+    c_row = [p for p in panels if p.metrics == ["lr_ratio"]][0]
+    for c in c_row.curves:
+        assert set(c.y) == {c.values["optim.lr_ratio"]}  # a fixed c is logged as such at every evaluation
+
+
+def test_real_sweep_heat_map_and_files(real_group: Group, tmp_path: Path) -> None:
+    h = generalization_grid(real_group, "optim.weight_decay", "optim.lr_ratio")
+    assert h.ended == [[1, 1], [1, 1]] and h.budget == 30
+    r = grok("figure", "--claim", "fig5", str(real_group.dir), "-o", str(tmp_path / "fig5.pdf"))
+    assert r.returncode == 0, r.stderr
+    assert (tmp_path / "fig5.pdf").read_bytes().startswith(b"%PDF-")
