@@ -119,7 +119,9 @@ def register(app: typer.Typer) -> None:
             c, panels = claim_panels(claim, group)
             fig = draw(panels, log_x, k, legend="first", ncols=c.ncols(group))
         else:
+            from engine.rundir import is_group
             from grok_tui.figures.panels import panels_for
 
-            fig = draw(panels_for(paths, cols, x), log_x, k)
+            one_group = len(paths) == 1 and is_group(paths[0])  # its panels share their cells: one legend
+            fig = draw(panels_for(paths, cols, x), log_x, k, legend="first" if one_group else "each")
         typer.echo(f"wrote {save(fig, out)}")

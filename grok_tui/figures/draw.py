@@ -99,7 +99,6 @@ def _draw_line_panel(ax: Any, p: Panel, log_x: bool, k: int, order: dict[str, in
         ax.set_ylim(-0.02, 1.02)
     elif style.log_y(p.metrics) and all(v > 0 for c in p.curves for v in c.y if math.isfinite(v)):
         ax.set_yscale("log")
-        plain_log_labels(ax.yaxis)
     for x, mark in p.markers:
         if log_x and x <= 0:
             continue
@@ -108,11 +107,13 @@ def _draw_line_panel(ax: Any, p: Panel, log_x: bool, k: int, order: dict[str, in
         ax.text(x, 1.0, mark, transform=ax.get_xaxis_transform(), color=color, ha="center", va="bottom", fontsize=6)
 
 
-def plain_log_labels(axis: Any) -> None:
-    """A log axis labelled 0.1, 1, 10, 2k (as `grok plot` writes steps), not 10^k; decades only, as minor
-    labels crowd a small panel."""
-    from matplotlib.ticker import NullFormatter
+def plain_log_labels(axis: Any, lo: float, hi: float) -> None:
+    """A log axis labelled 0.1, 1, 10, 2k (as `grok plot` writes steps), not 10^k: at decades, or at
+    1, 2, 5 per decade when the axis spans under two (a decade alone may hold one label or none)."""
+    from matplotlib.ticker import LogLocator, NullFormatter
 
+    if 0 < lo < hi and hi / lo < 100:
+        axis.set_major_locator(LogLocator(subs=(1.0, 2.0, 5.0)))
     axis.set_major_formatter(_plain())
     axis.set_minor_formatter(NullFormatter())
 
@@ -152,9 +153,14 @@ def _draw_heat_panel(ax: Any, fig: Any, h: Heat) -> None:
     norm = LogNorm(finite.min(), max(finite.max(), finite.min() * 1.01)) if finite.size else None
     cmap = style.heat_cmap().with_extremes(bad=style.NO_VALUE)  # a cell with no median (>budget, or none ended)
     im = ax.imshow(shown, cmap=cmap, norm=norm, aspect="auto", origin="lower")
+    from matplotlib.patches import Rectangle
+
     for i in range(len(h.rows)):
         for j in range(len(h.cols)):
             v = a[i, j]
+            if not math.isfinite(v):  # hatched as well as grey: apart from the map's light end in greyscale
+                box = Rectangle((j - 0.5, i - 0.5), 1, 1, fill=False, hatch="///", edgecolor="0.65", linewidth=0)
+                ax.add_patch(box)
             dark = norm is not None and math.isfinite(v) and norm(v) < 0.55
             ax.text(j, i, h.text(i, j), ha="center", va="center", fontsize=6, color="white" if dark else "black")
     ax.set_xticks(range(len(h.cols)), [f"{v:g}" if isinstance(v, float) else str(v) for v in h.cols])
@@ -203,8 +209,10 @@ def draw(panels: list[Panel], log_x: bool = True, k: int = 1, legend: str = "eac
     cols = ncols or min(n, style.MAX_COLS)
     rows = math.ceil(n / cols)
     width = style.COLUMN_W if cols == 1 else style.DOUBLE_W
+    narrow = cols == 1
     with rc_context(style.RC):
-        fig = Figure(figsize=(width, style.PANEL_H * rows), layout="constrained")
+        above = math.ceil(len(order) / legend_cols(len(order), narrow)) if legend == "first" and n > 1 else 0
+        fig = Figure(figsize=(width, style.PANEL_H * rows + LEGEND_ROW_H * above), layout="constrained")
         FigureCanvasAgg(fig)
         axes = fig.subplots(rows, cols, squeeze=False).ravel()
         for i, (ax, p) in enumerate(zip(axes, panels, strict=False)):
@@ -223,8 +231,8 @@ def draw(panels: list[Panel], log_x: bool = True, k: int = 1, legend: str = "eac
             ax.set_xlabel(p.xlabel + (" (log)" if lx and p.kind == "line" else ""))
             if p.log_y is not None and p.kind == "line":
                 ax.set_yscale("log" if p.log_y else "linear")
-                if p.log_y:
-                    plain_log_labels(ax.yaxis)
+            if p.kind == "line" and ax.get_yscale() == "log":
+                plain_log_labels(ax.yaxis, *ax.get_ylim())
             ylabel = p.ylabel or _ylabel(p.metrics)
             left = i % cols == 0 or ylabel != (panels[i - 1].ylabel or _ylabel(panels[i - 1].metrics))
             ax.set_ylabel(ylabel if left or legend == "each" else "")  # a row of like panels: once, on the left
@@ -233,19 +241,29 @@ def draw(panels: list[Panel], log_x: bool = True, k: int = 1, legend: str = "eac
         for ax in axes[n:]:
             fig.delaxes(ax)
         if legend == "first" and n > 1:
-            _figure_legend(fig, axes[:n])
+            _figure_legend(fig, axes[:n], narrow)
     return fig
 
 
-def _figure_legend(fig: Any, axes: Any) -> None:
+def legend_cols(n: int, narrow: bool = False) -> int:
+    """Columns of a figure legend of n series: across the page one row up to 5, then 4 (or 3: long
+    labels); 2 across one paper column."""
+    if narrow:
+        return min(n, 2)
+    return n if n <= 5 else 4 if n <= 12 else 3
+
+
+LEGEND_ROW_H = 0.14  # inches a row of a 6 pt legend takes
+
+
+def _figure_legend(fig: Any, axes: Any, narrow: bool) -> None:
     """One legend above the panels: every series once, in the order they were drawn."""
     seen: dict[str, Any] = {}
     for ax in axes:
         for h, lab in zip(*ax.get_legend_handles_labels(), strict=True):
             seen.setdefault(lab, h)
     if seen:
-        cols = min(len(seen), 4 if len(seen) > 5 else len(seen))
-        fig.legend(list(seen.values()), list(seen), loc="outside upper center", ncol=cols)
+        fig.legend(list(seen.values()), list(seen), loc="outside upper center", ncol=legend_cols(len(seen), narrow))
 
 
 def save(fig: Any, out: str | Path) -> Path:

@@ -86,8 +86,9 @@ def label(metric: str) -> str:
 
 
 def style(i: int) -> dict[str, Any]:
-    """The i-th series' colour and line style (they cycle together, 8 distinct pairs)."""
-    return {"color": PALETTE[i % len(PALETTE)], "linestyle": LINESTYLES[i % len(LINESTYLES)]}
+    """The i-th series' colour and line style: 8 colours, the style shifted by one each round, 64 distinct pairs."""
+    n = len(PALETTE)
+    return {"color": PALETTE[i % n], "linestyle": LINESTYLES[(i + i // n) % len(LINESTYLES)]}
 
 
 def log_y(metrics: list[str]) -> bool:

@@ -100,6 +100,8 @@ def test_fig6_adaptive_draws_the_c_trajectory_on_a_log_axis(tmp_path: Path) -> N
     adam, c10 = _lines(fig.axes[2])
     assert list(c10.get_ydata()) == [10.0] * len(STEPS)
     assert list(adam.get_ydata()) == pytest.approx([1.0 + 0.1 * i for i in range(len(STEPS))])
+    fmt = fig.axes[2].yaxis.get_major_formatter()
+    assert [fmt(v, 0) for v in (0.5, 1.0, 10.0)] == ["0.5", "1", "10"]  # not 10^k
 
 
 def test_fig5_final_values_against_c_with_intervals(tmp_path: Path) -> None:
@@ -156,6 +158,8 @@ def test_wd_init_heat_map_is_the_reports_median(tmp_path: Path) -> None:
     texts = sorted(t.get_text() for t in ax.texts)
     assert texts == sorted(["200\n3/3", "1.2k\n2/3", ">3k\n1/3", "2k\n3/3"])
     assert ax.images[0].norm.vmin == 200 and ax.images[0].norm.vmax == 2000
+    hatched = [p for p in ax.patches if p.get_hatch()]
+    assert [(p.get_x(), p.get_y()) for p in hatched] == [(-0.5, 0.5)]  # the no-value cell, told apart in greyscale
 
 
 def test_paper_prefers_a_complete_group_and_lists_missing_claims(tmp_path: Path) -> None:
@@ -231,3 +235,13 @@ def test_real_sweep_heat_map_and_files(real_group: Group, tmp_path: Path) -> Non
     r = grok("figure", "--claim", "fig5", str(real_group.dir), "-o", str(tmp_path / "fig5.pdf"))
     assert r.returncode == 0, r.stderr
     assert (tmp_path / "fig5.pdf").read_bytes().startswith(b"%PDF-")
+
+
+def test_a_one_column_claim_keeps_its_legend_to_the_column(tmp_path: Path) -> None:
+    table = {"seeds": 1, "arms": {f"a{i}": {"optim.lr_ratio": 1.0 + i} for i in range(4)}}
+    g = fake_group(tmp_path, table, _acc, STEPS, preset="fig6_adaptive_mul")
+    claim, panels = claim_panels("fig6_adaptive", g)
+    fig = draw(panels, legend="first", ncols=claim.ncols(g))
+    assert fig.get_figwidth() == style.COLUMN_W
+    assert fig.legends[0]._ncols == 2  # 4 series in 2 rows: one row would run past the column
+    assert fig.get_figheight() > 2 * style.PANEL_H  # the legend's rows are added, not taken from the panels
