@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from engine.config import ConfigError
@@ -30,27 +31,40 @@ def _value(group: Group, m: Member, key: str) -> Any:
     return m.values.get(key, m.overrides.get(key, group.results().get(m.id, {}).get(key)))
 
 
-def last_logged(group: Group, m: Member, metric: str) -> float | None:
-    """The member's last finite value of `metric` in its metrics.csv (None when it never logged one)."""
-    d = member_dirs(group).get(m.id)
-    if d is None or not (d / "metrics.csv").exists():
+def last_logged(run_dir: Path | None, metric: str) -> float | None:
+    """The run's last finite value of `metric` in its metrics.csv (None when it never logged one)."""
+    if run_dir is None or not (run_dir / "metrics.csv").exists():
         return None
-    vals = [r[metric] for r in read_metrics(d) if metric in r and math.isfinite(r[metric])]
+    vals = [r[metric] for r in read_metrics(run_dir) if metric in r and math.isfinite(r[metric])]
     return vals[-1] if vals else None
 
 
-def final_against(group: Group, metric: str, x_key: str, line_key: str | None = None) -> list[Curve]:
+def final_against(
+    group: Group,
+    metric: str,
+    x_key: str,
+    line_key: str | None = None,
+    arm: str | None = None,
+    categorical: bool = False,
+) -> list[Curve]:
     """One line per value of `line_key`: the seeds' final `metric`, mean and 95% interval, at each `x_key` value.
 
     `final_<metric>` of results.csv when it records one (final_val_acc, final_train_acc), else the
-    last value in the member's metrics.csv (the final train loss). Only ended members count.
+    last value in the member's metrics.csv (the final train loss). Only ended members count, of
+    `arm` when given. `categorical`: x is the value's place in the grid (0, 1, ...), for values that
+    are not a scale (m = -1 meaning "all pairs").
     """
+    dirs = member_dirs(group)
+    order = [repr(v) for v in group.spec.grid.get(x_key, [])]
     cells: dict[Any, dict[float, list[float]]] = {}
     for m, row in _ended(group):
+        if arm is not None and m.arm != arm:
+            continue
         v = num(row.get(f"final_{metric}"))
         if v is None:
-            v = last_logged(group, m, metric)
-        x = num(_value(group, m, x_key))
+            v = last_logged(dirs.get(m.id), metric)
+        xv = _value(group, m, x_key)
+        x = float(order.index(repr(xv))) if categorical and repr(xv) in order else None if categorical else num(xv)
         if v is None or x is None:
             continue
         line = _value(group, m, line_key) if line_key else ""

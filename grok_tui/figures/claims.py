@@ -116,6 +116,11 @@ def arms_row(metrics: list[str]) -> Callable[[Group], list[Panel]]:
     return build
 
 
+def _progress(group: Group) -> list[Panel]:
+    """Progress measures (Nanda et al.) beside val accuracy: restricted and excluded loss, a column per task."""
+    return _by_op(group, ["val_acc", "restricted_loss", "excluded_loss"])
+
+
 def fig6_adaptive(group: Group) -> list[Panel]:
     """Fig. 6 with adaptive Adam-LR (Prop. 4.1): val accuracy, and the c each arm trained with, per task."""
     return _by_op(group, ["val_acc", "lr_ratio"])
@@ -129,6 +134,23 @@ def fig5(group: Group) -> list[Panel]:
         title = f"final {style.label(metric)}"
         xlabel = style.label("optim.lr_ratio")
         panels.append(Panel(title, [metric], curves, xlabel=xlabel, points=True, ylabel=title))
+    return panels
+
+
+def decouple(group: Group) -> list[Panel]:
+    """Decoupling (Fig. 4, §4.2): the target tokens' final val accuracy against their distinct training pairs
+    m, a line per draw rate r, a panel per task and optimizer: pairs, not updates, set the plateau."""
+    grid = group.spec.grid
+    ms = list(grid.get("data.starve_m", []))
+    ticks = [(float(i), "all" if m == -1 else str(m)) for i, m in enumerate(ms)]
+    panels = []
+    for arm in group.spec.arms or [None]:
+        curves = final_against(group, "val_acc_target", "data.starve_m", "train.target_rate", arm, categorical=True)
+        for c in curves:
+            c.label = "r matched" if c.label in ("0", "0.0") else f"r = {c.label}"
+        title = str(arm or group.preset)
+        xlabel = "training pairs per target token, m"
+        panels.append(Panel(title, ["val_acc_target"], curves, xlabel=xlabel, points=True, xticks=ticks))
     return panels
 
 
@@ -265,6 +287,11 @@ _CLAIMS = (
     Claim("fig7", ("fig7_hessian",), "λmax of E and W, Adam vs Adam-LR", fig7),
     Claim("fig10", ("fig10_rank",), "rank of E, W and EW per optimizer", fig10),
     Claim("fig11", ("fig11_fourier",), "Fourier spectrum of E per task", fig11),
+    # the results that go past the paper: the decoupling of pairs and updates, the progress measures
+    Claim(
+        "decouple", ("decouple",), "target tokens' final val accuracy against their pairs m, per draw rate r", decouple
+    ),
+    Claim("progress", ("progress_phases",), "val accuracy and the progress measures per split", _progress, "data.op"),
 )
 
 
@@ -286,9 +313,11 @@ def get_claim(name: str) -> Claim:
 
 def claim_panels(name: str, group: Group) -> tuple[Claim, list[Panel]]:
     claim = get_claim(name)
-    panels = [p for p in claim.build(group) if p.curves or p.heat is not None]
-    if not panels:
+    panels = claim.build(group)
+    if not any(p.curves or p.heat is not None for p in panels):
         raise ConfigError(f"{group.dir}: nothing to draw for {name} ({claim.what}): no member has logged it yet")
+    if not claim.cols:
+        panels = [p for p in panels if p.curves or p.heat is not None]  # a grid keeps its empty cells in place
     return claim, panels
 
 

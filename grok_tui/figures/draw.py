@@ -41,6 +41,7 @@ class Panel:
     log_y: bool | None = None  # None: from the metrics (losses, curvatures, ratios)
     ylim: tuple[float, float] | None = None  # fixed y range (panels compared by height)
     xlim: tuple[float, float] | None = None  # fixed x range (panels compared along the same steps)
+    xticks: list[tuple[float, str]] | None = None  # categorical x: (position, label) each
     points: bool = False  # mark each point (a few swept values, not an evaluation every N steps)
     heat: Heat | None = None  # kind "heat": steps to generalize per grid cell
 
@@ -79,6 +80,12 @@ def legend_label(c: Curve) -> str:
 
 
 def _draw_line_panel(ax: Any, p: Panel, log_x: bool, k: int, order: dict[str, int]) -> None:
+    log_x = log_x and p.xticks is None
+    if not p.curves:  # a cell of a claim's grid whose members have not run yet
+        ax.text(0.5, 0.5, "not run yet", transform=ax.transAxes, ha="center", va="center", color="0.45")
+        ax.set_xticks([])
+        ax.set_yticks([])
+        return
     for c in p.curves:
         keep = [j for j, x in enumerate(c.x) if (x > 0 or not log_x) and math.isfinite(x)]
         xs = [c.x[j] for j in keep]
@@ -93,7 +100,10 @@ def _draw_line_panel(ax: Any, p: Panel, log_x: bool, k: int, order: dict[str, in
             lo, hi = smooth([c.lo[j] for j in keep], k), smooth([c.hi[j] for j in keep], k)
             band = ax.fill_between(xs, lo, hi, color=st["color"], alpha=style.BAND_ALPHA, linewidth=0)
             band.set_gid(f"band:{label}")
-    if log_x:
+    if p.xticks is not None:
+        ax.set_xticks([x for x, _ in p.xticks], [t for _, t in p.xticks])
+        ax.set_xlim(p.xticks[0][0] - 0.3, p.xticks[-1][0] + 0.3)
+    elif log_x:
         _log_axis(ax, list(p.xlim) if p.xlim else [x for c in p.curves for x in c.x if x > 0], p.points)
     if style.is_acc(p.metrics):
         ax.set_ylim(-0.02, 1.02)
@@ -228,7 +238,7 @@ def draw(panels: list[Panel], log_x: bool = True, k: int = 1, legend: str = "eac
             if p.xlim is not None:
                 ax.set_xlim(*p.xlim)
             ax.set_title(p.title)
-            ax.set_xlabel(p.xlabel + (" (log)" if lx and p.kind == "line" else ""))
+            ax.set_xlabel(p.xlabel + (" (log)" if lx and p.kind == "line" and p.xticks is None else ""))
             if p.log_y is not None and p.kind == "line":
                 ax.set_yscale("log" if p.log_y else "linear")
             if p.kind == "line" and ax.get_yscale() == "log":

@@ -41,9 +41,10 @@ def test_every_paper_sweep_has_one_claim() -> None:
     for preset, _ in PAPER_SWEEPS:
         owners = [c.name for c in CLAIMS.values() if preset in c.presets]
         assert len(owners) == 1, (preset, owners)
-    firsts = [c.presets[0] for c in CLAIMS.values()]
     order = [p for p, _ in PAPER_SWEEPS]
-    assert firsts == sorted(firsts, key=order.index)  # the paper's order
+    firsts = [c.presets[0] for c in CLAIMS.values() if c.presets[0] in order]
+    assert firsts == sorted(firsts, key=order.index)  # the paper's order, the results past it last
+    assert list(CLAIMS)[-2:] == ["decouple", "progress"]
 
 
 def test_fig2_rows_of_val_and_train_accuracy_per_task(tmp_path: Path) -> None:
@@ -245,3 +246,47 @@ def test_a_one_column_claim_keeps_its_legend_to_the_column(tmp_path: Path) -> No
     assert fig.get_figwidth() == style.COLUMN_W
     assert fig.legends[0]._ncols == 2  # 4 series in 2 rows: one row would run past the column
     assert fig.get_figheight() > 2 * style.PANEL_H  # the legend's rows are added, not taken from the panels
+
+
+def test_a_task_not_run_yet_keeps_its_place_in_the_grid(tmp_path: Path) -> None:
+    table = {"seeds": 1, "arms": {"random": {"data.starve_k": 0}}, "grid": {"data.op": ["mul", "add"]}}
+
+    def curve(m: Member) -> dict[str, list[float]]:
+        return {"val_acc": [0.5] * len(STEPS), "restricted_loss": [1.0] * len(STEPS)}
+
+    g = fake_group(tmp_path, table, curve, STEPS, preset="progress_phases")
+    for m in g.members:
+        if m.values["data.op"] == "add":
+            (g.member_dir(m) / "metrics.csv").unlink()
+    claim, panels = claim_panels("progress", g)
+    fig = draw(panels, legend="first", ncols=claim.ncols(g))
+    assert [ax.get_title() for ax in fig.axes] == ["mul", "add", "mul", "add"]
+    assert [len(_lines(ax)) for ax in fig.axes] == [1, 0, 1, 0]
+    assert [t.get_text() for t in fig.axes[1].texts] == ["not run yet"]
+    assert fig.axes[2].get_ylabel() == "restricted loss" and fig.axes[2].get_yscale() == "log"
+
+
+def test_decouple_target_accuracy_against_pairs_per_draw_rate(tmp_path: Path) -> None:
+    table = {
+        "seeds": 2,
+        "arms": {
+            "mul_adam": {"data.op": "mul", "data.starve_k": 3},
+            "add_adam": {"data.op": "add", "data.starve_k": 3},
+        },
+        "grid": {"data.starve_m": [1, -1], "train.target_rate": [0.1, 0.0]},
+    }
+
+    def curve(m: Member) -> dict[str, list[float]]:
+        end = (0.3 if m.values["data.starve_m"] == 1 else 1.0) - 0.1 * m.seed
+        return {"val_acc_target": [0.0] * (len(STEPS) - 1) + [end]}
+
+    g = fake_group(tmp_path, table, curve, STEPS, preset="decouple")
+    _, panels = claim_panels("decouple", g)
+    fig = draw(panels, legend="first")
+    assert [ax.get_title() for ax in fig.axes] == ["mul_adam", "add_adam"]
+    assert [t.get_text() for t in fig.axes[0].get_xticklabels()] == ["1", "all"]  # m = -1: every pair kept
+    assert fig.axes[0].get_xscale() == "linear" and fig.axes[0].get_xlabel() == "training pairs per target token, m"
+    assert fig_legend(fig) == ["r = 0.1 (n=2)", "r matched (n=2)"]
+    r01 = _lines(fig.axes[0])[0]
+    assert list(r01.get_xdata()) == [0.0, 1.0]
+    assert list(r01.get_ydata()) == pytest.approx([0.25, 0.95])
