@@ -189,6 +189,8 @@ def _draw_heat_panel(ax: Any, fig: Any, h: Heat) -> None:
 def _ylabel(metrics: list[str]) -> str:
     if len(metrics) > 1 and style.is_acc(metrics):
         return "accuracy"
+    if len(metrics) > 1 and all(m.endswith("_loss") for m in metrics):
+        return "loss"
     return " / ".join(style.label(m) for m in metrics)
 
 
@@ -212,7 +214,7 @@ def draw(panels: list[Panel], log_x: bool = True, k: int = 1, legend: str = "eac
     from matplotlib.figure import Figure
 
     n = len(panels)
-    order: dict[str, int] = {}
+    order: dict[str, int] = {}  # legend "first": a series' style is the figure's; "each": the panel's
     for p in panels:
         for c in p.curves:
             order.setdefault(legend_label(c), len(order))
@@ -232,12 +234,13 @@ def draw(panels: list[Panel], log_x: bool = True, k: int = 1, legend: str = "eac
             elif p.heat is not None:
                 _draw_heat_panel(ax, fig, p.heat)
             else:
-                _draw_line_panel(ax, p, lx, k, order)
+                own = {legend_label(c): j for j, c in enumerate(p.curves)}
+                _draw_line_panel(ax, p, lx, k, order if legend == "first" else own)
             if p.ylim is not None:
                 ax.set_ylim(*p.ylim)
             if p.xlim is not None:
                 ax.set_xlim(*p.xlim)
-            ax.set_title(p.title)
+            ax.set_title(p.title, pad=9 if p.markers else None)  # room for the M/G letters above the axes
             ax.set_xlabel(p.xlabel + (" (log)" if lx and p.kind == "line" and p.xticks is None else ""))
             if p.log_y is not None and p.kind == "line":
                 ax.set_yscale("log" if p.log_y else "linear")

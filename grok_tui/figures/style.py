@@ -28,7 +28,9 @@ PANEL_H = 2.1  # inches per row of panels
 MAX_COLS = 4
 BAND_ALPHA = 0.2
 NO_VALUE = "0.85"  # a heat-map cell with no value: light grey, apart from every colour of the map
-MARKER_COLORS = {"M": "#D55E00", "G": "#009E73", "C": "#0072B2", "U": "#CC79A7"}
+# Phase markers in greys, apart from the series' colours (a vermillion M beside a vermillion val line
+# read as part of it); the letter names the phase.
+MARKER_COLORS = {"M": "0.4", "C": "0.4", "U": "0.4", "G": "0.15"}
 
 RC: dict[str, Any] = {
     "font.size": 7,

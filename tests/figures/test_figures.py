@@ -222,3 +222,11 @@ def test_a_seed_that_stopped_early_holds_its_last_value(tmp_path: Path) -> None:
         seeds = [min(1.0, 0.1 * min(i, 2) + 0.0)] + [min(1.0, 0.1 * i + 0.07 * s) for s in (1, 2)]
         assert curve.y[i] == pytest.approx(mean_ci(seeds)[0]), step
     assert curve.n == 3
+
+
+def test_phase_markers_are_grey_and_clear_of_the_title(tmp_path: Path) -> None:
+    fig = draw(panels_for([str(_run_dir(tmp_path))], ["train_loss"]))
+    (ax,) = fig.axes
+    assert {t.get_color() for t in ax.texts} <= set(style.MARKER_COLORS.values())
+    assert all(c not in style.PALETTE for c in style.MARKER_COLORS.values())  # never a series' colour
+    assert ax.get_ylabel() == "train loss"

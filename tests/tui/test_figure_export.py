@@ -47,6 +47,8 @@ def test_view_figure_has_the_main_views_panels(tmp_path: Path, monkeypatch: pyte
         "tiny-s0: loss",
     ]  # no val_loss column: train only
     assert [ln.get_label() for ln in fig.axes[1].get_lines() if not ln.get_label().startswith("_")] == ["train_loss"]
+    acc, loss = (ax.get_lines()[0] for ax in fig.axes)
+    assert acc.get_color() == loss.get_color()  # each panel its own legend: its first series the first colour
     assert fig.axes[0].get_xscale() == "linear"
     monkeypatch.setattr(view, "has_matplotlib", lambda: False)
     assert view.export_view_figure(d) is None
