@@ -290,3 +290,28 @@ def test_decouple_target_accuracy_against_pairs_per_draw_rate(tmp_path: Path) ->
     r01 = _lines(fig.axes[0])[0]
     assert list(r01.get_xdata()) == [0.0, 1.0]
     assert list(r01.get_ydata()) == pytest.approx([0.25, 0.95])
+
+
+@pytest.mark.parametrize(
+    ("claim", "preset", "metrics"),
+    [
+        ("starve", "starve", ["val_acc", "val_acc_rare"]),
+        ("fixes_mul", "skew_fixes_mul", ["val_acc", "val_acc_rare"]),
+        ("appb", "appb_update_ratio", ["update_ratio", "lr_ratio", "val_acc"]),
+        ("sec43", "sec43_init", ["val_acc", "train_acc"]),
+    ],
+)
+def test_arm_claims_a_panel_per_metric(tmp_path: Path, claim: str, preset: str, metrics: list[str]) -> None:
+    table = {"seeds": 2, "arms": {"adam": {"optim.lr_ratio": 1.0}, "c10": {"optim.lr_ratio": 10.0}}}
+
+    def curve(m: Member) -> dict[str, list[float]]:
+        return {**_acc(m), "update_ratio": [5.0 / (i + 1) for i in range(len(STEPS))]}
+
+    g = fake_group(tmp_path, table, curve, STEPS, preset=preset)
+    c, panels = claim_panels(claim, g)
+    fig = draw(panels, legend="first", ncols=c.ncols(g))
+    assert [ax.get_ylabel() for ax in fig.axes] == [style.label(m) for m in metrics]
+    assert fig_legend(fig) == ["adam (n=2)", "c10 (n=2)"]
+    for ax, m in zip(fig.axes, metrics, strict=True):
+        assert ax.get_yscale() == ("log" if style.log_y([m]) else "linear")
+        assert len(_lines(ax)) == 2 and len([b for b in ax.collections if b.get_gid()]) == 2
