@@ -72,7 +72,7 @@ def _grid(
             for cv in _facets(group, cols):
                 keys = {k: v for k, v in ((rows, rv), (cols, cv)) if k}
                 title = ", ".join(t for t in (_facet_title(group, k, v) for k, v in keys.items()) if t)
-                panels.append(Panel(title, [m], _where(group, curves, keys), xlabel=x))
+                panels.append(Panel(title, [m], _where(group, curves, keys), xlabel=x, share_x=True))
     return panels
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -42,6 +43,7 @@ class Panel:
     ylim: tuple[float, float] | None = None  # fixed y range (panels compared by height)
     xlim: tuple[float, float] | None = None  # fixed x range (panels compared along the same steps)
     xticks: list[tuple[float, str]] | None = None  # categorical x: (position, label) each
+    share_x: bool = False  # one x range with the figure's other share_x panels (a claim's grid: equal steps)
     points: bool = False  # mark each point (a few swept values, not an evaluation every N steps)
     heat: Heat | None = None  # kind "heat": steps to generalize per grid cell
 
@@ -67,6 +69,15 @@ def share_axes(panels: list[Panel], log_x: bool = True) -> None:
     xlim = (min(xs) / 1.1, max(xs) * 1.1) if log_x else (min(xs), max(xs))
     for p in panels:
         p.xlim, p.ylim = xlim, ylim
+
+
+def _shared_xlim(panels: list[Panel], log_x: bool) -> tuple[float, float] | None:
+    """One x range for `panels` (a claim's grid), the data's with a margin on a log axis; None for fewer than two."""
+    xs = [x for p in panels for c in p.curves for x in c.x if math.isfinite(x) and (x > 0 or not log_x)]
+    if len(panels) < 2 or not xs:
+        return None
+    lo, hi = min(xs), max(xs)
+    return (lo / 1.1, hi * 1.1) if log_x else (lo, hi)
 
 
 def smooth(values: list[float], k: int) -> list[float]:
@@ -214,6 +225,7 @@ def draw(panels: list[Panel], log_x: bool = True, k: int = 1, legend: str = "eac
     from matplotlib.figure import Figure
 
     n = len(panels)
+    shared = _shared_xlim([p for p in panels if p.share_x and p.xlim is None and p.kind == "line"], log_x)
     order: dict[str, int] = {}  # legend "first": a series' style is the figure's; "each": the panel's
     for p in panels:
         for c in p.curves:
@@ -229,6 +241,8 @@ def draw(panels: list[Panel], log_x: bool = True, k: int = 1, legend: str = "eac
         axes = fig.subplots(rows, cols, squeeze=False).ravel()
         for i, (ax, p) in enumerate(zip(axes, panels, strict=False)):
             lx = p.log_x if p.log_x is not None else log_x
+            if shared is not None and p.share_x and p.xlim is None and lx == log_x:
+                p = dataclasses.replace(p, xlim=shared)
             if p.kind == "bar":
                 _draw_bar_panel(ax, p)
             elif p.heat is not None:

@@ -76,6 +76,9 @@ def test_fig4_epochs_draws_batch_arms_against_epochs(tmp_path: Path) -> None:
     b512, b128 = _lines(fig.axes[0])
     assert list(b512.get_xdata()) == [s / 10 for s in STEPS]
     assert list(b128.get_xdata()) == [s / 40 for s in STEPS]
+    assert len({ax.get_xlim() for ax in fig.axes}) == 1  # equal epochs: one x range in every panel
+    lo, hi = fig.axes[0].get_xlim()
+    assert lo < STEPS[0] / 40 and hi > STEPS[-1] / 10
     assert fig.axes[2].get_ylabel() == "val accuracy, rare tokens"
     assert fig_legend(fig) == ["b512 (n=1)", "b128 (n=1)"]
 
