@@ -131,9 +131,9 @@ def fig5(group: Group) -> list[Panel]:
     panels = []
     for metric in ("val_acc", "train_loss"):
         curves = final_against(group, metric, "optim.lr_ratio", "data.op" if "data.op" in group.spec.grid else None)
-        title = f"final {style.label(metric)}"
+        ylabel = f"final {style.label(metric)}"
         xlabel = style.label("optim.lr_ratio")
-        panels.append(Panel(title, [metric], curves, xlabel=xlabel, points=True, ylabel=title))
+        panels.append(Panel("", [metric], curves, xlabel=xlabel, points=True, ylabel=ylabel))
     return panels
 
 

@@ -122,7 +122,7 @@ def test_fig5_final_values_against_c_with_intervals(tmp_path: Path) -> None:
     _, panels = claim_panels("fig5", g)
     fig = draw(panels, legend="first")
     acc, loss = fig.axes
-    assert acc.get_title() == "final val accuracy" and loss.get_title() == "final train loss"
+    assert acc.get_ylabel() == "final val accuracy" and loss.get_ylabel() == "final train loss"
     assert acc.get_xscale() == "log" and list(acc.get_xticks()) == cs and loss.get_yscale() == "log"
     assert fig_legend(fig) == ["add (n=3)", "mul (n=3)"]
     add_loss = _lines(loss)[0]
