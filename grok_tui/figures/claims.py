@@ -15,7 +15,7 @@ from typing import Any
 
 from engine.config import ConfigError
 from engine.paper import PAPER_SWEEPS
-from engine.rundir import is_group
+from engine.rundir import is_group, is_run_dir
 from engine.sweep.results import ENDED
 from engine.sweep.spec import Group
 from grok_tui.figures import style
@@ -327,20 +327,45 @@ def ended_count(group_dir: Path) -> tuple[int, int]:
     return len(g.members) - len(g.pending()), len(g.members)
 
 
+SEARCH_DEPTH = 3  # runs/<study>/<round>/<group>: folders a user sorts sweeps into
+
+
+def find_groups(root: Path, depth: int = SEARCH_DEPTH) -> list[Path]:
+    """Sweep group directories in `root` and in its folders down to `depth` levels; not inside a group
+    or a run directory (their members and files are not groups)."""
+    out: list[Path] = []
+    try:
+        children = sorted(p for p in root.iterdir() if p.is_dir())
+    except OSError:
+        return out
+    for p in children:
+        if is_group(p):
+            out.append(p)
+        elif depth > 1 and not is_run_dir(p):
+            out += find_groups(p, depth - 1)
+    return out
+
+
 def paper_groups(runs_dir: str | Path) -> list[tuple[Claim, Path]]:
-    """Each claim with its group under `runs_dir`: of its first preset that has one, the newest complete
-    group (every member ended), else the newest (a sweep still running draws what it has)."""
+    """Each claim with its group under `runs_dir` (`find_groups`): of its first preset that has one, the
+    newest complete group (every member ended), else the newest (a sweep still running draws what it has).
+    Newest by group.json's `created` time, then by directory name (a group renamed by hand keeps its time)."""
     root = Path(runs_dir)
     if not root.is_dir():
         raise ConfigError(f"{runs_dir}: not a directory")
-    groups = sorted((p for p in root.iterdir() if is_group(p)), key=lambda p: p.name, reverse=True)  # newest first
-    by_preset: dict[str, list[tuple[bool, Path]]] = {}
-    for g in groups:
+    by_dir_preset: dict[Path, str] = {}
+    found: list[tuple[str, str, bool, Path]] = []  # (created, name, complete, dir)
+    for g in find_groups(root):
         try:
-            done, n = ended_count(g)
-            by_preset.setdefault(Group.open(g).preset, []).append((done == n, g))
+            group = Group.open(g)
         except ConfigError:
             continue
+        complete = not group.pending()
+        found.append((str(group.doc.get("created", "")), g.name, complete, g))
+        by_dir_preset[g] = group.preset
+    by_preset: dict[str, list[tuple[bool, Path]]] = {}
+    for _, _, complete, g in sorted(found, key=lambda t: t[:2], reverse=True):  # newest first
+        by_preset.setdefault(by_dir_preset[g], []).append((complete, g))
     out = []
     for claim in CLAIMS.values():
         for p in claim.presets:

@@ -318,3 +318,19 @@ def test_arm_claims_a_panel_per_metric(tmp_path: Path, claim: str, preset: str, 
     for ax, m in zip(fig.axes, metrics, strict=True):
         assert ax.get_yscale() == ("log" if style.log_y([m]) else "linear")
         assert len(_lines(ax)) == 2 and len([b for b in ax.collections if b.get_gid()]) == 2
+
+
+def test_paper_looks_into_folders_but_not_into_groups_or_runs(tmp_path: Path) -> None:
+    table = {"seeds": 1, "arms": {"adam": {"optim.lr_ratio": 1.0}}}
+    (tmp_path / "study" / "round2").mkdir(parents=True)
+    deep = fake_group(tmp_path / "study" / "round2", table, _acc, STEPS, preset="sec43_init")
+    inner = fake_group(deep.dir, table, _acc, STEPS, preset="wd_init")  # inside a group: not looked at
+    run = tmp_path / "run"
+    run.mkdir()
+    (run / "config.json").write_text("{}")
+    fake_group(run, table, _acc, STEPS, preset="appb_update_ratio")  # inside a run directory: not looked at
+    too_deep = tmp_path / "a" / "b" / "c"
+    too_deep.mkdir(parents=True)
+    fake_group(too_deep, table, _acc, STEPS, preset="fig12_lr_batch")
+    assert inner.dir.is_dir()
+    assert paper_groups(tmp_path) == [(CLAIMS["sec43"], deep.dir)]
