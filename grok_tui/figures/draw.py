@@ -104,7 +104,7 @@ def _draw_line_panel(ax: Any, p: Panel, log_x: bool, k: int, order: dict[str, in
             continue
         label = legend_label(c)
         st = style.style(order[label])  # a series keeps its colour and dash in every panel
-        if p.points:
+        if p.points or len(xs) == 1:  # a single evaluation is a point, not a line of no length
             st |= {"marker": style.MARKERS[order[label] % len(style.MARKERS)], "markersize": 3}
         ax.plot(xs, smooth([c.y[j] for j in keep], k), label=label, **st)
         if c.lo is not None and c.hi is not None and c.n > 1:

@@ -230,3 +230,9 @@ def test_phase_markers_are_grey_and_clear_of_the_title(tmp_path: Path) -> None:
     assert {t.get_color() for t in ax.texts} <= set(style.MARKER_COLORS.values())
     assert all(c not in style.PALETTE for c in style.MARKER_COLORS.values())  # never a series' colour
     assert ax.get_ylabel() == "train loss"
+
+
+def test_a_single_evaluation_is_drawn_as_a_point(tmp_path: Path) -> None:
+    g = fake_group(tmp_path, ARMS, _curve, [20])
+    fig = draw(panels_for([str(g.dir)], ["val_acc"]))
+    assert all(ln.get_marker() not in (None, "None", "") for ln in fig.axes[0].get_lines())
