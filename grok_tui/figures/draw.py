@@ -173,7 +173,10 @@ def _draw_heat_panel(ax: Any, fig: Any, h: Heat) -> None:
     finite = a[np.isfinite(a)]
     norm = LogNorm(finite.min(), max(finite.max(), finite.min() * 1.01)) if finite.size else None
     cmap = style.heat_cmap().with_extremes(bad=style.NO_VALUE)  # a cell with no median (>budget, or none ended)
-    im = ax.imshow(shown, cmap=cmap, norm=norm, aspect="auto", origin="lower")
+    # quads, not an image: the cells stay vector in SVG and PDF; row 0 at the bottom, as on a plot
+    rows, cols = np.arange(len(h.rows) + 1) - 0.5, np.arange(len(h.cols) + 1) - 0.5
+    im = ax.pcolormesh(cols, rows, shown, cmap=cmap, norm=norm, edgecolors="white", linewidth=0.5)
+    ax.set_facecolor(style.NO_VALUE)  # a masked cell draws nothing: this shows through
     from matplotlib.patches import Rectangle
 
     for i in range(len(h.rows)):
@@ -193,6 +196,8 @@ def _draw_heat_panel(ax: Any, fig: Any, h: Heat) -> None:
         bar = fig.colorbar(im, ax=ax, shrink=0.9, pad=0.02)
         bar.set_label("steps (log)")
         bar.outline.set_linewidth(0.4)
+        if bar.solids is not None:
+            bar.solids.set_rasterized(False)  # matplotlib rasterizes a long colour bar: kept vector in SVG, PDF
         bar.ax.yaxis.set_major_formatter(_plain())
         bar.ax.yaxis.set_minor_formatter(_plain())
 

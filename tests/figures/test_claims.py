@@ -15,7 +15,7 @@ from engine.sweep.stats import mean_ci
 from grok_tui.figures import style
 from grok_tui.figures.cells import generalization_grid
 from grok_tui.figures.claims import CLAIMS, claim_panels, missing_claims, paper_groups
-from grok_tui.figures.draw import draw
+from grok_tui.figures.draw import draw, save
 from tests.cli.conftest import grok
 from tests.engine.sweep.fakegroup import fake_group
 from tests.figures.test_figures import STEPS, fig_legend
@@ -156,12 +156,15 @@ def test_wd_init_heat_map_is_the_reports_median(tmp_path: Path) -> None:
     assert ax.get_xlabel() == "weight decay" and ax.get_ylabel() == style.label("model.embed_init_scale")
     assert [t.get_text() for t in ax.get_xticklabels()] == ["0.001", "0.01"]
     assert [t.get_text() for t in ax.get_yticklabels()] == ["0.1", "1"]
-    a = ax.images[0].get_array()
+    (mesh,) = ax.collections  # quads, vector in SVG and PDF
+    a = mesh.get_array().reshape(2, 2)
     assert a[0, 0] == 200 and a[0, 1] == 1200 and a[1, 1] == 2000  # median, +inf for a seed that never did
     assert bool(a.mask[1, 0])  # 2 of 3 never generalized: the median is past the budget, no colour
     texts = sorted(t.get_text() for t in ax.texts)
     assert texts == sorted(["200\n3/3", "1.2k\n2/3", ">3k\n1/3", "2k\n3/3"])
-    assert ax.images[0].norm.vmin == 200 and ax.images[0].norm.vmax == 2000
+    assert mesh.norm.vmin == 200 and mesh.norm.vmax == 2000
+    svg = save(fig, tmp_path / "heat.svg").read_bytes()
+    assert b"<image" not in svg and b"1.2k" in svg  # no raster inside, the cells' text kept as text
     hatched = [p for p in ax.patches if p.get_hatch()]
     assert [(p.get_x(), p.get_y()) for p in hatched] == [(-0.5, 0.5)]  # the no-value cell, told apart in greyscale
 
