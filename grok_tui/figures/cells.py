@@ -125,3 +125,36 @@ def generalization_grid(group: Group, row_key: str, col_key: str) -> Heat:
             ended[i][j], gen[i][j] = s["ended"], s["generalized"]
             median[i][j] = s["gen_median"] if s["ended"] else math.nan
     return Heat(row_key, col_key, rows, cols, median, gen, ended, budget)
+
+
+def token_points(group: Group) -> list[tuple[str, list[float], list[float], list[float], float]]:
+    """Per arm × grid cell, over its ended seeds: each operand token's training pairs against its learned
+    step (`grok tokens`, the per-token form of Fig. 4), the pairs of the tokens never learned, Spearman's
+    rank correlation of the learned ones, pooled over seeds. (label, pairs, steps, never-learned pairs, rho)."""
+    import numpy as np
+
+    from grok_tui.commands.tokens import _spearman, token_table
+    from grok_tui.figures.data import cell_label
+
+    dirs = member_dirs(group)
+    cells: dict[str, tuple[list[float], list[float], list[float]]] = {}
+    for m, _ in _ended(group):
+        d = dirs.get(m.id)
+        if d is None:
+            continue
+        try:
+            rows, _, _ = token_table(d)
+        except ConfigError:  # no tokens.csv: a run from before per-token accuracy was logged
+            continue
+        xs, ys, never = cells.setdefault(cell_label(group, m), ([], [], []))
+        for r in rows:
+            if r["learned_step"] is None:
+                never.append(float(r["train_pairs"]))
+            else:
+                xs.append(float(r["train_pairs"]))
+                ys.append(float(r["learned_step"]))
+    out = []
+    for label, (xs, ys, never) in cells.items():
+        rho = _spearman(np.array(xs), np.array(ys)) if len(xs) >= 3 else math.nan
+        out.append((label, xs, ys, never, rho))
+    return out

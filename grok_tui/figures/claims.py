@@ -8,6 +8,7 @@ claim whose group is present.
 from __future__ import annotations
 
 import dataclasses
+import math
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -18,8 +19,9 @@ from engine.paper import PAPER_SWEEPS
 from engine.rundir import is_group, is_run_dir
 from engine.sweep.results import ENDED
 from engine.sweep.spec import Group
+from engine.sweep.stats import num
 from grok_tui.figures import style
-from grok_tui.figures.cells import final_against, generalization_grid
+from grok_tui.figures.cells import final_against, generalization_grid, token_points
 from grok_tui.figures.data import Curve, cell_label, fourier_spectrum, group_curves, member_dirs
 from grok_tui.figures.draw import Panel, share_axes
 
@@ -134,6 +136,27 @@ def fig5(group: Group) -> list[Panel]:
         ylabel = f"final {style.label(metric)}"
         xlabel = style.label("optim.lr_ratio")
         panels.append(Panel("", [metric], curves, xlabel=xlabel, points=True, ylabel=ylabel))
+    return panels
+
+
+NEVER_ABOVE = 1.4  # tokens never learned are drawn this factor above the last step (a log axis)
+
+
+def fig4_tokens(group: Group) -> list[Panel]:
+    """The per-token form of Fig. 4 (§4.2: a token in few training pairs is learned late): each token's
+    learned step against its training pairs, every ended seed pooled, a panel per arm × cell; tokens never
+    learned sit above the line of the last step, marked apart."""
+    budgets = [num(r.get("max_steps")) for r in group.results().values()]  # as `grok report` reads it
+    budget = max([b for b in budgets if b is not None] or [float(group.base.train.max_steps)])
+    panels = []
+    for label, xs, ys, never, rho in token_points(group):
+        curves = [Curve("learned", xs, ys)]
+        if never:  # above the line of the last step: learned after it, if ever
+            curves.append(Curve("not learned by the end", never, [budget * NEVER_ABOVE] * len(never)))
+        title = label + ("" if math.isnan(rho) else f" (Spearman $\\rho$ = {rho:+.2f})")
+        xlabel = "training pairs holding the token"
+        end = (budget, "last step")
+        panels.append(Panel(title, ["learned_step"], curves, xlabel=xlabel, kind="scatter", log_x=False, hline=end))
     return panels
 
 
@@ -287,6 +310,7 @@ _CLAIMS = (
     Claim("fig7", ("fig7_hessian",), "λmax of E and W, Adam vs Adam-LR", fig7),
     Claim("fig10", ("fig10_rank",), "rank of E, W and EW per optimizer", fig10),
     Claim("fig11", ("fig11_fourier",), "Fourier spectrum of E per task", fig11),
+    Claim("fig4_tokens", ("fig4_token_skew", "starve"), "each token's learned step against its pairs", fig4_tokens),
     # the results that go past the paper: the decoupling of pairs and updates, the progress measures
     Claim(
         "decouple", ("decouple",), "target tokens' final val accuracy against their pairs m, per draw rate r", decouple

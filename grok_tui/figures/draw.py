@@ -43,6 +43,7 @@ class Panel:
     ylim: tuple[float, float] | None = None  # fixed y range (panels compared by height)
     xlim: tuple[float, float] | None = None  # fixed x range (panels compared along the same steps)
     xticks: list[tuple[float, str]] | None = None  # categorical x: (position, label) each
+    hline: tuple[float, str] | None = None  # a level marked across the panel, named in the legend (the last step)
     share_x: bool = False  # one x range with the figure's other share_x panels (a claim's grid: equal steps)
     points: bool = False  # mark each point (a few swept values, not an evaluation every N steps)
     heat: Heat | None = None  # kind "heat": steps to generalize per grid cell
@@ -210,6 +211,19 @@ def _ylabel(metrics: list[str]) -> str:
     return " / ".join(style.label(m) for m in metrics)
 
 
+def _draw_scatter_panel(ax: Any, p: Panel) -> None:
+    """Points, one marker shape and colour per series (tokens: learned, and never learned on the budget line)."""
+    for i, c in enumerate(p.curves):
+        st = style.style(i)
+        marker = style.MARKERS[i % len(style.MARKERS)] if i == 0 else "x"
+        ax.plot(c.x, c.y, linestyle="none", marker=marker, markersize=2.5, alpha=0.7, color=st["color"], label=c.label)
+    if all(y > 0 for c in p.curves for y in c.y):
+        ax.set_yscale("log")  # learned steps span decades
+    if p.hline is not None:
+        y, text = p.hline
+        ax.axhline(y, color="0.4", linewidth=0.7, linestyle=(0, (2, 2)), zorder=0, label=text)  # named in the legend
+
+
 def _draw_bar_panel(ax: Any, p: Panel) -> None:
     for i, c in enumerate(p.curves):
         st = style.style(i)
@@ -250,6 +264,8 @@ def draw(panels: list[Panel], log_x: bool = True, k: int = 1, legend: str = "eac
                 p = dataclasses.replace(p, xlim=shared)
             if p.kind == "bar":
                 _draw_bar_panel(ax, p)
+            elif p.kind == "scatter":
+                _draw_scatter_panel(ax, p)
             elif p.heat is not None:
                 _draw_heat_panel(ax, fig, p.heat)
             else:
@@ -263,7 +279,7 @@ def draw(panels: list[Panel], log_x: bool = True, k: int = 1, legend: str = "eac
             ax.set_xlabel(p.xlabel + (" (log)" if lx and p.kind == "line" and p.xticks is None else ""))
             if p.log_y is not None and p.kind == "line":
                 ax.set_yscale("log" if p.log_y else "linear")
-            if p.kind == "line" and ax.get_yscale() == "log":
+            if p.kind in ("line", "scatter") and ax.get_yscale() == "log":
                 plain_log_labels(ax.yaxis, *ax.get_ylim())
             ylabel = p.ylabel or _ylabel(p.metrics)
             left = i % cols == 0 or ylabel != (panels[i - 1].ylabel or _ylabel(panels[i - 1].metrics))

@@ -63,6 +63,7 @@ LABELS = {
     "val_acc_absent": "val accuracy, absent tokens",
     "val_acc_target": "val accuracy, target tokens",
     "restricted_loss": "restricted loss",
+    "learned_step": "step the token is learned",
     "excluded_loss": "excluded loss",
     "train_loss": "train loss",
     "val_loss": "val loss",

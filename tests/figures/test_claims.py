@@ -40,7 +40,8 @@ def _lines(ax) -> list:  # type: ignore[no-untyped-def,type-arg]
 def test_every_paper_sweep_has_one_claim() -> None:
     for preset, _ in PAPER_SWEEPS:
         owners = [c.name for c in CLAIMS.values() if preset in c.presets]
-        assert len(owners) == 1, (preset, owners)
+        assert owners, preset
+        assert len(owners) == 1 or preset in ("fig4_token_skew", "starve"), (preset, owners)  # + fig4_tokens
     order = [p for p, _ in PAPER_SWEEPS]
     firsts = [c.presets[0] for c in CLAIMS.values() if c.presets[0] in order]
     assert firsts == sorted(firsts, key=order.index)  # the paper's order, the results past it last
@@ -234,6 +235,10 @@ def test_real_sweep_fig5_and_c_trajectory(real_group: Group) -> None:
     c_row = [p for p in panels if p.metrics == ["lr_ratio"]][0]
     for c in c_row.curves:
         assert set(c.y) == {c.values["optim.lr_ratio"]}  # a fixed c is logged as such at every evaluation
+    _, panels = claim_panels("fig4_tokens", real_group)  # tokens.csv as the engine writes it
+    assert len(panels) == 4 and all(p.curves for p in panels)
+    for p in panels:
+        assert sum(len(c.x) for c in p.curves if c.label != "last step") == 7  # p = 7 tokens, one seed
 
 
 def test_real_sweep_heat_map_and_files(real_group: Group, tmp_path: Path) -> None:
@@ -337,3 +342,29 @@ def test_paper_looks_into_folders_but_not_into_groups_or_runs(tmp_path: Path) ->
     fake_group(too_deep, table, _acc, STEPS, preset="fig12_lr_batch")
     assert inner.dir.is_dir()
     assert paper_groups(tmp_path) == [(CLAIMS["sec43"], deep.dir)]
+
+
+def test_fig4_tokens_learned_step_against_pairs(tmp_path: Path) -> None:
+    import json
+
+    from grok_tui.commands.tokens import token_table
+    from grok_tui.figures.claims import NEVER_ABOVE
+
+    table = {"seeds": 2, "arms": {"random": {"data.split": "random"}}}
+    g = fake_group(tmp_path, table, _acc, STEPS, preset="fig4_token_skew", max_steps=200)
+    for m in g.members:
+        f = g.member_dir(m) / "summary.json"
+        learned = [None if t == 10 else 10 * (t + 1) for t in range(11)]  # p = 11; token 10 never learned
+        f.write_text(json.dumps({**json.loads(f.read_text()), "learned_step": learned, "learned_acc": 0.9}))
+    claim, panels = claim_panels("fig4_tokens", Group.open(g.dir))
+    fig = draw(panels, legend="first")
+    (ax,) = fig.axes
+    learned, never, last = ax.get_lines()
+    rows = [r for m in g.members for r in token_table(g.member_dir(m))[0]]
+    want = sorted((float(r["train_pairs"]), float(r["learned_step"])) for r in rows if r["token"] != 10)
+    assert sorted(zip(learned.get_xdata(), learned.get_ydata(), strict=True)) == want
+    assert list(never.get_ydata()) == [200 * NEVER_ABOVE] * 2  # one never-learned token per seed, above the end
+    assert list(last.get_ydata()) == [200, 200] and last.get_label() == "last step"
+    assert ax.get_yscale() == "log" and ax.get_xscale() == "linear"
+    assert ax.get_title().startswith("random (Spearman $\\rho$ = ")
+    assert [t.get_text() for t in ax.get_legend().get_texts()] == ["learned", "not learned by the end", "last step"]
