@@ -148,15 +148,32 @@ def fig4_tokens(group: Group) -> list[Panel]:
     learned sit above the line of the last step, marked apart."""
     budgets = [num(r.get("max_steps")) for r in group.results().values()]  # as `grok report` reads it
     budget = max([b for b in budgets if b is not None] or [float(group.base.train.max_steps)])
+    cells = token_points(group)
+    bottom = min([y for _, _, ys, _, _ in cells for y in ys if y > 0] or [1.0])
+    ylim = (bottom / 1.3, budget * NEVER_ABOVE * 1.3)  # one y range: the cells compare by height
+    pairs = [x for _, xs, _, never, _ in cells for x in [*xs, *never]] or [0.0]
+    xlim = (min(pairs) - 0.03 * max(pairs) - 1, max(pairs) * 1.03 + 1)  # and one x range
     panels = []
-    for label, xs, ys, never, rho in token_points(group):
+    for label, xs, ys, never, rho in cells:
         curves = [Curve("learned", xs, ys)]
         if never:  # above the line of the last step: learned after it, if ever
             curves.append(Curve("not learned by the end", never, [budget * NEVER_ABOVE] * len(never)))
         title = label + ("" if math.isnan(rho) else f" (Spearman $\\rho$ = {rho:+.2f})")
         xlabel = "training pairs holding the token"
         end = (budget, "last step")
-        panels.append(Panel(title, ["learned_step"], curves, xlabel=xlabel, kind="scatter", log_x=False, hline=end))
+        panels.append(
+            Panel(
+                title,
+                ["learned_step"],
+                curves,
+                xlabel=xlabel,
+                kind="scatter",
+                log_x=False,
+                hline=end,
+                ylim=ylim,
+                xlim=xlim,
+            )
+        )
     return panels
 
 

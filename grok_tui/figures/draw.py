@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import textwrap
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -275,7 +276,9 @@ def draw(panels: list[Panel], log_x: bool = True, k: int = 1, legend: str = "eac
                 ax.set_ylim(*p.ylim)
             if p.xlim is not None:
                 ax.set_xlim(*p.xlim)
-            ax.set_title(p.title, pad=9 if p.markers else None)  # room for the M/G letters above the axes
+            chars = max(16, int(width / cols * 72 / (style.RC["axes.titlesize"] * 0.55)))  # what fits a panel
+            title = textwrap.fill(p.title, chars, break_long_words=False)  # long cell labels over 2 lines
+            ax.set_title(title, pad=9 if p.markers else None)  # room for the M/G letters above the axes
             ax.set_xlabel(p.xlabel + (" (log)" if lx and p.kind == "line" and p.xticks is None else ""))
             if p.log_y is not None and p.kind == "line":
                 ax.set_yscale("log" if p.log_y else "linear")
