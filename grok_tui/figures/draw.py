@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import re
 import textwrap
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -105,9 +106,9 @@ def _draw_line_panel(ax: Any, p: Panel, log_x: bool, k: int, order: dict[str, in
         if not xs:
             continue
         label = legend_label(c)
-        st = style.style(order[label])  # a series keeps its colour and dash in every panel
+        st = style.style(order[c.label])  # a series keeps its colour and dash in every panel
         if p.points or len(xs) == 1:  # a single evaluation is a point, not a line of no length
-            st |= {"marker": style.MARKERS[order[label] % len(style.MARKERS)], "markersize": 3}
+            st |= {"marker": style.MARKERS[order[c.label] % len(style.MARKERS)], "markersize": 3}
         ax.plot(xs, smooth([c.y[j] for j in keep], k), label=label, **st)
         if c.lo is not None and c.hi is not None and c.n > 1:
             lo, hi = smooth([c.lo[j] for j in keep], k), smooth([c.hi[j] for j in keep], k)
@@ -249,7 +250,7 @@ def draw(panels: list[Panel], log_x: bool = True, k: int = 1, legend: str = "eac
     order: dict[str, int] = {}  # legend "first": a series' style is the figure's; "each": the panel's
     for p in panels:
         for c in p.curves:
-            order.setdefault(legend_label(c), len(order))
+            order.setdefault(c.label, len(order))  # by the series, whatever its seed count in a panel
     cols = ncols or min(n, style.MAX_COLS)
     rows = math.ceil(n / cols)
     width = style.COLUMN_W if cols == 1 else style.DOUBLE_W
@@ -270,7 +271,7 @@ def draw(panels: list[Panel], log_x: bool = True, k: int = 1, legend: str = "eac
             elif p.heat is not None:
                 _draw_heat_panel(ax, fig, p.heat)
             else:
-                own = {legend_label(c): j for j, c in enumerate(p.curves)}
+                own = {c.label: j for j, c in enumerate(p.curves)}
                 _draw_line_panel(ax, p, lx, k, order if legend == "first" else own)
             if p.ylim is not None:
                 ax.set_ylim(*p.ylim)
@@ -307,14 +308,27 @@ def legend_cols(n: int, narrow: bool = False) -> int:
 LEGEND_ROW_H = 0.14  # inches a row of a 6 pt legend takes
 
 
+SEEDS = re.compile(r" \(n=(\d+)\)$")  # legend_label's seed count
+
+
 def _figure_legend(fig: Any, axes: Any, narrow: bool) -> None:
-    """One legend above the panels: every series once, in the order they were drawn."""
+    """One legend above the panels: every series once, in the order they were drawn, with its seed count,
+    or the range of its counts where panels differ (a cell not yet run on every task: n=2-3)."""
     seen: dict[str, Any] = {}
+    ns: dict[str, list[int]] = {}
     for ax in axes:
         for h, lab in zip(*ax.get_legend_handles_labels(), strict=True):
-            seen.setdefault(lab, h)
+            m = SEEDS.search(lab)
+            base = lab[: m.start()] if m else lab
+            seen.setdefault(base, h)
+            if m:
+                ns.setdefault(base, []).append(int(m.group(1)))
+    texts = []
+    for base in seen:
+        n = ns.get(base)
+        texts.append(base if not n else f"{base} (n={min(n)})" if min(n) == max(n) else f"{base} (n={min(n)}-{max(n)})")
     if seen:
-        fig.legend(list(seen.values()), list(seen), loc="outside upper center", ncol=legend_cols(len(seen), narrow))
+        fig.legend(list(seen.values()), texts, loc="outside upper center", ncol=legend_cols(len(seen), narrow))
 
 
 def save(fig: Any, out: str | Path) -> Path:

@@ -370,3 +370,15 @@ def test_fig4_tokens_learned_step_against_pairs(tmp_path: Path) -> None:
     assert lo < 10 and hi > 200 * NEVER_ABOVE  # every token inside, the never-learned ones too
     assert ax.get_title().startswith("random (Spearman $\\rho$ = ")
     assert [t.get_text() for t in ax.get_legend().get_texts()] == ["learned", "not learned by the end", "last step"]
+
+
+def test_a_cell_short_of_seeds_on_one_task_keeps_its_colour_and_one_legend_entry(tmp_path: Path) -> None:
+    g = fake_group(tmp_path, {**ACC, "grid": {"data.op": ["add", "mul"]}}, _acc, STEPS, preset="fig2_embeddings")
+    late = next(m for m in g.members if m.arm == "embed" and m.values["data.op"] == "mul")
+    (g.member_dir(late) / "metrics.csv").unlink()  # still to run
+    claim, panels = claim_panels("fig2", g)
+    fig = draw(panels, legend="first", ncols=claim.ncols(g))
+    assert fig_legend(fig) == ["noembed (n=2)", "embed (n=1-2)"]
+    add, mul = fig.axes[:2]
+    assert [ln.get_color() for ln in _lines(add)] == [ln.get_color() for ln in _lines(mul)]
+    assert [ln.get_linestyle() for ln in _lines(add)] == [ln.get_linestyle() for ln in _lines(mul)]
