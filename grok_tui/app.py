@@ -51,7 +51,7 @@ class GrokApp(App[None]):
         Binding("s", "stop", "stop", tooltip="stop: finish the run cleanly (status finished)"),
         Binding("r", "restart", "rerun", tooltip="restart with the same config and the next seed"),
         Binding("n", "new", "new", tooltip="new run from the preset picker (probes included)"),
-        Binding("e", "export", "csv", tooltip="export the run to CSV beside its run directory"),
+        Binding("e", "export", "csv", tooltip="export the run to CSV beside it, and a figure of the view"),
         Binding("l", "toggle_log", "log", tooltip="toggle the log / linear step axis"),
         Binding("o", "toggle_loss", "loss", tooltip="show loss instead of accuracy (narrow terminals)"),
         Binding(
@@ -306,29 +306,40 @@ class GrokApp(App[None]):
     def action_export(self) -> None:
         from engine.config import ConfigError
         from engine.export import export_runs
+        from grok_tui.screens.compare import CompareScreen
 
-        if not self.data.run_dir:
+        compare = self.screen if isinstance(self.screen, CompareScreen) else None
+        if not self.data.run_dir and compare is None:
             self.notify("no run directory to export yet", severity="warning")
             return
-        run_dir = Path(self.data.run_dir)
-        target = run_dir.parent / f"{run_dir.name}.csv"
-        try:
-            n = export_runs([run_dir], target)
-        except ConfigError as e:
-            self.notify(clean_text(e), severity="error", markup=False)  # a path may hold [brackets]
-            return
-        self.last_export = target
-        self.notify(f"exported {n} rows to {clean_text(target)}", timeout=8, markup=False)
-        self._export_figure(run_dir)
+        if self.data.run_dir:
+            run_dir = Path(self.data.run_dir)
+            target = run_dir.parent / f"{run_dir.name}.csv"
+            try:
+                n = export_runs([run_dir], target)
+            except ConfigError as e:
+                self.notify(clean_text(e), severity="error", markup=False)  # a path may hold [brackets]
+                return
+            self.last_export = target
+            self.notify(f"exported {n} rows to {clean_text(target)}", timeout=8, markup=False)
+        if compare is not None:  # the view on screen: the compare view's runs and groups, its column
+            self._export_figure(None, (compare.figure_sources(), compare.column, compare.root))
+        else:
+            self._export_figure(Path(self.data.run_dir), None)
 
     @work(thread=True, exclusive=True, group="figure", exit_on_error=False)
-    def _export_figure(self, run_dir: Path) -> None:
-        """The same view as a figure beside the CSV (grok_tui/figures/view.py), when matplotlib is installed."""
+    def _export_figure(self, run_dir: Path | None, compare: tuple[list[str], str, Path] | None) -> None:
+        """The view on screen as a figure (grok_tui/figures/view.py), when matplotlib is installed: the
+        main view beside the run's CSV, or the compare view's runs and groups in the runs folder."""
         from engine.config import ConfigError
-        from grok_tui.figures.view import export_view_figure
+        from grok_tui.figures.view import export_compare_figure, export_view_figure
 
         try:
-            path = export_view_figure(run_dir, log_x=self.axis.log)
+            if compare is not None:
+                path = export_compare_figure(*compare, log_x=self.axis.log)
+            else:
+                assert run_dir is not None
+                path = export_view_figure(run_dir, log_x=self.axis.log)
         except ConfigError as e:
             self.call_from_thread(self.notify, clean_text(e), severity="error", markup=False)
             return

@@ -32,7 +32,7 @@ def write_paper(runs_dir: str, out_dir: str, fmt: str, log_x: bool, k: int) -> l
     """Every claim figure whose group is under `runs_dir`, into `out_dir`/<claim>.<fmt>: (claim, group, file)."""
     from engine.config import ConfigError
     from engine.sweep.spec import Group
-    from grok_tui.figures.claims import claim_panels, paper_groups
+    from grok_tui.figures.claims import claim_panels, ended_count, missing_claims, paper_groups
     from grok_tui.figures.draw import FORMATS, draw, save
 
     if fmt not in FORMATS:
@@ -47,6 +47,8 @@ def write_paper(runs_dir: str, out_dir: str, fmt: str, log_x: bool, k: int) -> l
         out.mkdir(parents=True, exist_ok=True)
     except OSError as e:
         raise ConfigError(f"-o {out_dir}: cannot create: {e.strerror or e}") from None
+    for claim in missing_claims(found):
+        print(f"skipped {claim.name}: no group of {' or '.join(claim.presets)} in {runs_dir}", file=sys.stderr)
     written = []
     for claim, gdir in found:
         try:
@@ -55,6 +57,9 @@ def write_paper(runs_dir: str, out_dir: str, fmt: str, log_x: bool, k: int) -> l
         except ConfigError as e:  # one unreadable or empty group does not stop the others
             print(f"skipped {claim.name}: {e}", file=sys.stderr)
             continue
+        done, n = ended_count(gdir)
+        if done < n:
+            print(f"note: {claim.name} drawn from {gdir.name} with {done} of {n} members ended", file=sys.stderr)
         fig = draw(panels, log_x, k, legend="first", ncols=claim.ncols(group))
         written.append((claim.name, gdir, save(fig, out / f"{claim.name}.{fmt}")))
     return written
@@ -78,7 +83,7 @@ def register(app: typer.Typer) -> None:
         k: Annotated[int, typer.Option("--smooth", help="Trailing mean over K evaluations (1 = none).")] = 1,
         claim: Annotated[
             str | None,
-            typer.Option("--claim", help="Draw a claim's figure from GROUP: fig4, fig6, fig7, fig10, fig11."),
+            typer.Option("--claim", help="Draw a claim's figure from GROUP (grok figure --paper lists them)."),
         ] = None,
         paper: Annotated[
             str | None, typer.Option("--paper", help="Draw every claim whose group is in RUNS_DIR into -o DIR.")
@@ -114,7 +119,9 @@ def register(app: typer.Typer) -> None:
             c, panels = claim_panels(claim, group)
             fig = draw(panels, log_x, k, legend="first", ncols=c.ncols(group))
         else:
+            from engine.rundir import is_group
             from grok_tui.figures.panels import panels_for
 
-            fig = draw(panels_for(paths, cols, x), log_x, k)
+            one_group = len(paths) == 1 and is_group(paths[0])  # its panels share their cells: one legend
+            fig = draw(panels_for(paths, cols, x), log_x, k, legend="first" if one_group else "each")
         typer.echo(f"wrote {save(fig, out)}")

@@ -7,15 +7,21 @@ claim whose group is present.
 
 from __future__ import annotations
 
+import dataclasses
+import math
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from engine.config import ConfigError
-from engine.rundir import is_group
+from engine.paper import PAPER_SWEEPS
+from engine.rundir import is_group, is_run_dir
 from engine.sweep.results import ENDED
 from engine.sweep.spec import Group
+from engine.sweep.stats import num
+from grok_tui.figures import style
+from grok_tui.figures.cells import final_against, generalization_grid, token_points
 from grok_tui.figures.data import Curve, cell_label, fourier_spectrum, group_curves, member_dirs
 from grok_tui.figures.draw import Panel, share_axes
 
@@ -23,51 +29,182 @@ from grok_tui.figures.draw import Panel, share_axes
 @dataclass(frozen=True)
 class Claim:
     name: str
-    presets: tuple[str, ...]  # the sweep presets whose groups this figure is drawn from
+    presets: tuple[str, ...]  # the sweep presets whose groups this figure is drawn from, preferred first
     what: str  # one line: what the figure shows (the paper's figure)
     build: Callable[[Group], list[Panel]]
-    by_op: bool = False  # one column per task (data.op), one row per metric; else one row of panels
+    cols: str | None = None  # a grid key: one column per value (data.op: one per task), one row per metric
 
     def ncols(self, group: Group) -> int:
         """Columns of the panel grid (0: draw's default, one row of up to style.MAX_COLS)."""
-        return len(_facets(group, "data.op")) if self.by_op else 0
+        return len(_facets(group, self.cols)) if self.cols else 0
 
 
-def _facets(group: Group, key: str) -> list[Any]:
+def _facets(group: Group, key: str | None) -> list[Any]:
     """The values of a grid key (one panel each), or [None] when the group does not sweep it."""
-    return list(group.spec.grid.get(key, [None]))
+    return list(group.spec.grid.get(key, [None])) if key else [None]
 
 
-def _where(group: Group, curves: list[Curve], key: str, value: Any) -> list[Curve]:
-    """The cells with `key` = `value`, labelled without that key."""
+def _where(group: Group, curves: list[Curve], keys: dict[str, Any]) -> list[Curve]:
+    """The cells with each key = its value (None: any), labelled without those keys."""
     out = []
     for c in curves:
-        if value is None or c.values.get(key) == value:
+        if all(v is None or c.values.get(k) == v for k, v in keys.items()):
             if c.member is not None:
-                c.label = cell_label(group, c.member, drop=(key,))
+                c = dataclasses.replace(c, label=cell_label(group, c.member, drop=tuple(keys)))
             out.append(c)
     return out
 
 
-def _by_op(group: Group, metrics: list[str], title: str = "{op}") -> list[Panel]:
-    """Rows of panels by metric, columns by task (data.op); the cells as lines."""
+def _facet_title(group: Group, key: str, value: Any) -> str:
+    if key == "data.op":
+        return str(value if value is not None else group.base.data.op)
+    return f"{style.label(key)}: {value}" if value is not None else ""
+
+
+def _grid(
+    group: Group, metrics: list[str], cols: str | None = "data.op", rows: str | None = None, x: str = "step"
+) -> list[Panel]:
+    """Rows of panels by metric (and by `rows`' values), columns by `cols`' values; the other cells as lines."""
     panels = []
     for m in metrics:
-        curves = group_curves(group, m)
+        curves = group_curves(group, m, x)
         if not curves:
             continue
-        for op in _facets(group, "data.op"):
-            op_name = op if op is not None else group.base.data.op
-            panels.append(Panel(title.format(op=op_name), [m], _where(group, curves, "data.op", op)))
+        for rv in _facets(group, rows):
+            for cv in _facets(group, cols):
+                keys = {k: v for k, v in ((rows, rv), (cols, cv)) if k}
+                title = ", ".join(t for t in (_facet_title(group, k, v) for k, v in keys.items()) if t)
+                panels.append(Panel(title, [m], _where(group, curves, keys), xlabel=x, share_x=True))
     return panels
+
+
+def _by_op(group: Group, metrics: list[str]) -> list[Panel]:
+    """Rows of panels by metric, columns by task (data.op); the cells as lines."""
+    return _grid(group, metrics, "data.op")
+
+
+def _need(panels: list[Panel], group: Group, what: str) -> list[Panel]:
+    if not panels:
+        raise ConfigError(f"{group.dir}: no member has logged {what} yet")
+    return panels
+
+
+def fig2(group: Group) -> list[Panel]:
+    """Fig. 2: val and train accuracy with and without the embedding layer; a column per task."""
+    return _by_op(group, ["val_acc", "train_acc"])
 
 
 def fig4(group: Group) -> list[Panel]:
     """Fig. 4: val accuracy, all test pairs and the rare tokens' pairs, per split arm; a column per task."""
-    panels = _by_op(group, ["val_acc", "val_acc_rare"])
-    if not panels:
-        raise ConfigError(f"{group.dir}: no member has logged val_acc yet")
+    return _need(_by_op(group, ["val_acc", "val_acc_rare"]), group, "val_acc")
+
+
+def fig4_sampling(group: Group) -> list[Panel]:
+    """Fig. 4: val accuracy of the random, uniform and skewed splits; a row per task, a column per batch size."""
+    return _grid(group, ["val_acc"], cols="train.batch_size", rows="data.op")
+
+
+def fig4_epochs(group: Group) -> list[Panel]:
+    """Fig. 4's batch rows at equal epochs: each batch size against epochs, a column per split."""
+    return _grid(group, ["val_acc", "val_acc_rare"], cols="data.split", x="epoch")
+
+
+def arms_row(metrics: list[str]) -> Callable[[Group], list[Panel]]:
+    """One panel per metric, the arms (and any grid cells) as lines: the fixes, §4.3, App. B."""
+
+    def build(group: Group) -> list[Panel]:
+        return _grid(group, metrics, cols=None)
+
+    return build
+
+
+def _progress(group: Group) -> list[Panel]:
+    """Progress measures (Nanda et al.) beside val accuracy: restricted and excluded loss, a column per task."""
+    return _by_op(group, ["val_acc", "restricted_loss", "excluded_loss"])
+
+
+def fig6_adaptive(group: Group) -> list[Panel]:
+    """Fig. 6 with adaptive Adam-LR (Prop. 4.1): val accuracy, and the c each arm trained with, per task."""
+    return _by_op(group, ["val_acc", "lr_ratio"])
+
+
+def fig5(group: Group) -> list[Panel]:
+    """Fig. 5: final val accuracy and final train loss against c, a line per task (too large a c: loss blows up)."""
+    panels = []
+    for metric in ("val_acc", "train_loss"):
+        curves = final_against(group, metric, "optim.lr_ratio", "data.op" if "data.op" in group.spec.grid else None)
+        ylabel = f"final {style.label(metric)}"
+        xlabel = style.label("optim.lr_ratio")
+        panels.append(Panel("", [metric], curves, xlabel=xlabel, points=True, ylabel=ylabel))
     return panels
+
+
+NEVER_ABOVE = 1.4  # tokens never learned are drawn this factor above the last step (a log axis)
+
+
+def fig4_tokens(group: Group) -> list[Panel]:
+    """The per-token form of Fig. 4 (§4.2: a token in few training pairs is learned late): each token's
+    learned step against its training pairs, every ended seed pooled, a panel per arm × cell; tokens never
+    learned sit above the line of the last step, marked apart."""
+    budgets = [num(r.get("max_steps")) for r in group.results().values()]  # as `grok report` reads it
+    budget = max([b for b in budgets if b is not None] or [float(group.base.train.max_steps)])
+    cells = token_points(group)
+    bottom = min([y for _, _, ys, _, _ in cells for y in ys if y > 0] or [1.0])
+    ylim = (bottom / 1.3, budget * NEVER_ABOVE * 1.3)  # one y range: the cells compare by height
+    pairs = [x for _, xs, _, never, _ in cells for x in [*xs, *never]] or [0.0]
+    xlim = (min(pairs) - 0.03 * max(pairs) - 1, max(pairs) * 1.03 + 1)  # and one x range
+    panels = []
+    for label, xs, ys, never, rho in cells:
+        curves = [Curve("learned", xs, ys)]
+        if never:  # above the line of the last step: learned after it, if ever
+            curves.append(Curve("not learned by the end", never, [budget * NEVER_ABOVE] * len(never)))
+        title = label + ("" if math.isnan(rho) else f" (Spearman $\\rho$ = {rho:+.2f})")
+        xlabel = "training pairs holding the token"
+        end = (budget, "last step")
+        panels.append(
+            Panel(
+                title,
+                ["learned_step"],
+                curves,
+                xlabel=xlabel,
+                kind="scatter",
+                log_x=False,
+                hline=end,
+                ylim=ylim,
+                xlim=xlim,
+            )
+        )
+    return panels
+
+
+def decouple(group: Group) -> list[Panel]:
+    """Decoupling (Fig. 4, §4.2): the target tokens' final val accuracy against their distinct training pairs
+    m, a line per draw rate r, a panel per task and optimizer: pairs, not updates, set the plateau."""
+    grid = group.spec.grid
+    ms = list(grid.get("data.starve_m", []))
+    ticks = [(float(i), "all" if m == -1 else str(m)) for i, m in enumerate(ms)]
+    panels = []
+    for arm in group.spec.arms or [None]:
+        curves = final_against(group, "val_acc_target", "data.starve_m", "train.target_rate", arm, categorical=True)
+        for c in curves:
+            c.label = "r matched" if c.label in ("0", "0.0") else f"r = {c.label}"
+        title = str(arm or group.preset)
+        xlabel = "training pairs per target token, m"
+        panels.append(Panel(title, ["val_acc_target"], curves, xlabel=xlabel, points=True, xticks=ticks))
+    return panels
+
+
+def heat(row_key: str, col_key: str) -> Callable[[Group], list[Panel]]:
+    """Steps to generalize per (row, col) cell of the grid: eqs. 8-9 (wd × α), Figs. 12-13 (lr × batch)."""
+
+    def build(group: Group) -> list[Panel]:
+        h = generalization_grid(group, row_key, col_key)
+        if not any(any(r) for r in h.ended):
+            return []
+        title = "steps to 95% val accuracy: median, seeds that got there"
+        return [Panel(title, [], [], kind="heat", heat=h, xlabel=style.label(col_key), ylabel=style.label(row_key))]
+
+    return build
 
 
 def fig6(group: Group) -> list[Panel]:
@@ -122,22 +259,90 @@ def fig11(group: Group) -> list[Panel]:
     return panels
 
 
-CLAIMS = {
-    c.name: c
-    for c in (
-        Claim(
-            "fig4",
-            ("fig4_token_skew", "fig4_skew_heldout", "starve"),
-            "val accuracy and rare-token val accuracy per split",
-            fig4,
-            by_op=True,
-        ),
-        Claim("fig6", ("fig6_optimizers",), "Adam vs Adam-LR val accuracy on add, sub, mul, div", fig6),
-        Claim("fig7", ("fig7_hessian",), "λmax of E and W, Adam vs Adam-LR", fig7),
-        Claim("fig10", ("fig10_rank",), "rank of E, W and EW per optimizer", fig10),
-        Claim("fig11", ("fig11_fourier",), "Fourier spectrum of E per task", fig11),
-    )
-}
+_CLAIMS = (
+    Claim("fig2", ("fig2_embeddings",), "val and train accuracy with and without embeddings", fig2, "data.op"),
+    Claim("fig2_long", ("fig2_long",), "Fig. 2 at 40,000 steps: val and train accuracy", fig2, "data.op"),
+    Claim(
+        "fig4_sampling",
+        ("fig4_sampling",),
+        "val accuracy of random, uniform, skewed per batch",
+        fig4_sampling,
+        "train.batch_size",
+    ),
+    Claim("fig4", ("fig4_token_skew",), "val accuracy and rare-token val accuracy per split", fig4, "data.op"),
+    Claim("fig4_heldout", ("fig4_skew_heldout",), "train set or held-out set skewed: val accuracy", fig4, "data.op"),
+    Claim("fig4_epochs", ("fig4_epochs",), "batch sizes at equal epochs, random and skewed", fig4_epochs, "data.split"),
+    Claim(
+        "starve",
+        ("starve",),
+        "val accuracy with m = 0..5 pairs per starved token",
+        arms_row(["val_acc", "val_acc_rare"]),
+    ),
+    Claim(
+        "fixes_mul",
+        ("skew_fixes_mul",),
+        "fixes on the token-skewed split, mul",
+        arms_row(["val_acc", "val_acc_rare"]),
+    ),
+    Claim(
+        "fixes_add",
+        ("skew_fixes_add",),
+        "fixes on the token-skewed split, add",
+        arms_row(["val_acc", "val_acc_rare"]),
+    ),
+    Claim("fig5", ("fig5_c_sensitivity",), "final val accuracy and train loss against c", fig5),
+    Claim("fig6", ("fig6_optimizers",), "Adam vs Adam-LR val accuracy on add, sub, mul, div", fig6),
+    Claim(
+        "fig6_adaptive",
+        ("fig6_adaptive", "fig6_adaptive_mul"),
+        "adaptive Adam-LR: val accuracy and c per task",
+        fig6_adaptive,
+        "data.op",
+    ),
+    Claim(
+        "appb",
+        ("appb_update_ratio",),
+        "update ratio, c and val accuracy per arm",
+        arms_row(["update_ratio", "lr_ratio", "val_acc"]),
+    ),
+    Claim("sec43", ("sec43_init",), "frozen, small-init and default embeddings", arms_row(["val_acc", "train_acc"])),
+    Claim(
+        "wd_init",
+        ("wd_init",),
+        "steps to generalize against weight decay and init scale",
+        heat("model.embed_init_scale", "optim.weight_decay"),
+    ),
+    Claim(
+        "fig12",
+        ("fig12_lr_batch",),
+        "steps to generalize per learning rate and batch",
+        heat("optim.lr", "train.batch_size"),
+    ),
+    Claim(
+        "fig12_starved",
+        ("fig12_lr_batch_starved",),
+        "the same on the token-skewed split",
+        heat("optim.lr", "train.batch_size"),
+    ),
+    Claim("fig7", ("fig7_hessian",), "λmax of E and W, Adam vs Adam-LR", fig7),
+    Claim("fig10", ("fig10_rank",), "rank of E, W and EW per optimizer", fig10),
+    Claim("fig11", ("fig11_fourier",), "Fourier spectrum of E per task", fig11),
+    Claim("fig4_tokens", ("fig4_token_skew", "starve"), "each token's learned step against its pairs", fig4_tokens),
+    # the results that go past the paper: the decoupling of pairs and updates, the progress measures
+    Claim(
+        "decouple", ("decouple",), "target tokens' final val accuracy against their pairs m, per draw rate r", decouple
+    ),
+    Claim("progress", ("progress_phases",), "val accuracy and the progress measures per split", _progress, "data.op"),
+)
+
+
+def _paper_order(c: Claim) -> int:
+    """A claim's place in the paper's list of sweeps (engine/paper.py), the order docs/REPRODUCTION.md follows."""
+    order = [p for p, _ in PAPER_SWEEPS]
+    return min((order.index(p) for p in c.presets if p in order), default=len(order))
+
+
+CLAIMS = {c.name: c for c in sorted(_CLAIMS, key=_paper_order)}
 
 
 def get_claim(name: str) -> Claim:
@@ -149,28 +354,70 @@ def get_claim(name: str) -> Claim:
 
 def claim_panels(name: str, group: Group) -> tuple[Claim, list[Panel]]:
     claim = get_claim(name)
-    panels = [p for p in claim.build(group) if p.curves]
-    if not panels:
+    panels = claim.build(group)
+    if not any(p.curves or p.heat is not None for p in panels):
         raise ConfigError(f"{group.dir}: nothing to draw for {name} ({claim.what}): no member has logged it yet")
+    if not claim.cols:
+        panels = [p for p in panels if p.curves or p.heat is not None]  # a grid keeps its empty cells in place
     return claim, panels
 
 
+def ended_count(group_dir: Path) -> tuple[int, int]:
+    """(members ended, members) of a group: it is complete when every member has a final status."""
+    g = Group.open(group_dir)
+    return len(g.members) - len(g.pending()), len(g.members)
+
+
+SEARCH_DEPTH = 3  # runs/<study>/<round>/<group>: folders a user sorts sweeps into
+
+
+def find_groups(root: Path, depth: int = SEARCH_DEPTH) -> list[Path]:
+    """Sweep group directories in `root` and in its folders down to `depth` levels; not inside a group
+    or a run directory (their members and files are not groups)."""
+    out: list[Path] = []
+    try:
+        children = sorted(p for p in root.iterdir() if p.is_dir())
+    except OSError:
+        return out
+    for p in children:
+        if is_group(p):
+            out.append(p)
+        elif depth > 1 and not is_run_dir(p):
+            out += find_groups(p, depth - 1)
+    return out
+
+
 def paper_groups(runs_dir: str | Path) -> list[tuple[Claim, Path]]:
-    """Each claim with the newest group under `runs_dir` made from one of its presets."""
+    """Each claim with its group under `runs_dir` (`find_groups`): of its first preset that has one, the
+    newest complete group (every member ended), else the newest (a sweep still running draws what it has).
+    Newest by group.json's `created` time, then by directory name (a group renamed by hand keeps its time)."""
     root = Path(runs_dir)
     if not root.is_dir():
         raise ConfigError(f"{runs_dir}: not a directory")
-    groups = sorted((p for p in root.iterdir() if is_group(p)), key=lambda p: p.name, reverse=True)  # newest first
-    presets = {}
-    for g in groups:
+    by_dir_preset: dict[Path, str] = {}
+    found: list[tuple[str, str, bool, Path]] = []  # (created, name, complete, dir)
+    for g in find_groups(root):
         try:
-            presets.setdefault(Group.open(g).preset, g)
+            group = Group.open(g)
         except ConfigError:
             continue
+        complete = not group.pending()
+        found.append((str(group.doc.get("created", "")), g.name, complete, g))
+        by_dir_preset[g] = group.preset
+    by_preset: dict[str, list[tuple[bool, Path]]] = {}
+    for _, _, complete, g in sorted(found, key=lambda t: t[:2], reverse=True):  # newest first
+        by_preset.setdefault(by_dir_preset[g], []).append((complete, g))
     out = []
     for claim in CLAIMS.values():
         for p in claim.presets:
-            if p in presets:
-                out.append((claim, presets[p]))
+            if p in by_preset:
+                complete = [g for ok, g in by_preset[p] if ok]
+                out.append((claim, (complete or [g for _, g in by_preset[p]])[0]))
                 break
     return out
+
+
+def missing_claims(found: list[tuple[Claim, Path]]) -> list[Claim]:
+    """The claims with no group in `found`, in the paper's order."""
+    have = {c.name for c, _ in found}
+    return [c for c in CLAIMS.values() if c.name not in have]

@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+import dataclasses
 import math
+import re
+import textwrap
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from engine.config import ConfigError
 from grok_tui.figures import style
+from grok_tui.figures.cells import Heat
 from grok_tui.figures.data import Curve
 
 FORMATS = ("png", "svg", "pdf")
@@ -37,8 +41,14 @@ class Panel:
     kind: str = "line"  # "line" or "bar" (a spectrum)
     log_x: bool | None = None  # None: the figure's setting
     ylabel: str = ""
+    log_y: bool | None = None  # None: from the metrics (losses, curvatures, ratios)
     ylim: tuple[float, float] | None = None  # fixed y range (panels compared by height)
     xlim: tuple[float, float] | None = None  # fixed x range (panels compared along the same steps)
+    xticks: list[tuple[float, str]] | None = None  # categorical x: (position, label) each
+    hline: tuple[float, str] | None = None  # a level marked across the panel, named in the legend (the last step)
+    share_x: bool = False  # one x range with the figure's other share_x panels (a claim's grid: equal steps)
+    points: bool = False  # mark each point (a few swept values, not an evaluation every N steps)
+    heat: Heat | None = None  # kind "heat": steps to generalize per grid cell
 
 
 def share_axes(panels: list[Panel], log_x: bool = True) -> None:
@@ -64,34 +74,55 @@ def share_axes(panels: list[Panel], log_x: bool = True) -> None:
         p.xlim, p.ylim = xlim, ylim
 
 
+def _shared_xlim(panels: list[Panel], log_x: bool) -> tuple[float, float] | None:
+    """One x range for `panels` (a claim's grid), the data's with a margin on a log axis; None for fewer than two."""
+    xs = [x for p in panels for c in p.curves for x in c.x if math.isfinite(x) and (x > 0 or not log_x)]
+    if len(panels) < 2 or not xs:
+        return None
+    lo, hi = min(xs), max(xs)
+    return (lo / 1.1, hi * 1.1) if log_x else (lo, hi)
+
+
 def smooth(values: list[float], k: int) -> list[float]:
     from grok_tui.commands.plot import smooth as trailing_mean
 
     return trailing_mean(values, k)
 
 
-def _draw_line_panel(ax: Any, p: Panel, log_x: bool, k: int) -> None:
-    for i, c in enumerate(p.curves):
+def legend_label(c: Curve) -> str:
+    return c.label + (f" (n={c.n})" if c.lo is not None else "")
+
+
+def _draw_line_panel(ax: Any, p: Panel, log_x: bool, k: int, order: dict[str, int]) -> None:
+    log_x = log_x and p.xticks is None
+    if not p.curves:  # a cell of a claim's grid whose members have not run yet
+        ax.text(0.5, 0.5, "not run yet", transform=ax.transAxes, ha="center", va="center", color="0.45")
+        ax.set_xticks([])
+        ax.set_yticks([])
+        return
+    for c in p.curves:
         keep = [j for j, x in enumerate(c.x) if (x > 0 or not log_x) and math.isfinite(x)]
         xs = [c.x[j] for j in keep]
         if not xs:
             continue
-        st = style.style(i)
-        label = c.label + (f" (n={c.n})" if c.lo is not None else "")
+        label = legend_label(c)
+        st = style.style(order[c.label])  # a series keeps its colour and dash in every panel
+        if p.points or len(xs) == 1:  # a single evaluation is a point, not a line of no length
+            st |= {"marker": style.MARKERS[order[c.label] % len(style.MARKERS)], "markersize": 3}
         ax.plot(xs, smooth([c.y[j] for j in keep], k), label=label, **st)
         if c.lo is not None and c.hi is not None and c.n > 1:
             lo, hi = smooth([c.lo[j] for j in keep], k), smooth([c.hi[j] for j in keep], k)
             band = ax.fill_between(xs, lo, hi, color=st["color"], alpha=style.BAND_ALPHA, linewidth=0)
             band.set_gid(f"band:{label}")
-    if log_x:
-        _log_axis(ax, list(p.xlim) if p.xlim else [x for c in p.curves for x in c.x if x > 0])
+    if p.xticks is not None:
+        ax.set_xticks([x for x, _ in p.xticks], [t for _, t in p.xticks])
+        ax.set_xlim(p.xticks[0][0] - 0.3, p.xticks[-1][0] + 0.3)
+    elif log_x:
+        _log_axis(ax, list(p.xlim) if p.xlim else [x for c in p.curves for x in c.x if x > 0], p.points)
     if style.is_acc(p.metrics):
         ax.set_ylim(-0.02, 1.02)
     elif style.log_y(p.metrics) and all(v > 0 for c in p.curves for v in c.y if math.isfinite(v)):
-        from matplotlib.ticker import NullFormatter
-
         ax.set_yscale("log")
-        ax.yaxis.set_minor_formatter(NullFormatter())  # decades only: minor labels crowd a small panel
     for x, mark in p.markers:
         if log_x and x <= 0:
             continue
@@ -100,23 +131,99 @@ def _draw_line_panel(ax: Any, p: Panel, log_x: bool, k: int) -> None:
         ax.text(x, 1.0, mark, transform=ax.get_xaxis_transform(), color=color, ha="center", va="bottom", fontsize=6)
 
 
-def _log_axis(ax: Any, xs: list[float]) -> None:
-    """A log x axis with `grok plot`'s ticks: 1·10^k, or 1, 2, 5·10^k over a short range, as 200, 5k, 1M."""
+def plain_log_labels(axis: Any, lo: float, hi: float) -> None:
+    """A log axis labelled 0.1, 1, 10, 2k (as `grok plot` writes steps), not 10^k: at decades, or at
+    1, 2, 5 per decade when the axis spans under two (a decade alone may hold one label or none)."""
+    from matplotlib.ticker import LogLocator, NullFormatter
+
+    if 0 < lo < hi and hi / lo < 100:
+        axis.set_major_locator(LogLocator(subs=(1.0, 2.0, 5.0)))
+    axis.set_major_formatter(_plain())
+    axis.set_minor_formatter(NullFormatter())
+
+
+def _plain() -> Any:
+    from matplotlib.ticker import FuncFormatter
+
+    from grok_tui.commands.plot import _tick
+
+    return FuncFormatter(lambda v, _: _tick(v))
+
+
+def _log_axis(ax: Any, xs: list[float], at_points: bool = False) -> None:
+    """A log x axis with `grok plot`'s ticks: 1·10^k, or 1, 2, 5·10^k over a short range, as 200, 5k, 1M.
+
+    `at_points`: a few swept values (c in Fig. 5) are ticked where they are.
+    """
     from matplotlib.ticker import NullFormatter
 
     from grok_tui.commands.plot import _tick, log_ticks
 
     ax.set_xscale("log")
     if xs:
-        ticks = log_ticks(min(xs), max(xs))
+        ticks = sorted(set(xs)) if at_points else log_ticks(min(xs), max(xs))
         ax.set_xticks(ticks, [_tick(t) for t in ticks])
         ax.xaxis.set_minor_formatter(NullFormatter())
+
+
+def _draw_heat_panel(ax: Any, fig: Any, h: Heat) -> None:
+    """Steps to generalize per cell in log colour (style.heat_cmap), the median and k/n written in."""
+    import numpy as np
+    from matplotlib.colors import LogNorm
+
+    a = np.array(h.median, dtype=float)
+    shown = np.ma.masked_invalid(np.where(np.isinf(a), np.nan, a))  # never generalized: no colour, its text says so
+    finite = a[np.isfinite(a)]
+    norm = LogNorm(finite.min(), max(finite.max(), finite.min() * 1.01)) if finite.size else None
+    cmap = style.heat_cmap().with_extremes(bad=style.NO_VALUE)  # a cell with no median (>budget, or none ended)
+    # quads, not an image: the cells stay vector in SVG and PDF; row 0 at the bottom, as on a plot
+    rows, cols = np.arange(len(h.rows) + 1) - 0.5, np.arange(len(h.cols) + 1) - 0.5
+    im = ax.pcolormesh(cols, rows, shown, cmap=cmap, norm=norm, edgecolors="white", linewidth=0.5)
+    ax.set_facecolor(style.NO_VALUE)  # a masked cell draws nothing: this shows through
+    from matplotlib.patches import Rectangle
+
+    for i in range(len(h.rows)):
+        for j in range(len(h.cols)):
+            v = a[i, j]
+            if not math.isfinite(v):  # hatched as well as grey: apart from the map's light end in greyscale
+                box = Rectangle((j - 0.5, i - 0.5), 1, 1, fill=False, hatch="///", edgecolor="0.65", linewidth=0)
+                ax.add_patch(box)
+            dark = norm is not None and math.isfinite(v) and norm(v) < 0.55
+            ax.text(j, i, h.text(i, j), ha="center", va="center", fontsize=6, color="white" if dark else "black")
+    ax.set_xticks(range(len(h.cols)), [f"{v:g}" if isinstance(v, float) else str(v) for v in h.cols])
+    ax.set_yticks(range(len(h.rows)), [f"{v:g}" if isinstance(v, float) else str(v) for v in h.rows])
+    ax.tick_params(length=0)
+    for side in ("left", "bottom"):
+        ax.spines[side].set_visible(False)
+    if norm is not None:
+        bar = fig.colorbar(im, ax=ax, shrink=0.9, pad=0.02)
+        bar.set_label("steps (log)")
+        bar.outline.set_linewidth(0.4)
+        if bar.solids is not None:
+            bar.solids.set_rasterized(False)  # matplotlib rasterizes a long colour bar: kept vector in SVG, PDF
+        bar.ax.yaxis.set_major_formatter(_plain())
+        bar.ax.yaxis.set_minor_formatter(_plain())
 
 
 def _ylabel(metrics: list[str]) -> str:
     if len(metrics) > 1 and style.is_acc(metrics):
         return "accuracy"
+    if len(metrics) > 1 and all(m.endswith("_loss") for m in metrics):
+        return "loss"
     return " / ".join(style.label(m) for m in metrics)
+
+
+def _draw_scatter_panel(ax: Any, p: Panel) -> None:
+    """Points, one marker shape and colour per series (tokens: learned, and never learned on the budget line)."""
+    for i, c in enumerate(p.curves):
+        st = style.style(i)
+        marker = style.MARKERS[i % len(style.MARKERS)] if i == 0 else "x"
+        ax.plot(c.x, c.y, linestyle="none", marker=marker, markersize=2.5, alpha=0.7, color=st["color"], label=c.label)
+    if all(y > 0 for c in p.curves for y in c.y):
+        ax.set_yscale("log")  # learned steps span decades
+    if p.hline is not None:
+        y, text = p.hline
+        ax.axhline(y, color="0.4", linewidth=0.7, linestyle=(0, (2, 2)), zorder=0, label=text)  # named in the legend
 
 
 def _draw_bar_panel(ax: Any, p: Panel) -> None:
@@ -129,8 +236,9 @@ def _draw_bar_panel(ax: Any, p: Panel) -> None:
 def draw(panels: list[Panel], log_x: bool = True, k: int = 1, legend: str = "each", ncols: int = 0) -> Any:
     """A Figure of `panels` in a grid sized for a paper column (one panel) or the page width (more).
 
-    `legend`: "each" panel with more than one curve gets a legend; "first" only the first panel
-    (panels that share their series, as in a claim figure).
+    `legend`: "each" panel with more than one curve gets a legend; "first": one legend for the
+    figure, above the panels (panels that share their series, as in a claim figure), so it covers no
+    data. A series keeps its colour and line style in every panel.
     """
     require()
     from matplotlib import rc_context
@@ -138,33 +246,89 @@ def draw(panels: list[Panel], log_x: bool = True, k: int = 1, legend: str = "eac
     from matplotlib.figure import Figure
 
     n = len(panels)
+    shared = _shared_xlim([p for p in panels if p.share_x and p.xlim is None and p.kind == "line"], log_x)
+    order: dict[str, int] = {}  # legend "first": a series' style is the figure's; "each": the panel's
+    for p in panels:
+        for c in p.curves:
+            order.setdefault(c.label, len(order))  # by the series, whatever its seed count in a panel
     cols = ncols or min(n, style.MAX_COLS)
     rows = math.ceil(n / cols)
     width = style.COLUMN_W if cols == 1 else style.DOUBLE_W
+    narrow = cols == 1
     with rc_context(style.RC):
-        fig = Figure(figsize=(width, style.PANEL_H * rows), layout="constrained")
+        above = math.ceil(len(order) / legend_cols(len(order), narrow)) if legend == "first" and n > 1 else 0
+        fig = Figure(figsize=(width, style.PANEL_H * rows + LEGEND_ROW_H * above), layout="constrained")
         FigureCanvasAgg(fig)
         axes = fig.subplots(rows, cols, squeeze=False).ravel()
         for i, (ax, p) in enumerate(zip(axes, panels, strict=False)):
             lx = p.log_x if p.log_x is not None else log_x
+            if shared is not None and p.share_x and p.xlim is None and lx == log_x:
+                p = dataclasses.replace(p, xlim=shared)
             if p.kind == "bar":
                 _draw_bar_panel(ax, p)
+            elif p.kind == "scatter":
+                _draw_scatter_panel(ax, p)
+            elif p.heat is not None:
+                _draw_heat_panel(ax, fig, p.heat)
             else:
-                _draw_line_panel(ax, p, lx, k)
+                own = {c.label: j for j, c in enumerate(p.curves)}
+                _draw_line_panel(ax, p, lx, k, order if legend == "first" else own)
             if p.ylim is not None:
                 ax.set_ylim(*p.ylim)
             if p.xlim is not None:
                 ax.set_xlim(*p.xlim)
-            ax.set_title(p.title)
-            ax.set_xlabel(p.xlabel + (" (log)" if lx and p.kind == "line" else ""))
+            chars = max(16, int(width / cols * 72 / (style.RC["axes.titlesize"] * 0.55)))  # what fits a panel
+            title = textwrap.fill(p.title, chars, break_long_words=False)  # long cell labels over 2 lines
+            ax.set_title(title, pad=9 if p.markers else None)  # room for the M/G letters above the axes
+            ax.set_xlabel(p.xlabel + (" (log)" if lx and p.kind == "line" and p.xticks is None else ""))
+            if p.log_y is not None and p.kind == "line":
+                ax.set_yscale("log" if p.log_y else "linear")
+            if p.kind in ("line", "scatter") and ax.get_yscale() == "log":
+                plain_log_labels(ax.yaxis, *ax.get_ylim())
             ylabel = p.ylabel or _ylabel(p.metrics)
             left = i % cols == 0 or ylabel != (panels[i - 1].ylabel or _ylabel(panels[i - 1].metrics))
             ax.set_ylabel(ylabel if left or legend == "each" else "")  # a row of like panels: once, on the left
-            if len(p.curves) > 1 and (legend == "each" or i == 0):
+            if len(p.curves) > 1 and (legend == "each" or n == 1):
                 ax.legend(ncol=2 if len(p.curves) > 4 else 1)
         for ax in axes[n:]:
             fig.delaxes(ax)
+        if legend == "first" and n > 1:
+            _figure_legend(fig, axes[:n], narrow)
     return fig
+
+
+def legend_cols(n: int, narrow: bool = False) -> int:
+    """Columns of a figure legend of n series: across the page one row up to 5, then 4 (or 3: long
+    labels); 2 across one paper column."""
+    if narrow:
+        return min(n, 2)
+    return n if n <= 5 else 4 if n <= 12 else 3
+
+
+LEGEND_ROW_H = 0.14  # inches a row of a 6 pt legend takes
+
+
+SEEDS = re.compile(r" \(n=(\d+)\)$")  # legend_label's seed count
+
+
+def _figure_legend(fig: Any, axes: Any, narrow: bool) -> None:
+    """One legend above the panels: every series once, in the order they were drawn, with its seed count,
+    or the range of its counts where panels differ (a cell not yet run on every task: n=2-3)."""
+    seen: dict[str, Any] = {}
+    ns: dict[str, list[int]] = {}
+    for ax in axes:
+        for h, lab in zip(*ax.get_legend_handles_labels(), strict=True):
+            m = SEEDS.search(lab)
+            base = lab[: m.start()] if m else lab
+            seen.setdefault(base, h)
+            if m:
+                ns.setdefault(base, []).append(int(m.group(1)))
+    texts = []
+    for base in seen:
+        n = ns.get(base)
+        texts.append(base if not n else f"{base} (n={min(n)})" if min(n) == max(n) else f"{base} (n={min(n)}-{max(n)})")
+    if seen:
+        fig.legend(list(seen.values()), texts, loc="outside upper center", ncol=legend_cols(len(seen), narrow))
 
 
 def save(fig: Any, out: str | Path) -> Path:

@@ -21,12 +21,16 @@ LINESTYLES: tuple[Any, ...] = (
     (0, (8, 2)),
     (0, (3, 1, 1, 1, 1, 1)),
 )
+MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*")  # points of a swept-value plot: a third cue beside colour and dash
 COLUMN_W = 3.4  # inches: one column of a two-column paper
 DOUBLE_W = 7.0  # inches: across both columns
 PANEL_H = 2.1  # inches per row of panels
 MAX_COLS = 4
 BAND_ALPHA = 0.2
-MARKER_COLORS = {"M": "#D55E00", "G": "#009E73", "C": "#0072B2", "U": "#CC79A7"}
+NO_VALUE = "0.85"  # a heat-map cell with no value: light grey, apart from every colour of the map
+# Phase markers in greys, apart from the series' colours (a vermillion M beside a vermillion val line
+# read as part of it); the letter names the phase.
+MARKER_COLORS = {"M": "0.4", "C": "0.4", "U": "0.4", "G": "0.15"}
 
 RC: dict[str, Any] = {
     "font.size": 7,
@@ -57,6 +61,10 @@ LABELS = {
     "val_acc_rare": "val accuracy, rare tokens",
     "val_acc_common": "val accuracy, common tokens",
     "val_acc_absent": "val accuracy, absent tokens",
+    "val_acc_target": "val accuracy, target tokens",
+    "restricted_loss": "restricted loss",
+    "learned_step": "step the token is learned",
+    "excluded_loss": "excluded loss",
     "train_loss": "train loss",
     "val_loss": "val loss",
     "hess_E": r"$\lambda_{\max}$ of E",
@@ -64,6 +72,18 @@ LABELS = {
     "rank_E": "rank(E)",
     "rank_W": "rank(W)",
     "rank_EW": "rank(EW)",
+    "lr_ratio": r"$c = \eta_E / \eta_W$",
+    "c_raw": r"$c$ before clamping",
+    "update_ratio": r"$\|\Delta E\| / \|\Delta W\|$",
+    "sigma_ratio": r"$\sigma_{\max}(E) / \sigma_{\max}(W)$",
+    # swept config keys, as axis labels
+    "optim.lr_ratio": r"$c = \eta_E / \eta_W$",
+    "optim.weight_decay": "weight decay",
+    "model.embed_init_scale": r"embedding init scale $\alpha$",
+    "optim.lr": "learning rate",
+    "train.batch_size": "batch size",
+    "data.op": "task",
+    "data.split": "split",
 }
 
 
@@ -72,13 +92,22 @@ def label(metric: str) -> str:
 
 
 def style(i: int) -> dict[str, Any]:
-    """The i-th series' colour and line style (they cycle together, 8 distinct pairs)."""
-    return {"color": PALETTE[i % len(PALETTE)], "linestyle": LINESTYLES[i % len(LINESTYLES)]}
+    """The i-th series' colour and line style: 8 colours, the style shifted by one each round, 64 distinct pairs."""
+    n = len(PALETTE)
+    return {"color": PALETTE[i % n], "linestyle": LINESTYLES[(i + i // n) % len(LINESTYLES)]}
 
 
 def log_y(metrics: list[str]) -> bool:
-    """Losses, curvatures and singular values span decades: a log y axis."""
-    return all(("loss" in m or m.startswith(("hess_", "sigma_"))) for m in metrics)
+    """Losses, curvatures, singular values and ratios of E's to W's span decades: a log y axis."""
+    ratios = ("lr_ratio", "c_raw", "update_ratio")
+    return bool(metrics) and all(("loss" in m or m.startswith(("hess_", "sigma_")) or m in ratios) for m in metrics)
+
+
+def heat_cmap() -> Any:
+    """viridis: colour-blind safe, its lightness rises monotonically (greyscale keeps the order)."""
+    from matplotlib import colormaps
+
+    return colormaps["viridis"]
 
 
 def is_acc(metrics: list[str]) -> bool:

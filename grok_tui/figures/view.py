@@ -1,4 +1,5 @@
-"""The TUI's `e`: a figure of the main view (accuracy and loss, phase markers) beside the CSV, with matplotlib."""
+"""The TUI's `e`: a figure of the view on screen, with matplotlib: the main view (accuracy and loss, phase
+markers) beside the run's CSV, or the compare view (its runs and groups, its column) in the runs folder."""
 
 from __future__ import annotations
 
@@ -41,3 +42,29 @@ def export_view_figure(run_dir: str | Path, log_x: bool = True) -> Path | None:
             p.title = f"{p.title}: {title}"
             panels.append(p)
     return save(draw(panels, log_x=log_x), d.parent / f"{d.name}.png")
+
+
+def export_compare_figure(paths: list[str], column: str, out_dir: str | Path, log_x: bool = True) -> Path | None:
+    """The compare view as a figure: `<out_dir>/compare-<time>-<column>.png`; None without matplotlib.
+
+    The runs share one panel, each group gets its own (mean and 95% band per cell), as `grok figure
+    RUN... GROUP... -m COLUMN` draws them. ConfigError when nothing is selected or a run lacks the column.
+    """
+    if not has_matplotlib():
+        return None
+    import time
+
+    from engine.config import ConfigError
+    from engine.rundir import clean_text
+    from grok_tui.figures.draw import draw, save
+    from grok_tui.figures.panels import panels_for
+
+    if not paths:
+        raise ConfigError("compare: select a run or a group first")
+    safe = "".join(ch if ch.isalnum() or ch in "_-" else "_" for ch in clean_text(column))
+    target = Path(out_dir) / f"compare-{time.strftime('%Y%m%d-%H%M%S')}-{safe}.png"
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise ConfigError(f"{target.parent}: cannot create: {e.strerror or e}") from None
+    return save(draw(panels_for(paths, [column]), log_x=log_x), target)

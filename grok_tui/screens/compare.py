@@ -161,6 +161,12 @@ class CompareScreen(Screen[None]):
         self.column = cols[(i + 1) % len(cols)]
         self._reload()
 
+    def figure_sources(self) -> list[str]:
+        """The selected runs and groups as directories, in the list's order (the live run by its own)."""
+        live = self.app.data.run_dir  # type: ignore[attr-defined]
+        out = [str(live) if v == LIVE else v for v in self.values if v in self.selected]
+        return [v for v in out if v]
+
     def x_max(self) -> float:
         return self.query_one(LineChart).source().x_max
 

@@ -51,6 +51,13 @@ def _legend(ax) -> list[str]:  # type: ignore[no-untyped-def]
     return [t.get_text() for t in leg.get_texts()] if leg else []
 
 
+def fig_legend(fig) -> list[str]:  # type: ignore[no-untyped-def]
+    """A claim figure's one legend, above its panels (no panel has its own)."""
+    assert all(ax.get_legend() is None for ax in fig.axes)
+    (leg,) = fig.legends
+    return [t.get_text() for t in leg.get_texts()]
+
+
 def test_run_figure_has_curves_markers_and_log_axis(tmp_path: Path) -> None:
     d = _run_dir(tmp_path)
     fig = draw(panels_for([str(d)], ["train_acc", "val_acc"]))
@@ -109,7 +116,9 @@ def test_claim_fig7_panels_per_optimizer(tmp_path: Path) -> None:
     assert fig.axes[0].get_ylim() == fig.axes[1].get_ylim() and fig.axes[0].get_xlim() == fig.axes[1].get_xlim()
     lo, hi = fig.axes[0].get_ylim()
     assert lo < 1.0 and hi > 10.0 * 5 + 2  # every seed's E and W at steps > 0 lie inside
-    assert _legend(fig.axes[0]) == ["E (n=3)", "W (n=3)"] and _legend(fig.axes[1]) == []
+    assert fig_legend(fig) == ["E (n=3)", "W (n=3)"]
+    # a series keeps its colour and dash in every panel
+    assert [ln.get_color() for ln in fig.axes[0].get_lines()] == [ln.get_color() for ln in fig.axes[1].get_lines()]
     e = fig.axes[0].get_lines()[0].get_ydata()
     assert e[0] == pytest.approx(np.mean([1.0, 2.0, 3.0]))
 
@@ -121,7 +130,7 @@ def test_claim_fig6_one_panel_per_task(tmp_path: Path) -> None:
     fig = draw(panels, legend="first")
     assert [ax.get_title() for ax in fig.axes] == ["add", "sub", "mul", "div"]
     assert all(len(ax.get_lines()) == 2 for ax in fig.axes)
-    assert _legend(fig.axes[0]) == ["adam (n=2)", "adamlr (n=2)"]  # op is the panel, not in the label
+    assert fig_legend(fig) == ["adam (n=2)", "adamlr (n=2)"]  # op is the panel, not in the label
 
 
 def test_claim_fig4_rows_of_metrics(tmp_path: Path) -> None:
@@ -158,7 +167,7 @@ def test_claim_fig11_spectrum_bars(tmp_path: Path) -> None:
 
 def test_unknown_claim_and_empty_group(tmp_path: Path) -> None:
     g = fake_group(tmp_path, ARMS, _curve, STEPS)
-    with pytest.raises(ConfigError, match="unknown claim; known: fig4"):
+    with pytest.raises(ConfigError, match="unknown claim; known: fig2, fig2_long, "):
         claim_panels("fig99", g)
     with pytest.raises(ConfigError, match="nothing to draw for fig10"):
         claim_panels("fig10", g)
@@ -213,3 +222,17 @@ def test_a_seed_that_stopped_early_holds_its_last_value(tmp_path: Path) -> None:
         seeds = [min(1.0, 0.1 * min(i, 2) + 0.0)] + [min(1.0, 0.1 * i + 0.07 * s) for s in (1, 2)]
         assert curve.y[i] == pytest.approx(mean_ci(seeds)[0]), step
     assert curve.n == 3
+
+
+def test_phase_markers_are_grey_and_clear_of_the_title(tmp_path: Path) -> None:
+    fig = draw(panels_for([str(_run_dir(tmp_path))], ["train_loss"]))
+    (ax,) = fig.axes
+    assert {t.get_color() for t in ax.texts} <= set(style.MARKER_COLORS.values())
+    assert all(c not in style.PALETTE for c in style.MARKER_COLORS.values())  # never a series' colour
+    assert ax.get_ylabel() == "train loss"
+
+
+def test_a_single_evaluation_is_drawn_as_a_point(tmp_path: Path) -> None:
+    g = fake_group(tmp_path, ARMS, _curve, [20])
+    fig = draw(panels_for([str(g.dir)], ["val_acc"]))
+    assert all(ln.get_marker() not in (None, "None", "") for ln in fig.axes[0].get_lines())

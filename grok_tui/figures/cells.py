@@ -1,0 +1,160 @@
+"""A sweep's members' final values per grid cell, for the claims drawn against a swept value rather than a step.
+
+Fig. 5 draws the final val accuracy and train loss against c; eqs. 8-9 and Figs. 12-13 draw the
+time to generalize per grid cell. Both use `grok report`'s statistics (engine/sweep/stats.py): a
+final value is the mean over the ended seeds with its 95% bootstrap interval (`mean_ci`); the time
+to generalize is the median over the ended seeds with +inf for a seed that never reached 95%
+(`summarize`), so a cell where most seeds failed reads `>N`, not the lucky seeds' median.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from engine.config import ConfigError
+from engine.rundir import read_metrics
+from engine.sweep.results import ENDED
+from engine.sweep.spec import Group, Member
+from engine.sweep.stats import mean_ci, num, summarize
+from grok_tui.figures.data import Curve, member_dirs
+
+
+def _ended(group: Group) -> list[tuple[Member, dict[str, Any]]]:
+    res = group.results()
+    return [(m, res[m.id]) for m in group.members if res.get(m.id, {}).get("status") in ENDED]
+
+
+def _value(group: Group, m: Member, key: str) -> Any:
+    return m.values.get(key, m.overrides.get(key, group.results().get(m.id, {}).get(key)))
+
+
+def last_logged(run_dir: Path | None, metric: str) -> float | None:
+    """The run's last finite value of `metric` in its metrics.csv (None when it never logged one)."""
+    if run_dir is None or not (run_dir / "metrics.csv").exists():
+        return None
+    vals = [r[metric] for r in read_metrics(run_dir) if metric in r and math.isfinite(r[metric])]
+    return vals[-1] if vals else None
+
+
+def final_against(
+    group: Group,
+    metric: str,
+    x_key: str,
+    line_key: str | None = None,
+    arm: str | None = None,
+    categorical: bool = False,
+) -> list[Curve]:
+    """One line per value of `line_key`: the seeds' final `metric`, mean and 95% interval, at each `x_key` value.
+
+    `final_<metric>` of results.csv when it records one (final_val_acc, final_train_acc), else the
+    last value in the member's metrics.csv (the final train loss). Only ended members count, of
+    `arm` when given. `categorical`: x is the value's place in the grid (0, 1, ...), for values that
+    are not a scale (m = -1 meaning "all pairs").
+    """
+    dirs = member_dirs(group)
+    order = [repr(v) for v in group.spec.grid.get(x_key, [])]
+    cells: dict[Any, dict[float, list[float]]] = {}
+    for m, row in _ended(group):
+        if arm is not None and m.arm != arm:
+            continue
+        v = num(row.get(f"final_{metric}"))
+        if v is None:
+            v = last_logged(dirs.get(m.id), metric)
+        xv = _value(group, m, x_key)
+        x = float(order.index(repr(xv))) if categorical and repr(xv) in order else None if categorical else num(xv)
+        if v is None or x is None:
+            continue
+        line = _value(group, m, line_key) if line_key else ""
+        cells.setdefault(line, {}).setdefault(x, []).append(v)
+    out = []
+    for line, by_x in cells.items():
+        xs = sorted(by_x)
+        stats = [mean_ci(by_x[x]) for x in xs]
+        label = str(line) if line_key else (group.preset or group.dir.name)
+        n = min(len(by_x[x]) for x in xs)
+        out.append(Curve(label, xs, [s[0] for s in stats], [s[1] for s in stats], [s[2] for s in stats], n))
+    return out
+
+
+@dataclass
+class Heat:
+    """Steps to generalize on a rows × cols grid: the median (inf: most seeds never generalized) and its text."""
+
+    row_key: str
+    col_key: str
+    rows: list[Any]
+    cols: list[Any]
+    median: list[list[float]]  # [row][col]; nan for a cell with no ended seed
+    generalized: list[list[int]]  # seeds that reached 95% val accuracy
+    ended: list[list[int]]
+    budget: float
+
+    def text(self, i: int, j: int) -> str:
+        """`1.2k` over `3/3`; `>3k` when the median is past the budget; `·` before a seed has ended."""
+        from grok_tui.commands.plot import _tick
+
+        if self.ended[i][j] == 0:
+            return "·"
+        v = self.median[i][j]
+        head = f">{_tick(self.budget)}" if math.isinf(v) else _tick(v)
+        return f"{head}\n{self.generalized[i][j]}/{self.ended[i][j]}"
+
+
+def generalization_grid(group: Group, row_key: str, col_key: str) -> Heat:
+    """`summarize` (what `grok report` prints) of each (row, col) cell: the median generalized_step."""
+    missing = [k for k in (row_key, col_key) if k not in group.spec.grid]
+    if missing:
+        raise ConfigError(f"{group.dir}: the sweep's grid has no {' or '.join(missing)}")
+    rows, cols = list(group.spec.grid[row_key]), list(group.spec.grid[col_key])
+    res = group.results()
+    cell_rows: dict[tuple[str, str], list[dict[str, Any]]] = {}
+    for m in group.members:
+        key = (repr(_value(group, m, row_key)), repr(_value(group, m, col_key)))
+        if m.id in res:
+            cell_rows.setdefault(key, []).append(res[m.id])
+    shape = [[math.nan] * len(cols) for _ in rows]
+    median, gen, ended = [r[:] for r in shape], [[0] * len(cols) for _ in rows], [[0] * len(cols) for _ in rows]
+    budget = 0.0
+    for i, rv in enumerate(rows):
+        for j, cv in enumerate(cols):
+            s = summarize(cell_rows.get((repr(rv), repr(cv)), []))
+            budget = max(budget, float(s["budget"]))
+            ended[i][j], gen[i][j] = s["ended"], s["generalized"]
+            median[i][j] = s["gen_median"] if s["ended"] else math.nan
+    return Heat(row_key, col_key, rows, cols, median, gen, ended, budget)
+
+
+def token_points(group: Group) -> list[tuple[str, list[float], list[float], list[float], float]]:
+    """Per arm × grid cell, over its ended seeds: each operand token's training pairs against its learned
+    step (`grok tokens`, the per-token form of Fig. 4), the pairs of the tokens never learned, Spearman's
+    rank correlation of the learned ones, pooled over seeds. (label, pairs, steps, never-learned pairs, rho)."""
+    import numpy as np
+
+    from grok_tui.commands.tokens import _spearman, token_table
+    from grok_tui.figures.data import cell_label
+
+    dirs = member_dirs(group)
+    cells: dict[str, tuple[list[float], list[float], list[float]]] = {}
+    for m, _ in _ended(group):
+        d = dirs.get(m.id)
+        if d is None:
+            continue
+        try:
+            rows, _, _ = token_table(d)
+        except ConfigError:  # no tokens.csv: a run from before per-token accuracy was logged
+            continue
+        xs, ys, never = cells.setdefault(cell_label(group, m), ([], [], []))
+        for r in rows:
+            if r["learned_step"] is None:
+                never.append(float(r["train_pairs"]))
+            else:
+                xs.append(float(r["train_pairs"]))
+                ys.append(float(r["learned_step"]))
+    out = []
+    for label, (xs, ys, never) in cells.items():
+        rho = _spearman(np.array(xs), np.array(ys)) if len(xs) >= 3 else math.nan
+        out.append((label, xs, ys, never, rho))
+    return out
