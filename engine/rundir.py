@@ -20,7 +20,6 @@ import re
 import sys
 import time
 import unicodedata
-from dataclasses import dataclass, field
 from importlib import metadata
 from pathlib import Path
 from typing import Any
@@ -335,6 +334,7 @@ class RunLog:
             "device": ev.device,
             "preset": self.cfg.preset,
             "seed": self.cfg.train.seed,
+            **ev.tokens.fields(),  # a live run's readers see the token sets the evaluation uses (engine/record.py)
         }
         self.write_summary()
 
@@ -509,47 +509,6 @@ def _is_float(v: str) -> bool:
     return True
 
 
-@dataclass(frozen=True)
-class RunRecord:
-    """A run directory as read back: what show, export, ls and the TUI's open and compare display."""
-
-    path: Path
-    config: dict[str, Any]  # config.json without `_meta`
-    summary: dict[str, Any]
-    rows: list[dict[str, float]]  # metrics.csv
-    step: int  # progress: the summary's step count, or the last row's when the summary lags
-    status: str  # the summary's status; "running" only while a process holds the lock, else "dead"
-    pid: int | None  # the live writer, if any
-    meta: dict[str, Any] = field(default_factory=dict)  # config.json's `_meta`
-
-    @property
-    def preset(self) -> str:
-        return clean_text(self.config.get("preset") or "")
-
-
-def read_run(path: str | Path) -> RunRecord:
-    """Read a run directory without taking its lock; ConfigError naming the file for a bad one."""
-    d = Path(path)
-    if not is_run_dir(d):
-        raise ConfigError(f"{d}: not a run directory (no {CONFIG})")
-    doc = read_config_doc(d)
-    summary = read_summary(d)
-    rows = read_metrics(d)
-    pid = lock_holder(d)
-    steps = summary.get("steps")
-    step = int(steps) if isinstance(steps, int | float) and math.isfinite(steps) else 0
-    if rows:
-        step = max(step, int(rows[-1]["step"]))
-    status = clean_text(summary.get("status") or "")
-    if pid is not None:
-        status = "running"  # a paused run's summary says running too: pausing is not written down
-    elif status in ("", "running"):
-        status = "dead"  # its writer died without closing the run (SIGKILL, power loss)
-    meta = doc.get("_meta")
-    config = {k: v for k, v in doc.items() if k != "_meta"}
-    return RunRecord(d, config, summary, rows, step, status, pid, meta if isinstance(meta, dict) else {})
-
-
 def write_joins(run_dir: Path) -> None:
     """joins.csv from ring.csv: each token's join step (engine/phases.py `join_steps`), rare or not."""
     from engine.phases import join_steps
@@ -637,7 +596,7 @@ def empty_run_dir(run_dir: Path) -> None:
             f.unlink()
 
 
-# --- tokens.csv and fourier.csv, decoded into the events that wrote them ------------------------
+# --- tokens.csv, fourier.csv, keyfreq.csv and ring.csv, decoded into the events that wrote them ---
 
 
 def read_tokens(run_dir: str | Path) -> list[TokensLogged]:
@@ -662,6 +621,39 @@ def read_fourier(run_dir: str | Path) -> list[FourierLogged]:
     for row in read_csv(Path(run_dir) / "fourier.csv"):
         spectra.setdefault(int(row["step"]), []).append(float(row["norm"] or "nan"))
     return [FourierLogged(step, tuple(spectra[step])) for step in sorted(spectra)]
+
+
+def read_circuit(run_dir: str | Path) -> list[CircuitLogged]:
+    """keyfreq.csv and ring.csv (the progress probe) back into CircuitLogged events, one per measurement."""
+    freqs: dict[int, list[dict[str, str]]] = {}
+    for r in read_csv(Path(run_dir) / KEYFREQ):
+        freqs.setdefault(int(r["step"]), []).append(r)
+    rings: dict[int, list[dict[str, str]]] = {}
+    for r in read_csv(Path(run_dir) / RING):
+        rings.setdefault(int(r["step"]), []).append(r)
+
+    def num(v: str) -> float:
+        return float(v) if v else math.nan
+
+    out = []
+    for step in sorted(freqs):
+        fr = sorted(freqs[step], key=lambda r: int(r["freq"]))
+        toks = rings.get(step, [])
+        out.append(
+            CircuitLogged(
+                step,
+                tuple(num(r["share"]) for r in fr),
+                tuple(int(r["freq"]) for r in fr if r["key"] == "1"),
+                0,
+                tuple(int(r["token"]) for r in toks),
+                tuple(num(r["x"]) for r in toks),
+                tuple(num(r["y"]) for r in toks),
+                tuple(num(r["distance"]) for r in toks),
+                tuple(num(r["membership"]) for r in toks),
+                tuple(r["rare"] == "1" for r in toks),
+            )
+        )
+    return out
 
 
 # --- a whole-paper run's directory (engine/paper_record.py) ------------------------------------

@@ -49,6 +49,7 @@ SECONDS: Check = ((lambda v: _number(v) and v >= 0), "a number ≥ 0")
 FRACTION: Check = ((lambda v: _number(v) and 0 <= v <= 1), "a number in [0, 1]")
 TEXT: Check = (_text, "a string")
 OBJECT: Check = ((lambda v: isinstance(v, dict)), "an object")
+WHOLES: Check = ((lambda v: isinstance(v, list) and all(_step(t) for t in v)), "a list of whole numbers ≥ 0")
 NAME: Check = ((lambda v: _text(v) and v not in ("", ".", "..") and "/" not in v and "\\" not in v), "a directory name")
 
 SUMMARY: dict[str, Check] = {
@@ -68,10 +69,14 @@ SUMMARY: dict[str, Check] = {
     "final_val_acc": _or_null(FRACTION),
     "best_val_acc": _or_null(FRACTION),
     "error": TEXT,
+    "rare_tokens": WHOLES,  # the split's token sets (engine/events.py TokenSets)
+    "absent_tokens": WHOLES,
+    "target_tokens": WHOLES,
+    "train_pairs": WHOLES,
 }
 
-# config.json: the keys the faces read without building a RunConfig (ls, show, export, the TUI's
-# --open); a reader that needs the whole config builds it with engine.config.from_dict, which checks the rest.
+# config.json: checked before engine/record.py builds its RunConfig with engine.config.from_dict (which checks
+# the rest), so a bad value the faces show is named as this file's field.
 CONFIG: dict[str, Check] = {
     "preset": TEXT,
     "description": TEXT,
@@ -85,7 +90,7 @@ CONFIG: dict[str, Check] = {
     "_meta.device": TEXT,
     "_meta.n_train": STEP,
     "_meta.n_test": STEP,
-    "_meta.token_freq": ((lambda v: isinstance(v, list) and all(_step(f) for f in v)), "a list of whole numbers ≥ 0"),
+    "_meta.token_freq": WHOLES,
 }
 
 GROUP: dict[str, Check] = {

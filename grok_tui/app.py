@@ -201,7 +201,7 @@ class GrokApp(App[None]):
 
     def _show_status(self, force: bool) -> None:
         d, now = self.data, time.perf_counter()
-        key = (id(d), d.status, d.memorized_step, d.generalized_step, d.error, d.run_dir)
+        key = (id(d), d.status, d.phases.memorized_step, d.phases.generalized_step, d.error, d.run_dir)
         if force or key != self._status_key or now - self._status_at >= STATUS_EVERY_S:
             self.status_bar.show(d)
             self._status_key, self._status_at = key, now

@@ -61,7 +61,8 @@ def resolve(
         out = Path(resume_dir).parent
     elif preset or config:
         cfg, _ = resolve_config(preset, config, overrides)
-    from engine.rundir import is_group, is_run_dir, read_run
+    from engine.record import read_run
+    from engine.rundir import is_group, is_run_dir
 
     for d in compare or []:
         if is_group(d):  # a sweep: one mean curve and band per arm × grid cell

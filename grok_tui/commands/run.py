@@ -30,7 +30,7 @@ def format_summary(summary: dict[str, Any]) -> str:
 
 def execute(run: Run, quiet: bool, log_every: int) -> int:
     """Iterate a Run to its end with progress and signal handling; return the exit code."""
-    from engine.phases import early_stop_note
+    from engine.phases import Phases, early_stop_note
     from grok_tui.progress import make_progress
 
     progress = make_progress(quiet, log_every)
@@ -43,8 +43,7 @@ def execute(run: Run, quiet: bool, log_every: int) -> int:
     status = run.status
     say(f"run directory: {run.dir}")
     say(format_summary(run.summary))
-    t = run.cfg.train
-    note = early_stop_note(run.summary.get("early_stop_step"), t.target_val_acc, t.patience, t.max_steps)
+    note = early_stop_note(Phases.of(run.summary).early_stop_step, run.cfg.train)
     if note and status == "finished":
         say(note)
     if status == "interrupted":

@@ -15,7 +15,8 @@ from typing import Any
 import pytest
 
 from engine.config import ConfigError
-from engine.rundir import GROUP_FILE, read_run
+from engine.record import read_run
+from engine.rundir import GROUP_FILE
 from engine.schema import CONFIG, GROUP, MEMBER, SUMMARY
 from engine.sweep.spec import Group, expand, parse_sweep
 from grok_tui.commands.ls import entries
@@ -41,6 +42,10 @@ BAD_SUMMARY: dict[str, list[Any]] = {
     "final_val_acc": [-0.1, {}],
     "best_val_acc": [2, math.nan],
     "error": [7],
+    "rare_tokens": [[1, -2], "3"],
+    "absent_tokens": [[0.5]],
+    "target_tokens": [{}],
+    "train_pairs": [[True, 2], None],
 }
 BAD_CONFIG: dict[str, list[Any]] = {
     "preset": [5],
