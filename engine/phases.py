@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -113,6 +114,11 @@ class Phases:
     def delay(self) -> int | None:
         """The grokking delay (`grokking_delay`)."""
         return grokking_delay(self.memorized_step, self.generalized_step)
+
+    def merged(self, newer: Phases) -> Phases:
+        """These phases with what `newer` knows (its steps and accuracies that are not unknown)."""
+        known = {k: v for k, v in vars(newer).items() if v is not None and not (isinstance(v, float) and math.isnan(v))}
+        return dataclasses.replace(self, **known)
 
     @classmethod
     def of(cls, fields: Mapping[str, Any]) -> Phases:

@@ -8,7 +8,6 @@ record of engine/record.py for a run directory), never recomputed here.
 
 from __future__ import annotations
 
-import dataclasses
 import math
 import threading
 from pathlib import Path
@@ -31,7 +30,6 @@ from engine.phases import Phases
 from engine.rundir import clean_text
 from grok_tui.charts.series import Raw, Snapshots, Trace
 
-MARKERS = tuple(f.name for f in dataclasses.fields(EvalLogged) if f.name in Phases.STEPS)  # phases it carries
 HISTORY = 512  # logged evaluations kept for the time scrubber (evenly spaced once a run has more)
 
 __all__ = ["RunData", "clean_text", "load_run"]
@@ -83,10 +81,7 @@ class RunData:
             self.step, self.steps_per_s = ev.step, ev.steps_per_s
         elif isinstance(ev, EvalLogged):
             self._row(ev.step, ev.row)
-            # the phases as the engine's trackers saw them after this evaluation
-            seen = {k: v for k in MARKERS if (v := getattr(ev, k)) is not None}
-            if seen:
-                self.phases = dataclasses.replace(self.phases, **seen)
+            self.phases = self.phases.merged(Phases.of(vars(ev)))  # as the engine's trackers saw them
         elif isinstance(ev, TokensLogged):
             self.updates = ev.updates
             self.token_val_acc = tuple(ev.val_acc) if ev.val_acc is not None else ()
@@ -109,7 +104,7 @@ class RunData:
         elif isinstance(ev, RunFinished):
             self.status, self.summary = clean_text(ev.status), dict(ev.summary)
             self.error = clean_text(ev.error or str(ev.summary.get("error", "")))
-            self.phases = Phases.of(ev.summary)
+            self.phases = self.phases.merged(Phases.of(ev.summary))
 
     def _row(self, step: int, row: dict[str, float]) -> None:
         self.step = max(self.step, step)

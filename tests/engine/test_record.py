@@ -37,7 +37,9 @@ def summary(d: Path) -> dict:
 def killed_copy(finished: Path, tmp_path: Path, drop: tuple[str, ...] = ()) -> Path:
     """The finished run as a SIGKILL leaves it: its rows, and the summary its start wrote (status running)."""
     d = Path(shutil.copytree(finished, tmp_path / finished.name))
-    start = {k: v for k, v in summary(finished).items() if k in ("steps", "device", "preset", "seed", *TokenSets.FIELDS)}
+    start = {
+        k: v for k, v in summary(finished).items() if k in ("steps", "device", "preset", "seed", *TokenSets.FIELDS)
+    }
     for k in drop:
         start.pop(k, None)
     (d / "summary.json").write_text(json.dumps({**start, "status": "running", "steps": 0}))
