@@ -20,9 +20,10 @@ import re
 import sys
 import time
 import unicodedata
+from collections.abc import Callable
 from importlib import metadata
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from engine.config import ConfigError, RunConfig
 from engine.events import CircuitLogged, EvalLogged, Event, FourierLogged, RunFinished, RunStarted, TokensLogged
@@ -33,6 +34,8 @@ from engine.runlock import RunInUse as RunInUse
 from engine.runlock import RunLock as RunLock
 from engine.runlock import lock_holder
 from engine.schema import check_config, check_group, check_summary
+
+T = TypeVar("T")
 
 CHECKPOINT = "checkpoint.pt"
 CONFIG = "config.json"
@@ -601,8 +604,30 @@ def empty_run_dir(run_dir: Path) -> None:
 
 def read_tokens(run_dir: str | Path) -> list[TokensLogged]:
     """tokens.csv as one TokensLogged per evaluation step: updates, and grad norms and val_acc where written."""
+    return _decoded(Path(run_dir), "tokens.csv", _tokens)
+
+
+def read_fourier(run_dir: str | Path) -> list[FourierLogged]:
+    """fourier.csv as one FourierLogged per step it was measured at (an empty norm is NaN)."""
+    return _decoded(Path(run_dir), "fourier.csv", _fourier)
+
+
+def read_circuit(run_dir: str | Path) -> list[CircuitLogged]:
+    """keyfreq.csv and ring.csv (the progress probe) back into CircuitLogged events, one per measurement."""
+    return _decoded(Path(run_dir), f"{KEYFREQ} or {RING}", _circuit)
+
+
+def _decoded(run_dir: Path, names: str, decode: Callable[[Path], list[T]]) -> list[T]:
+    """`decode(run_dir)`; a row whose cells are not what the engine writes is one ConfigError naming the file."""
+    try:
+        return decode(run_dir)
+    except (KeyError, ValueError, TypeError):
+        raise ConfigError(f"{run_dir}: {names}: a row does not hold the fields the engine writes") from None
+
+
+def _tokens(run_dir: Path) -> list[TokensLogged]:
     by_step: dict[int, list[dict[str, str]]] = {}
-    for tok in read_csv(Path(run_dir) / "tokens.csv"):
+    for tok in read_csv(run_dir / "tokens.csv"):
         by_step.setdefault(int(tok["step"]), []).append(tok)
     out = []
     for step, toks in sorted(by_step.items()):
@@ -615,21 +640,19 @@ def read_tokens(run_dir: str | Path) -> list[TokensLogged]:
     return out
 
 
-def read_fourier(run_dir: str | Path) -> list[FourierLogged]:
-    """fourier.csv as one FourierLogged per step it was measured at (an empty norm is NaN)."""
+def _fourier(run_dir: Path) -> list[FourierLogged]:
     spectra: dict[int, list[float]] = {}
-    for row in read_csv(Path(run_dir) / "fourier.csv"):
+    for row in read_csv(run_dir / "fourier.csv"):
         spectra.setdefault(int(row["step"]), []).append(float(row["norm"] or "nan"))
     return [FourierLogged(step, tuple(spectra[step])) for step in sorted(spectra)]
 
 
-def read_circuit(run_dir: str | Path) -> list[CircuitLogged]:
-    """keyfreq.csv and ring.csv (the progress probe) back into CircuitLogged events, one per measurement."""
+def _circuit(run_dir: Path) -> list[CircuitLogged]:
     freqs: dict[int, list[dict[str, str]]] = {}
-    for r in read_csv(Path(run_dir) / KEYFREQ):
+    for r in read_csv(run_dir / KEYFREQ):
         freqs.setdefault(int(r["step"]), []).append(r)
     rings: dict[int, list[dict[str, str]]] = {}
-    for r in read_csv(Path(run_dir) / RING):
+    for r in read_csv(run_dir / RING):
         rings.setdefault(int(r["step"]), []).append(r)
 
     def num(v: str) -> float:

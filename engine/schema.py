@@ -73,6 +73,10 @@ SUMMARY: dict[str, Check] = {
     "absent_tokens": WHOLES,
     "target_tokens": WHOLES,
     "train_pairs": WHOLES,
+    "draw_share": (  # NaN for a token never drawn (engine/samplers.py draw_share)
+        (lambda v: isinstance(v, list) and all(isinstance(x, int | float) and not isinstance(x, bool) for x in v)),
+        "a list of numbers",
+    ),
 }
 
 # config.json: checked before engine/record.py builds its RunConfig with engine.config.from_dict (which checks

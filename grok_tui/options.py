@@ -50,11 +50,15 @@ class RunOptions:
 def with_run_options(command: Callable[..., Any]) -> Callable[..., Any]:
     """`command(opts: RunOptions, ...)` as a typer command whose first options are RunOptions' fields."""
     hints = typing.get_type_hints(command, include_extras=True)
-    own = list(inspect.signature(command).parameters.values())[1:]
+    kw_only = inspect.Parameter.KEYWORD_ONLY
+    own = [
+        inspect.Parameter(p.name, kw_only, default=p.default, annotation=hints[p.name])
+        for p in list(inspect.signature(command).parameters.values())[1:]  # after `opts`
+    ]
     fields = typing.get_type_hints(RunOptions, include_extras=True)
     defaults = RunOptions()
     shared = [
-        inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=getattr(defaults, name), annotation=hint)
+        inspect.Parameter(name, kw_only, default=getattr(defaults, name), annotation=hint)
         for name, hint in fields.items()
     ]
 
@@ -63,7 +67,6 @@ def with_run_options(command: Callable[..., Any]) -> Callable[..., Any]:
         opts = RunOptions(**{name: kw.pop(name) for name in fields})
         return command(opts, **kw)
 
-    own = [p.replace(kind=inspect.Parameter.KEYWORD_ONLY, annotation=hints[p.name]) for p in own]
     wrapper.__signature__ = inspect.Signature([*shared, *own])  # type: ignore[attr-defined]
     wrapper.__annotations__ = {p.name: p.annotation for p in [*shared, *own]}
     return wrapper

@@ -28,8 +28,8 @@ def token_table(run_dir: Path) -> tuple[list[dict[str, Any]], float, dict[str, A
     cfg, tokens, summary = rec.config, rec.tokens, rec.summary
     learned, threshold = read_learned_steps(run_dir)
     p = cfg.data.p
-    share = summary.get("draw_share")
-    share = share if isinstance(share, list) and len(share) == p else None
+    share = summary.get("draw_share")  # a list of numbers where present (engine/schema.py)
+    share = share if share is not None and len(share) == p else None
     logged = read_tokens(run_dir)
     final = logged[-1].val_acc if logged and logged[-1].val_acc is not None else ()
     rare, absent, target = set(tokens.rare), set(tokens.absent), set(tokens.target)
@@ -42,7 +42,7 @@ def token_table(run_dir: Path) -> tuple[list[dict[str, Any]], float, dict[str, A
             {
                 "token": t,
                 "train_pairs": tokens.train_pairs[t],
-                "draw_share": float(share[t]) if share is not None and share[t] is not None else float("nan"),
+                "draw_share": float(share[t]) if share is not None else float("nan"),
                 "learned_step": learned[t] if t < len(learned) else None,
                 "final_val_acc": final[t] if t < len(final) else float("nan"),
                 "role": role,
