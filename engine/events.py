@@ -1,4 +1,5 @@
-"""Events the engine yields: small frozen dataclasses of plain numbers, never tensors."""
+"""Events the engine yields: small frozen dataclasses of plain values (numbers, strings, the frozen
+RunConfig), never tensors."""
 
 from __future__ import annotations
 

@@ -1,8 +1,9 @@
 """A run directory as the faces read it: the parsed RunConfig, the status, the phases and the token sets,
 as the engine computed them.
 
-`grok show`, `grok ls`, export, the figures and the TUI's --open and compare take these facts from a
-`RunRecord` instead of reading config keys or recomputing them. Files are read through engine/rundir.py.
+`grok show`, `ls`, `plot` and `tokens`, the figures and the TUI's --open and compare take these facts
+from a `RunRecord` instead of reading config keys or recomputing them. Files are read through
+engine/rundir.py.
 For a live or killed run the summary lags its rows: the phases then come from the rows by the rules the
 run applies live (engine/phases.py), and the token sets from the summary its start wrote, else from the split.
 """
@@ -26,7 +27,7 @@ PHASE_COLUMNS = {"step", "train_acc", "val_acc", "train_loss"}  # what phases_of
 
 @dataclass(frozen=True)
 class RunRecord:
-    """A run directory as read back: what show, export, ls, the figures and the TUI's open and compare display."""
+    """A run directory as read back: what show, ls, plot, tokens, the figures and the TUI's open and compare show."""
 
     path: Path
     config: RunConfig

@@ -25,11 +25,6 @@ def _num(v: Any) -> float | None:
     return f if math.isfinite(f) else None
 
 
-def _int(v: Any) -> int | None:
-    f = _num(v)
-    return None if f is None else int(f)
-
-
 def run_entry(rec: RunRecord) -> dict[str, Any]:
     """What ls and show say about one run: status from the lock, progress and phases from the record."""
     from engine.rundir import clean_text
