@@ -337,7 +337,7 @@ class RunLog:
             "device": ev.device,
             "preset": self.cfg.preset,
             "seed": self.cfg.train.seed,
-            **ev.tokens.fields(),  # a live run's readers see the token sets the evaluation uses (engine/record.py)
+            **ev.tokens.fields(),  # a live run's readers see the token sets the evaluation uses (engine/run_record.py)
         }
         self.write_summary()
 

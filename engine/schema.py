@@ -79,7 +79,7 @@ SUMMARY: dict[str, Check] = {
     ),
 }
 
-# config.json: checked before engine/record.py builds its RunConfig with engine.config.from_dict (which checks
+# config.json: checked before engine/run_record.py builds its RunConfig with engine.config.from_dict (which checks
 # the rest), so a bad value the faces show is named as this file's field.
 CONFIG: dict[str, Check] = {
     "preset": TEXT,

@@ -55,7 +55,7 @@ def resolve(
         out = Path(resume_dir).parent
     elif preset or config:
         cfg, _ = resolve_config(preset, config, overrides)
-    from engine.record import read_run
+    from engine.run_record import read_run
     from engine.rundir import is_group, is_run_dir
 
     for d in compare or []:

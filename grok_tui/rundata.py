@@ -3,7 +3,7 @@
 The engine thread calls `apply` for every event; the UI timer reads under the same lock. Nothing
 here draws; `plot_version` tells the charts whether anything changed since they last drew. The config,
 the phases and the token sets come from the engine (RunStarted, EvalLogged, RunFinished, or the run
-record of engine/record.py for a run directory), never recomputed here.
+record of engine/run_record.py for a run directory), never recomputed here.
 """
 
 from __future__ import annotations
@@ -163,8 +163,8 @@ class RunData:
 
 
 def load_run(run_dir: str | Path) -> RunData:
-    """A run directory read back into a RunData, for --open and compare (its record, engine/record.py)."""
-    from engine.record import read_run
+    """A run directory read back into a RunData, for --open and compare (its record, engine/run_record.py)."""
+    from engine.run_record import read_run
     from engine.rundir import read_circuit, read_fourier, read_tokens
 
     rec = read_run(run_dir)  # ConfigError naming the file for anything unreadable

@@ -21,7 +21,7 @@ import numpy as np
 
 from engine.config import ConfigError
 from engine.phases import circuit_phases_from_rows
-from engine.record import read_run
+from engine.run_record import read_run
 from engine.rundir import JOINS, KEYFREQ, RING, clean_text, is_group, is_run_dir, read_csv
 from engine.sweep.spec import member_fields
 from engine.sweep.stats import mean_ci

@@ -13,7 +13,7 @@ import typer
 from grok_tui.errors import user_errors
 
 if TYPE_CHECKING:
-    from engine.record import RunRecord
+    from engine.run_record import RunRecord
 
 
 def _num(v: Any) -> float | None:
@@ -98,7 +98,7 @@ def entries(root: Path) -> list[dict[str, Any]]:
 
     A directory that cannot be read is listed as `unreadable` with the reason, not skipped.
     """
-    from engine.record import read_run
+    from engine.run_record import read_run
     from engine.rundir import is_group, is_run_dir
 
     if is_group(root):  # the group, then its members in member order; an unreadable group is the error
@@ -111,7 +111,7 @@ def entries(root: Path) -> list[dict[str, Any]]:
 
 def _entries(candidates: list[Path]) -> list[dict[str, Any]]:
     from engine.config import ConfigError
-    from engine.record import read_run
+    from engine.run_record import read_run
     from engine.rundir import clean_text, is_group, is_run_dir
 
     out: list[dict[str, Any]] = []

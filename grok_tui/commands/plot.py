@@ -66,7 +66,7 @@ def _short(name: str) -> str:
 def run_chart(path: Path, metrics: list[str], many: bool) -> Chart:
     """A run's metrics; M and G markers from its summary, or from its rows while it is live or dead."""
     from engine.config import ConfigError
-    from engine.record import read_run
+    from engine.run_record import read_run
     from engine.rundir import clean_text
 
     rec = read_run(path)

@@ -29,7 +29,7 @@ def register(app: typer.Typer) -> None:
         last: Annotated[int, typer.Option("--last", "-n", help="How many metric rows to show.")] = 5,
     ) -> None:
         """Print a run's summary and its last metric rows; on a live run, its progress from the rows."""
-        from engine.record import read_run
+        from engine.run_record import read_run
         from engine.rundir import clean_text
         from grok_tui.commands.ls import run_entry
         from grok_tui.commands.run import format_summary

@@ -18,10 +18,10 @@ from grok_tui.errors import user_errors
 
 def token_table(run_dir: Path) -> tuple[list[dict[str, Any]], float, dict[str, Any]]:
     """One row per operand token: pairs, draw share, learned step, final val_acc and role; the threshold.
-    The token sets and pair counts are the run's (engine/record.py), the learned steps engine/rundir.py's."""
+    The token sets and pair counts are the run's (engine/run_record.py), the learned steps engine/rundir.py's."""
     import numpy as np
 
-    from engine.record import read_run
+    from engine.run_record import read_run
     from engine.rundir import read_learned_steps, read_tokens
 
     rec = read_run(run_dir)

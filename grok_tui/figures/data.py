@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from engine.config import ConfigError
-from engine.record import read_run
+from engine.run_record import read_run
 from engine.rundir import clean_text, read_csv, read_metrics
 from engine.sweep.spec import Group, Member
 from engine.sweep.stats import mean_ci_rows

@@ -20,7 +20,7 @@ STATUS_STYLE = {
     "diverged": "bold red",
     "failed": "bold red",
     "idle": "dim",
-    "dead": "bold red",  # its writer died without closing it (engine/record.py read_run)
+    "dead": "bold red",  # its writer died without closing it (engine/run_record.py read_run)
 }
 
 

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from engine.config import ConfigError
-from engine.record import read_run
+from engine.run_record import read_run
 from engine.rundir import GROUP_FILE
 from engine.schema import CONFIG, GROUP, MEMBER, SUMMARY
 from engine.sweep.spec import Group, expand, parse_sweep

@@ -1,4 +1,4 @@
-"""engine/record.py: a run directory read back as the engine computed it, for a finished, a live and a
+"""engine/run_record.py: a run directory read back as the engine computed it, for a finished, a live and a
 killed run; and the faces (ls, show, tokens, the TUI's --open) taking their facts from that record."""
 
 from __future__ import annotations
@@ -13,8 +13,8 @@ import pytest
 from engine.events import EvalLogged, RunStarted, TokenSets
 from engine.metrics import split_tokens
 from engine.phases import Phases
-from engine.record import read_run
 from engine.run import Run
+from engine.run_record import read_run
 from tests.conftest import tiny_config
 
 # two starved target tokens with one training pair each: the rare, absent and target sets all non-trivial
