@@ -462,11 +462,18 @@ def _csv_lines(path: Path) -> list[list[str]]:
 
 def read_group_doc(group_dir: str | Path) -> dict[str, Any]:
     """group.json, its fields and each member's checked (engine/schema.py); ConfigError naming the file."""
-    path = Path(group_dir) / GROUP_FILE
+    return _checked_doc(Path(group_dir), GROUP_FILE, "sweep group", check_group)
+
+
+def _checked_doc(
+    d: Path, name: str, kind: str, check: Callable[[Path, dict[str, Any]], dict[str, Any]]
+) -> dict[str, Any]:
+    """The JSON object `d/name` as `check` (engine/schema.py) passes it; ConfigError naming the file."""
+    path = d / name
     if not path.is_file():
-        raise ConfigError(f"{group_dir}: not a sweep group directory (no {GROUP_FILE})")
+        raise ConfigError(f"{d}: not a {kind} directory (no {name})")
     try:
-        return check_group(path, _json_object(path))
+        return check(path, _json_object(path))
     except OSError as e:
         raise ConfigError(f"{path}: cannot read: {e.strerror or e}") from None
 
@@ -701,13 +708,7 @@ def read_paper_doc(paper_dir: str | Path) -> dict[str, Any]:
     """paper.json, its fields, sweeps and segments checked (engine/schema.py); ConfigError naming the file."""
     from engine.schema import check_paper
 
-    path = Path(paper_dir) / PAPER_FILE
-    if not path.is_file():
-        raise ConfigError(f"{paper_dir}: not a paper directory (no {PAPER_FILE})")
-    try:
-        return check_paper(path, _json_object(path))
-    except OSError as e:
-        raise ConfigError(f"{path}: cannot read: {e.strerror or e}") from None
+    return _checked_doc(Path(paper_dir), PAPER_FILE, "paper", check_paper)
 
 
 def write_paper_doc(paper_dir: str | Path, doc: dict[str, Any]) -> None:

@@ -153,21 +153,24 @@ def check_config(path: Path, doc: dict[str, Any]) -> dict[str, Any]:
     return doc
 
 
+def check_entry(
+    path: Path, doc: dict[str, Any], required: tuple[str, ...], fields: dict[str, Check], where: str = ""
+) -> None:
+    """The `required` keys present, then the `fields` checked: a group's, a member's, a paper's, a segment's."""
+    for key in required:
+        if key not in doc:
+            raise ConfigError(f"{path}: {where}{key}: missing")
+    check_fields(path, doc, fields, where)
+
+
 def check_group(path: Path, doc: dict[str, Any]) -> dict[str, Any]:
     """group.json: its fields, then each member's; `base` is checked by from_dict when the group opens."""
-    for key in ("base", "sweep", "members"):
-        if key not in doc:
-            raise ConfigError(f"{path}: {key}: missing")
-    check_fields(path, doc, GROUP)
+    check_entry(path, doc, ("base", "sweep", "members"), GROUP)
     ids: set[str] = set()
     for i, m in enumerate(doc["members"]):
-        where = f"members[{i}]."
-        for key in MEMBER_REQUIRED:
-            if key not in m:
-                raise ConfigError(f"{path}: {where}{key}: missing")
-        check_fields(path, m, MEMBER, where)
+        check_entry(path, m, MEMBER_REQUIRED, MEMBER, f"members[{i}].")
         if m["id"] in ids:
-            raise ConfigError(f"{path}: {where}id: {_shown(m['id'])} appears twice")
+            raise ConfigError(f"{path}: members[{i}].id: {_shown(m['id'])} appears twice")
         ids.add(m["id"])
     return doc
 
@@ -214,24 +217,14 @@ def check_paper(path: Path, doc: dict[str, Any]) -> dict[str, Any]:
     """paper.json: its format mark, its fields, each sweep's and each segment's."""
     if doc.get("format") != PAPER_FORMAT:
         raise ConfigError(f"{path}: not a grok-tui paper record (format: {_shown(doc.get('format'))})")
-    for key in ("version", "options", "sweeps"):
-        if key not in doc:
-            raise ConfigError(f"{path}: {key}: missing")
-    check_fields(path, doc, PAPER)
+    check_entry(path, doc, ("version", "options", "sweeps"), PAPER)
     groups: set[str] = set()
     for i, s in enumerate(doc["sweeps"]):
         where = f"sweeps[{i}]."
-        for key in PAPER_SWEEP_REQUIRED:
-            if key not in s:
-                raise ConfigError(f"{path}: {where}{key}: missing")
-        check_fields(path, s, PAPER_SWEEP, where)
+        check_entry(path, s, PAPER_SWEEP_REQUIRED, PAPER_SWEEP, where)
         if s["group"] and s["group"] in groups:
             raise ConfigError(f"{path}: {where}group: {_shown(s['group'])} appears twice")
         groups.add(s["group"])
         for j, seg in enumerate(s["segments"]):
-            at = f"{where}segments[{j}]."
-            for key in SEGMENT_REQUIRED:
-                if key not in seg:
-                    raise ConfigError(f"{path}: {at}{key}: missing")
-            check_fields(path, seg, SEGMENT, at)
+            check_entry(path, seg, SEGMENT_REQUIRED, SEGMENT, f"{where}segments[{j}].")
     return doc
