@@ -11,6 +11,7 @@ from __future__ import annotations
 import sys
 import time
 
+from engine.config import RunConfig
 from engine.events import RunStarted, StepsTaken
 from grok_tui.progress import PlainProgress, RichProgress
 
@@ -19,7 +20,7 @@ N = 20_000
 
 def main() -> None:
     started = RunStarted(
-        config={"preset": "bench"},
+        config=RunConfig(preset="bench"),
         device="cpu",
         n_train=1,
         n_test=1,

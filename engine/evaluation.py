@@ -21,7 +21,7 @@ from engine.columns import BASE_COLUMNS, LEARNED_ACC, RARE_COLUMNS
 from engine.config import RunConfig
 from engine.dataset import Dataset
 from engine.events import EvalLogged, Event, FourierLogged, TokensLogged
-from engine.metrics import RareTokenAccuracy
+from engine.metrics import RareTokenAccuracy, token_sets
 from engine.phases import CircuitPhases, PhaseTracker
 from engine.probes import ProbeSet
 
@@ -76,6 +76,7 @@ class RunMetrics:
         self.rare = RareTokenAccuracy(
             data.train_pairs, data.test_pairs, cfg.data.p, V, cfg.probe.rare_k, device, self.target
         )
+        self.tokens = token_sets(data.train_pairs, cfg.data.p, cfg.probe.rare_k, self.target)  # RunStarted, summary
         self.sampler: Any = None  # the run's batch sampler (engine/samplers.py), for its draw counts
         self.learned_from: list[int | None] = [None] * cfg.data.p  # start of each token's run >= LEARNED_ACC
         self.phases = PhaseTracker(cfg.train.target_val_acc, cfg.train.patience)
@@ -179,19 +180,17 @@ class RunMetrics:
 
     def split_facts(self) -> dict[str, Any]:
         """The split's token facts a reader needs beside the metrics: coverage, the rare, absent and target
-        sets (data.pairs_holding counts, (t, t) once), each target's training pairs m, the resolved
-        train.target_rate and each token's realized share of the sampler's draws."""
+        sets and each token's training pairs (`tokens`, data.pairs_holding counts, (t, t) once), each
+        target's training pairs m, the resolved train.target_rate and each token's realized share of the
+        sampler's draws."""
         p = self.cfg.data.p
-        rare = self.rare
-        holding = D.pairs_holding(self.rare_train_pairs, p)
-        test = self.rare_test_pairs
+        tokens = self.tokens
+        holding = tokens.train_pairs
         out: dict[str, Any] = {
-            "coverage": D.coverage_ceiling(self.rare_train_pairs, test, p),
-            "rare_tokens": rare.rare.tolist(),
-            "rare_k": len(rare.rare),
-            "absent_tokens": rare.absent.tolist(),
-            "target_tokens": self.target.tolist(),
-            "target_pairs": [int(holding[t]) for t in self.target],
+            "coverage": D.coverage_ceiling(self.rare_train_pairs, self.rare_test_pairs, p),
+            **tokens.fields(),
+            "rare_k": len(tokens.rare),
+            "target_pairs": [holding[t] for t in tokens.target],
         }
         s = self.sampler
         if s is not None:

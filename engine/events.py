@@ -1,16 +1,43 @@
-"""Events the engine yields: small frozen dataclasses of plain numbers, never tensors."""
+"""Events the engine yields: small frozen dataclasses of plain values (numbers, strings, the frozen
+RunConfig), never tensors."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from typing import Any
 
+from engine.config import RunConfig
+
+
+@dataclass(frozen=True)
+class TokenSets:
+    """The split's operand tokens by role (engine/metrics.py, Fig. 4): the rare set `val_acc_rare` is measured
+    on, the tokens without a training pair, data.starve_k's targets, and the training pairs holding each token."""
+
+    rare: tuple[int, ...] = ()
+    absent: tuple[int, ...] = ()
+    target: tuple[int, ...] = ()
+    train_pairs: tuple[int, ...] = ()  # per operand token 0..p-1, a pair (t, t) once (engine/data.py pairs_holding)
+
+    FIELDS = ("rare_tokens", "absent_tokens", "target_tokens", "train_pairs")  # their summary.json keys
+
+    def fields(self) -> dict[str, list[int]]:
+        """The sets as summary.json holds them."""
+        return dict(zip(self.FIELDS, map(list, (self.rare, self.absent, self.target, self.train_pairs)), strict=True))
+
+    @classmethod
+    def from_fields(cls, summary: dict[str, Any]) -> TokenSets | None:
+        """The sets from a summary.json that holds them all (checked by engine/schema.py), else None."""
+        if not all(isinstance(summary.get(k), list) for k in cls.FIELDS):
+            return None
+        return cls(*(tuple(summary[k]) for k in cls.FIELDS))
+
 
 @dataclass(frozen=True)
 class RunStarted:
     """Training is about to begin (or resume at `step`)."""
 
-    config: dict[str, Any]
+    config: RunConfig
     device: str
     n_train: int
     n_test: int
@@ -20,6 +47,7 @@ class RunStarted:
     max_steps: int
     columns: tuple[str, ...]  # metrics.csv columns, in order
     run_dir: str = ""
+    tokens: TokenSets = TokenSets()  # the split's token roles, as the evaluation uses them
 
 
 @dataclass(frozen=True)

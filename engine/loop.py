@@ -134,7 +134,7 @@ class TrainLoop:
     def started(self, i: int) -> RunStarted:
         c, d = self.cfgs[i], self.data[i]
         return RunStarted(
-            config=c.to_dict(),
+            config=c,
             device=str(self.device),
             n_train=len(d.x_train),
             n_test=len(d.x_test),
@@ -143,6 +143,7 @@ class TrainLoop:
             step=self.step,
             max_steps=c.train.max_steps,
             columns=self.columns,
+            tokens=self.runs[i].tokens,
         )
 
     def member_events(self) -> Generator[tuple[int, Event], None, None]:

@@ -24,7 +24,8 @@ import numpy as np
 import torch
 
 from engine import data as D
-from engine.config import DataConfig
+from engine.config import RunConfig
+from engine.events import TokenSets
 
 
 def operand_counts(pairs: np.ndarray, p: int) -> np.ndarray:
@@ -47,10 +48,22 @@ def absent_tokens(train_counts: np.ndarray) -> np.ndarray:
     return np.flatnonzero(train_counts == 0).astype(np.int64)
 
 
-def rare_set(cfg: DataConfig, seed: int, k: int) -> np.ndarray:
-    """The rare set a run with this data config and seed measures `val_acc_rare` on (for the TUI)."""
-    pairs = D.operand_pairs(cfg)[D.make_split(cfg, seed).train]
-    return rare_tokens(operand_counts(pairs, cfg.p), k)
+def token_sets(train_pairs: np.ndarray, p: int, k: int, target: np.ndarray) -> TokenSets:
+    """The roles of the operand tokens in a split: rare (k least trained), absent, target, and pair counts."""
+    counts = operand_counts(train_pairs, p)
+    return TokenSets(
+        tuple(rare_tokens(counts, k).tolist()),
+        tuple(absent_tokens(counts).tolist()),
+        tuple(int(t) for t in target),
+        tuple(counts.tolist()),
+    )
+
+
+def split_tokens(cfg: RunConfig) -> TokenSets:
+    """The token sets of the split a run with this config trains on: the split is a function of the data
+    config and the seed, so this is what its evaluation used (for a run directory that did not log them)."""
+    pairs = D.operand_pairs(cfg.data)[D.make_split(cfg.data, cfg.train.seed).train]
+    return token_sets(pairs, cfg.data.p, cfg.probe.rare_k, D.starved_tokens(cfg.data, cfg.train.seed))
 
 
 class RareTokenAccuracy:

@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
+
+from engine.config import TrainConfig
 
 MEMORIZED_ACC = 0.99  # train accuracy that counts as memorized
 GENERALIZED_ACC = 0.95  # validation accuracy that counts as generalized
@@ -16,16 +20,6 @@ def grokking_delay(memorized_step: int | None, generalized_step: int | None) -> 
     if memorized_step is None or generalized_step is None:
         return None
     return generalized_step - memorized_step
-
-
-def stop_rule(config: Mapping[str, Any]) -> tuple[float, int]:
-    """(train.target_val_acc, train.patience) of a config.json document, TrainConfig's defaults where absent."""
-    from engine.config import TrainConfig
-
-    train = config.get("train")
-    train = train if isinstance(train, dict) else {}
-    default = TrainConfig()
-    return float(train.get("target_val_acc", default.target_val_acc)), int(train.get("patience", default.patience))
 
 
 class PhaseTracker:
@@ -86,27 +80,71 @@ class PhaseTracker:
         vars(self).update(s)
 
 
-def early_stop_note(stop_step: int | None, target: float, patience: int, max_steps: int) -> str | None:
+def early_stop_note(stop_step: int | None, train: TrainConfig) -> str | None:
     """`stopped early at step N: val_acc ≥ T for P evaluations (train.patience)`, or None.
 
     A run whose rule first held at its last step ran its full budget: that is not an early stop.
     """
-    if stop_step is None or stop_step >= max_steps:
+    if stop_step is None or stop_step >= train.max_steps:
         return None
-    return f"stopped early at step {stop_step}: val_acc ≥ {target:g} for {patience} evaluations (train.patience)"
+    return (
+        f"stopped early at step {stop_step}: val_acc ≥ {train.target_val_acc:g} "
+        f"for {train.patience} evaluations (train.patience)"
+    )
 
 
-def phases_so_far(config: Mapping[str, Any], rows: list[dict[str, float]]) -> dict[str, Any]:
-    """The phase fields of a run whose summary lags (live, killed), from its rows, by its own stop rule."""
-    return phases_from_rows(rows, *stop_rule(config))
+@dataclass(frozen=True)
+class Phases:
+    """A run's phases as the engine found them: memorization, generalization, circuit formation and cleanup
+    (the progress probe), the early-stop step, and the accuracies the phase tracker followed."""
+
+    memorized_step: int | None = None
+    generalized_step: int | None = None
+    circuit_step: int | None = None
+    cleanup_step: int | None = None
+    early_stop_step: int | None = None
+    final_train_acc: float = math.nan
+    final_val_acc: float = math.nan
+    best_val_acc: float = math.nan
+
+    STEPS = ("memorized_step", "generalized_step", "circuit_step", "cleanup_step", "early_stop_step")
+    ACCS = ("final_train_acc", "final_val_acc", "best_val_acc")
+
+    @property
+    def delay(self) -> int | None:
+        """The grokking delay (`grokking_delay`)."""
+        return grokking_delay(self.memorized_step, self.generalized_step)
+
+    def merged(self, newer: Phases) -> Phases:
+        """These phases with what `newer` knows (its steps and accuracies that are not unknown)."""
+        known = {k: v for k, v in vars(newer).items() if v is not None and not (isinstance(v, float) and math.isnan(v))}
+        return dataclasses.replace(self, **known)
+
+    @classmethod
+    def of(cls, fields: Mapping[str, Any]) -> Phases:
+        """From summary.json's or an EvalLogged's phase fields; a missing, null or non-finite one is unknown."""
+
+        def num(k: str) -> float | None:
+            v = fields.get(k)
+            if isinstance(v, bool) or not isinstance(v, int | float) or not math.isfinite(v):
+                return None
+            return float(v)
+
+        m, g, c, u, e = (None if (v := num(k)) is None else int(v) for k in cls.STEPS)
+        tr, va, best = (math.nan if (v := num(k)) is None else v for k in cls.ACCS)
+        return cls(m, g, c, u, e, tr, va, best)
 
 
-def phases_from_rows(rows: list[dict[str, float]], target_val_acc: float, patience: int) -> dict[str, Any]:
-    """The phase fields of a summary, from metrics rows: for a run whose summary lags (live, killed)."""
-    ph = PhaseTracker(target_val_acc, patience)
+def phases_of_rows(train: TrainConfig, rows: list[dict[str, float]], n_classes: int = 0) -> Phases:
+    """The phases of a run whose summary lags (live, killed) from its metrics rows, by the rules the run
+    applies live: its own stop rule, and the circuit phases when the progress probe ran (n_classes = p)."""
+    ph = PhaseTracker(train.target_val_acc, train.patience)
+    circuit = CircuitPhases(n_classes) if n_classes else None
     for r in rows:
         ph.observe(int(r["step"]), r["train_acc"], r["val_acc"], r["train_loss"])
-    return ph.summary()
+        if circuit is not None:
+            circuit.observe(int(r["step"]), r, ph.memorized_step)
+    return Phases.of({**ph.summary(), **(circuit.markers() if circuit is not None else {})})
 
 
 # --- Circuit phases from the progress measures (Nanda et al. 2023, §5.2; docs/PROBES.md `progress`) ---

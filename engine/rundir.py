@@ -20,10 +20,10 @@ import re
 import sys
 import time
 import unicodedata
-from dataclasses import dataclass, field
+from collections.abc import Callable
 from importlib import metadata
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from engine.config import ConfigError, RunConfig
 from engine.events import CircuitLogged, EvalLogged, Event, FourierLogged, RunFinished, RunStarted, TokensLogged
@@ -34,6 +34,8 @@ from engine.runlock import RunInUse as RunInUse
 from engine.runlock import RunLock as RunLock
 from engine.runlock import lock_holder
 from engine.schema import check_config, check_group, check_summary
+
+T = TypeVar("T")
 
 CHECKPOINT = "checkpoint.pt"
 CONFIG = "config.json"
@@ -335,6 +337,7 @@ class RunLog:
             "device": ev.device,
             "preset": self.cfg.preset,
             "seed": self.cfg.train.seed,
+            **ev.tokens.fields(),  # a live run's readers see the token sets the evaluation uses (engine/run_record.py)
         }
         self.write_summary()
 
@@ -459,11 +462,18 @@ def _csv_lines(path: Path) -> list[list[str]]:
 
 def read_group_doc(group_dir: str | Path) -> dict[str, Any]:
     """group.json, its fields and each member's checked (engine/schema.py); ConfigError naming the file."""
-    path = Path(group_dir) / GROUP_FILE
+    return _checked_doc(Path(group_dir), GROUP_FILE, "sweep group", check_group)
+
+
+def _checked_doc(
+    d: Path, name: str, kind: str, check: Callable[[Path, dict[str, Any]], dict[str, Any]]
+) -> dict[str, Any]:
+    """The JSON object `d/name` as `check` (engine/schema.py) passes it; ConfigError naming the file."""
+    path = d / name
     if not path.is_file():
-        raise ConfigError(f"{group_dir}: not a sweep group directory (no {GROUP_FILE})")
+        raise ConfigError(f"{d}: not a {kind} directory (no {name})")
     try:
-        return check_group(path, _json_object(path))
+        return check(path, _json_object(path))
     except OSError as e:
         raise ConfigError(f"{path}: cannot read: {e.strerror or e}") from None
 
@@ -507,47 +517,6 @@ def _is_float(v: str) -> bool:
     except ValueError:
         return v == ""
     return True
-
-
-@dataclass(frozen=True)
-class RunRecord:
-    """A run directory as read back: what show, export, ls and the TUI's open and compare display."""
-
-    path: Path
-    config: dict[str, Any]  # config.json without `_meta`
-    summary: dict[str, Any]
-    rows: list[dict[str, float]]  # metrics.csv
-    step: int  # progress: the summary's step count, or the last row's when the summary lags
-    status: str  # the summary's status; "running" only while a process holds the lock, else "dead"
-    pid: int | None  # the live writer, if any
-    meta: dict[str, Any] = field(default_factory=dict)  # config.json's `_meta`
-
-    @property
-    def preset(self) -> str:
-        return clean_text(self.config.get("preset") or "")
-
-
-def read_run(path: str | Path) -> RunRecord:
-    """Read a run directory without taking its lock; ConfigError naming the file for a bad one."""
-    d = Path(path)
-    if not is_run_dir(d):
-        raise ConfigError(f"{d}: not a run directory (no {CONFIG})")
-    doc = read_config_doc(d)
-    summary = read_summary(d)
-    rows = read_metrics(d)
-    pid = lock_holder(d)
-    steps = summary.get("steps")
-    step = int(steps) if isinstance(steps, int | float) and math.isfinite(steps) else 0
-    if rows:
-        step = max(step, int(rows[-1]["step"]))
-    status = clean_text(summary.get("status") or "")
-    if pid is not None:
-        status = "running"  # a paused run's summary says running too: pausing is not written down
-    elif status in ("", "running"):
-        status = "dead"  # its writer died without closing the run (SIGKILL, power loss)
-    meta = doc.get("_meta")
-    config = {k: v for k, v in doc.items() if k != "_meta"}
-    return RunRecord(d, config, summary, rows, step, status, pid, meta if isinstance(meta, dict) else {})
 
 
 def write_joins(run_dir: Path) -> None:
@@ -637,13 +606,35 @@ def empty_run_dir(run_dir: Path) -> None:
             f.unlink()
 
 
-# --- tokens.csv and fourier.csv, decoded into the events that wrote them ------------------------
+# --- tokens.csv, fourier.csv, keyfreq.csv and ring.csv, decoded into the events that wrote them ---
 
 
 def read_tokens(run_dir: str | Path) -> list[TokensLogged]:
     """tokens.csv as one TokensLogged per evaluation step: updates, and grad norms and val_acc where written."""
+    return _decoded(Path(run_dir), "tokens.csv", _tokens)
+
+
+def read_fourier(run_dir: str | Path) -> list[FourierLogged]:
+    """fourier.csv as one FourierLogged per step it was measured at (an empty norm is NaN)."""
+    return _decoded(Path(run_dir), "fourier.csv", _fourier)
+
+
+def read_circuit(run_dir: str | Path) -> list[CircuitLogged]:
+    """keyfreq.csv and ring.csv (the progress probe) back into CircuitLogged events, one per measurement."""
+    return _decoded(Path(run_dir), f"{KEYFREQ} or {RING}", _circuit)
+
+
+def _decoded(run_dir: Path, names: str, decode: Callable[[Path], list[T]]) -> list[T]:
+    """`decode(run_dir)`; a row whose cells are not what the engine writes is one ConfigError naming the file."""
+    try:
+        return decode(run_dir)
+    except (KeyError, ValueError, TypeError):
+        raise ConfigError(f"{run_dir}: {names}: a row does not hold the fields the engine writes") from None
+
+
+def _tokens(run_dir: Path) -> list[TokensLogged]:
     by_step: dict[int, list[dict[str, str]]] = {}
-    for tok in read_csv(Path(run_dir) / "tokens.csv"):
+    for tok in read_csv(run_dir / "tokens.csv"):
         by_step.setdefault(int(tok["step"]), []).append(tok)
     out = []
     for step, toks in sorted(by_step.items()):
@@ -656,12 +647,43 @@ def read_tokens(run_dir: str | Path) -> list[TokensLogged]:
     return out
 
 
-def read_fourier(run_dir: str | Path) -> list[FourierLogged]:
-    """fourier.csv as one FourierLogged per step it was measured at (an empty norm is NaN)."""
+def _fourier(run_dir: Path) -> list[FourierLogged]:
     spectra: dict[int, list[float]] = {}
-    for row in read_csv(Path(run_dir) / "fourier.csv"):
+    for row in read_csv(run_dir / "fourier.csv"):
         spectra.setdefault(int(row["step"]), []).append(float(row["norm"] or "nan"))
     return [FourierLogged(step, tuple(spectra[step])) for step in sorted(spectra)]
+
+
+def _circuit(run_dir: Path) -> list[CircuitLogged]:
+    freqs: dict[int, list[dict[str, str]]] = {}
+    for r in read_csv(run_dir / KEYFREQ):
+        freqs.setdefault(int(r["step"]), []).append(r)
+    rings: dict[int, list[dict[str, str]]] = {}
+    for r in read_csv(run_dir / RING):
+        rings.setdefault(int(r["step"]), []).append(r)
+
+    def num(v: str) -> float:
+        return float(v) if v else math.nan
+
+    out = []
+    for step in sorted(freqs):
+        fr = sorted(freqs[step], key=lambda r: int(r["freq"]))
+        toks = rings.get(step, [])
+        out.append(
+            CircuitLogged(
+                step,
+                tuple(num(r["share"]) for r in fr),
+                tuple(int(r["freq"]) for r in fr if r["key"] == "1"),
+                0,
+                tuple(int(r["token"]) for r in toks),
+                tuple(num(r["x"]) for r in toks),
+                tuple(num(r["y"]) for r in toks),
+                tuple(num(r["distance"]) for r in toks),
+                tuple(num(r["membership"]) for r in toks),
+                tuple(r["rare"] == "1" for r in toks),
+            )
+        )
+    return out
 
 
 # --- a whole-paper run's directory (engine/paper_record.py) ------------------------------------
@@ -686,13 +708,7 @@ def read_paper_doc(paper_dir: str | Path) -> dict[str, Any]:
     """paper.json, its fields, sweeps and segments checked (engine/schema.py); ConfigError naming the file."""
     from engine.schema import check_paper
 
-    path = Path(paper_dir) / PAPER_FILE
-    if not path.is_file():
-        raise ConfigError(f"{paper_dir}: not a paper directory (no {PAPER_FILE})")
-    try:
-        return check_paper(path, _json_object(path))
-    except OSError as e:
-        raise ConfigError(f"{path}: cannot read: {e.strerror or e}") from None
+    return _checked_doc(Path(paper_dir), PAPER_FILE, "paper", check_paper)
 
 
 def write_paper_doc(paper_dir: str | Path, doc: dict[str, Any]) -> None:

@@ -49,6 +49,7 @@ SECONDS: Check = ((lambda v: _number(v) and v >= 0), "a number ≥ 0")
 FRACTION: Check = ((lambda v: _number(v) and 0 <= v <= 1), "a number in [0, 1]")
 TEXT: Check = (_text, "a string")
 OBJECT: Check = ((lambda v: isinstance(v, dict)), "an object")
+WHOLES: Check = ((lambda v: isinstance(v, list) and all(_step(t) for t in v)), "a list of whole numbers ≥ 0")
 NAME: Check = ((lambda v: _text(v) and v not in ("", ".", "..") and "/" not in v and "\\" not in v), "a directory name")
 
 SUMMARY: dict[str, Check] = {
@@ -68,10 +69,18 @@ SUMMARY: dict[str, Check] = {
     "final_val_acc": _or_null(FRACTION),
     "best_val_acc": _or_null(FRACTION),
     "error": TEXT,
+    "rare_tokens": WHOLES,  # the split's token sets (engine/events.py TokenSets)
+    "absent_tokens": WHOLES,
+    "target_tokens": WHOLES,
+    "train_pairs": WHOLES,
+    "draw_share": (  # NaN for a token never drawn (engine/samplers.py draw_share)
+        (lambda v: isinstance(v, list) and all(isinstance(x, int | float) and not isinstance(x, bool) for x in v)),
+        "a list of numbers",
+    ),
 }
 
-# config.json: the keys the faces read without building a RunConfig (ls, show, export, the TUI's
-# --open); a reader that needs the whole config builds it with engine.config.from_dict, which checks the rest.
+# config.json: checked before engine/run_record.py builds its RunConfig with engine.config.from_dict (which checks
+# the rest), so a bad value the faces show is named as this file's field.
 CONFIG: dict[str, Check] = {
     "preset": TEXT,
     "description": TEXT,
@@ -85,7 +94,7 @@ CONFIG: dict[str, Check] = {
     "_meta.device": TEXT,
     "_meta.n_train": STEP,
     "_meta.n_test": STEP,
-    "_meta.token_freq": ((lambda v: isinstance(v, list) and all(_step(f) for f in v)), "a list of whole numbers ≥ 0"),
+    "_meta.token_freq": WHOLES,
 }
 
 GROUP: dict[str, Check] = {
@@ -144,21 +153,24 @@ def check_config(path: Path, doc: dict[str, Any]) -> dict[str, Any]:
     return doc
 
 
+def check_entry(
+    path: Path, doc: dict[str, Any], required: tuple[str, ...], fields: dict[str, Check], where: str = ""
+) -> None:
+    """The `required` keys present, then the `fields` checked: a group's, a member's, a paper's, a segment's."""
+    for key in required:
+        if key not in doc:
+            raise ConfigError(f"{path}: {where}{key}: missing")
+    check_fields(path, doc, fields, where)
+
+
 def check_group(path: Path, doc: dict[str, Any]) -> dict[str, Any]:
     """group.json: its fields, then each member's; `base` is checked by from_dict when the group opens."""
-    for key in ("base", "sweep", "members"):
-        if key not in doc:
-            raise ConfigError(f"{path}: {key}: missing")
-    check_fields(path, doc, GROUP)
+    check_entry(path, doc, ("base", "sweep", "members"), GROUP)
     ids: set[str] = set()
     for i, m in enumerate(doc["members"]):
-        where = f"members[{i}]."
-        for key in MEMBER_REQUIRED:
-            if key not in m:
-                raise ConfigError(f"{path}: {where}{key}: missing")
-        check_fields(path, m, MEMBER, where)
+        check_entry(path, m, MEMBER_REQUIRED, MEMBER, f"members[{i}].")
         if m["id"] in ids:
-            raise ConfigError(f"{path}: {where}id: {_shown(m['id'])} appears twice")
+            raise ConfigError(f"{path}: members[{i}].id: {_shown(m['id'])} appears twice")
         ids.add(m["id"])
     return doc
 
@@ -205,24 +217,14 @@ def check_paper(path: Path, doc: dict[str, Any]) -> dict[str, Any]:
     """paper.json: its format mark, its fields, each sweep's and each segment's."""
     if doc.get("format") != PAPER_FORMAT:
         raise ConfigError(f"{path}: not a grok-tui paper record (format: {_shown(doc.get('format'))})")
-    for key in ("version", "options", "sweeps"):
-        if key not in doc:
-            raise ConfigError(f"{path}: {key}: missing")
-    check_fields(path, doc, PAPER)
+    check_entry(path, doc, ("version", "options", "sweeps"), PAPER)
     groups: set[str] = set()
     for i, s in enumerate(doc["sweeps"]):
         where = f"sweeps[{i}]."
-        for key in PAPER_SWEEP_REQUIRED:
-            if key not in s:
-                raise ConfigError(f"{path}: {where}{key}: missing")
-        check_fields(path, s, PAPER_SWEEP, where)
+        check_entry(path, s, PAPER_SWEEP_REQUIRED, PAPER_SWEEP, where)
         if s["group"] and s["group"] in groups:
             raise ConfigError(f"{path}: {where}group: {_shown(s['group'])} appears twice")
         groups.add(s["group"])
         for j, seg in enumerate(s["segments"]):
-            at = f"{where}segments[{j}]."
-            for key in SEGMENT_REQUIRED:
-                if key not in seg:
-                    raise ConfigError(f"{path}: {at}{key}: missing")
-            check_fields(path, seg, SEGMENT, at)
+            check_entry(path, seg, SEGMENT_REQUIRED, SEGMENT, f"{where}segments[{j}].")
     return doc

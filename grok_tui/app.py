@@ -20,6 +20,7 @@ from engine.config import RunConfig
 from grok_tui import launch, runner, stop_signals
 from grok_tui.charts import views, zoom
 from grok_tui.cpu_budget import UI_SHARE, CpuBudget
+from grok_tui.options import RunOptions
 from grok_tui.rundata import RunData, clean_text
 from grok_tui.widgets.bar_chart import BarChart
 from grok_tui.widgets.chart import Chart
@@ -201,7 +202,7 @@ class GrokApp(App[None]):
 
     def _show_status(self, force: bool) -> None:
         d, now = self.data, time.perf_counter()
-        key = (id(d), d.status, d.memorized_step, d.generalized_step, d.error, d.run_dir)
+        key = (id(d), d.status, d.phases.memorized_step, d.phases.generalized_step, d.error, d.run_dir)
         if force or key != self._status_key or now - self._status_at >= STATUS_EVERY_S:
             self.status_bar.show(d)
             self._status_key, self._status_at = key, now
@@ -447,22 +448,21 @@ class GrokApp(App[None]):
 
 
 def create_app(
-    preset: str | None = None,
-    config: str | None = None,
-    sets: list[str] | None = None,
-    seed: int | None = None,
-    steps: int | None = None,
-    device: str | None = None,
-    out: str | Path = "runs",
+    opts: RunOptions | str | None = None,
+    *,
     open_dir: str | None = None,
     compare: list[str] | None = None,
+    resume_dir: str | None = None,
     run_factory: runner.RunFactory = runner.make_run,
     redraw_hz: float = 5.0,
     ui_share: float = UI_SHARE,
-    resume_dir: str | None = None,
+    **run: Any,
 ) -> GrokApp:
-    """The app for a command line; raises ConfigError for bad options before any screen opens."""
-    start = launch.resolve(preset, config, sets, seed, steps, device, out, open_dir, compare, resume_dir)
+    """The app for a command line (`opts`, or a preset name and RunOptions' fields as keywords); raises
+    ConfigError for bad options before any screen opens."""
+    if not isinstance(opts, RunOptions):
+        opts = RunOptions(opts, **run)
+    start = launch.resolve(opts, open_dir, compare, resume_dir)
     return GrokApp(
         start.cfg, start.out, start.opened, compare, start.overrides, run_factory, redraw_hz, ui_share, start.resume
     )

@@ -66,8 +66,7 @@ def load_group(path: str | Path, metric: str = "val_acc") -> GroupData:
         if multi_cell:
             parts += [f"{k.split('.')[-1]}={v}" for k, v in m.values.items()]
         labels[key] = " ".join(parts) or group.preset or group.dir.name
-        steps = m.overrides.get("train.max_steps", group.base.train.max_steps)
-        max_steps[key] = max(max_steps.get(key, 1), int(steps))
+        max_steps[key] = max(max_steps.get(key, 1), group.config(m).train.max_steps)
         curve: dict[int, float] = {}
         d = dirs.get(m.id)
         if d is not None:

@@ -8,6 +8,7 @@ from typing import Any
 
 from engine.config import RunConfig
 from grok_tui import runner
+from grok_tui.options import RunOptions
 from grok_tui.rundata import RunData
 
 
@@ -23,24 +24,17 @@ class Launch:
 
 
 def resolve(
-    preset: str | None = None,
-    config: str | None = None,
-    sets: list[str] | None = None,
-    seed: int | None = None,
-    steps: int | None = None,
-    device: str | None = None,
-    out: str | Path = "runs",
-    open_dir: str | None = None,
-    compare: list[str] | None = None,
-    resume_dir: str | None = None,
+    opts: RunOptions, open_dir: str | None = None, compare: list[str] | None = None, resume_dir: str | None = None
 ) -> Launch:
-    """The app's start for a command line; raises ConfigError for bad options."""
+    """The app's start for a command line: the run options, and a run to open, runs to compare or a run to
+    resume; raises ConfigError for bad options."""
     from engine.config import ConfigError, parse_set
     from engine.presets import resolve_config
     from grok_tui.rundata import load_run
 
-    overrides: dict[str, Any] = parse_set(sets or [])
-    for key, v in (("train.seed", seed), ("train.max_steps", steps), ("train.device", device)):
+    preset, config, seed, steps, out = opts.preset, opts.config, opts.seed, opts.steps, opts.out_root
+    overrides: dict[str, Any] = parse_set(opts.sets or [])
+    for key, v in (("train.seed", seed), ("train.max_steps", steps), ("train.device", opts.device)):
         if v is not None:
             overrides[key] = v
     cfg, opened, resume = None, None, None
@@ -55,13 +49,14 @@ def resolve(
         cfg = read_config(Path(open_dir))
         out = Path(open_dir).parent
     elif resume_dir:
-        if preset or config or sets or seed is not None:
+        if preset or config or opts.sets or seed is not None:
             raise ConfigError("--resume continues a run with its own config; drop --preset/--config/--set/--seed")
-        cfg, resume = runner.resume_factory(resume_dir, steps, device)
+        cfg, resume = runner.resume_factory(resume_dir, steps, opts.device)
         out = Path(resume_dir).parent
     elif preset or config:
         cfg, _ = resolve_config(preset, config, overrides)
-    from engine.rundir import is_group, is_run_dir, read_run
+    from engine.run_record import read_run
+    from engine.rundir import is_group, is_run_dir
 
     for d in compare or []:
         if is_group(d):  # a sweep: one mean curve and band per arm × grid cell

@@ -6,7 +6,7 @@ import sys
 from typing import IO, Any, Protocol
 
 from engine.events import EvalLogged, Event, RunFinished, RunStarted, StepsTaken
-from engine.phases import early_stop_note, stop_rule
+from engine.phases import Phases, early_stop_note
 from grok_tui.eta import eta_from_rate
 
 
@@ -22,8 +22,7 @@ def stop_note(started: RunStarted | None, finished: RunFinished) -> str | None:
     """The early-stop sentence for a run that `train.patience` ended before its budget."""
     if started is None:
         return None
-    target, patience = stop_rule(started.config)
-    return early_stop_note(finished.summary.get("early_stop_step"), target, patience, started.max_steps)
+    return early_stop_note(Phases.of(finished.summary).early_stop_step, started.config.train)
 
 
 class PlainProgress:
@@ -102,7 +101,7 @@ class RichProgress:
                 self.started = ev
                 self.progress.start()
                 self.task = self.progress.add_task(
-                    ev.config.get("preset") or "run", total=ev.max_steps, completed=ev.step, sps=0.0, tr=0.0, va=0.0
+                    ev.config.preset or "run", total=ev.max_steps, completed=ev.step, sps=0.0, tr=0.0, va=0.0
                 )
             elif isinstance(ev, StepsTaken) and self.task is not None:
                 self.progress.update(self.task, completed=ev.step, sps=ev.steps_per_s)

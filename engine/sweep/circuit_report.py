@@ -21,7 +21,8 @@ import numpy as np
 
 from engine.config import ConfigError
 from engine.phases import circuit_phases_from_rows
-from engine.rundir import JOINS, KEYFREQ, RING, clean_text, is_group, is_run_dir, read_csv, read_run
+from engine.run_record import read_run
+from engine.rundir import JOINS, KEYFREQ, RING, clean_text, is_group, is_run_dir, read_csv
 from engine.sweep.spec import member_fields
 from engine.sweep.stats import mean_ci
 
@@ -149,10 +150,10 @@ def circuit_cells(paths: Iterable[str | Path]) -> dict[tuple[str, str], list[dic
         run = read_run(d)
         if run.status != "finished":
             continue
-        data = run.config.get("data", {})
-        split = "starved" if data.get("starve_k") else "random"
+        data = run.config.data
+        split = "starved" if data.starve_k else "random"
         files = [read_csv(d / name) for name in (RING, KEYFREQ, JOINS)]
-        out.setdefault((clean_text(data.get("op")), split), []).append(run_measures(run.rows, int(data["p"]), *files))
+        out.setdefault((clean_text(data.op), split), []).append(run_measures(run.rows, data.p, *files))
     return dict(sorted(out.items()))
 
 

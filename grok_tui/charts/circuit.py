@@ -26,7 +26,7 @@ COMMON_GLYPH, CIRCLE_GLYPH = "o", "·"
 
 
 def _off(data: RunData) -> bool:
-    return bool(data.columns) and not data.config.get("probe", {}).get("progress_every", 0)
+    return data.probe_off("progress")
 
 
 def losses(data: RunData, axis: Axis) -> Plot:

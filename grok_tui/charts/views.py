@@ -6,8 +6,6 @@ smoothing. The per-token charts take `at`, the time scrubber's step (None: the l
 
 from __future__ import annotations
 
-import functools
-import json
 import math
 from dataclasses import dataclass
 from typing import Any
@@ -110,16 +108,9 @@ def _plot(data: RunData, title: str, columns: list[tuple[str, str]], axis: Axis,
 def phase_markers(data: RunData) -> list[tuple[float, str]]:
     """M at the memorized step, G at the generalized step, C and U at circuit formation and cleanup
     (engine/phases.py), on every step chart."""
-    out = []
-    if data.memorized_step is not None:
-        out.append((float(data.memorized_step), "M"))
-    if data.generalized_step is not None:
-        out.append((float(data.generalized_step), "G"))
-    # circuit formation and cleanup, from the progress probe (engine/phases.py)
-    for step, mark in ((data.circuit_step, "C"), (data.cleanup_step, "U")):
-        if step is not None:
-            out.append((float(step), mark))
-    return out
+    ph = data.phases
+    marks = ((ph.memorized_step, "M"), (ph.generalized_step, "G"), (ph.circuit_step, "C"), (ph.cleanup_step, "U"))
+    return [(float(step), mark) for step, mark in marks if step is not None]
 
 
 def accuracy(data: RunData, axis: Axis) -> Plot:
@@ -224,26 +215,11 @@ def _rebucket(t: Trace, x_max: float, log_x: bool) -> list[Point]:
 
 
 def rare_mask(data: RunData, n: int) -> list[bool]:
-    """The rare set val_acc_rare is measured on, taken from the engine (engine/metrics.py rare_set): the
-    probe.rare_k least-trained tokens among those with a training pair, ties at the cut-off all in."""
-    p = int(data.config.get("data", {}).get("p", 0) or 0)
-    if not p or n < p:
+    """The rare set val_acc_rare is measured on, as the engine logged it (RunStarted's token sets)."""
+    rare = set(data.tokens.rare)
+    if not data.p or n < data.p or not rare:
         return []
-    rare = _engine_rare_set(json.dumps(data.config, sort_keys=True, default=str))
-    return [i in rare for i in range(n)] if rare else []
-
-
-@functools.lru_cache(maxsize=8)
-def _engine_rare_set(config_json: str) -> frozenset[int]:
-    """The run's rare set from its config (the split is a function of the data config and the seed)."""
-    from engine.config import ConfigError, from_dict
-    from engine.metrics import rare_set
-
-    try:
-        cfg = from_dict(json.loads(config_json))
-    except (ConfigError, ValueError, TypeError):
-        return frozenset()
-    return frozenset(rare_set(cfg.data, cfg.train.seed, cfg.probe.rare_k).tolist())
+    return [i in rare for i in range(n)]
 
 
 def token_bars(data: RunData, at: int | None = None) -> dict[str, Any]:
@@ -254,7 +230,7 @@ def token_bars(data: RunData, at: int | None = None) -> dict[str, Any]:
         snap = data.token_history.at(at)
         step = snap[0] if snap else 0
         updates, accs = snap[1] if snap else ((), ())
-        p = int(data.config.get("data", {}).get("p", max(len(updates) - 2, 0)))
+        p = data.p or max(len(updates) - 2, 0)
         idle = data.status == "idle"
     values = [float(v) for v in updates]
     rare = rare_mask(data, len(values)) if values else []
@@ -295,7 +271,7 @@ def fourier_bars(data: RunData, at: int | None = None) -> dict[str, Any]:
     """‖DFT of E‖ over frequencies 0..⌊p/2⌋ (App. C.3, Fig. 11), at the scrubber's step."""
     with data.lock:
         snap = data.fourier_history.at(at)
-        off = bool(data.columns) and not data.config.get("probe", {}).get("fourier_every", 0)
+        off = data.probe_off("fourier")
     step, values = (snap[0], list(snap[1])) if snap else (0, [])
     n = len(values)
     return {
@@ -312,7 +288,7 @@ def grad_heat(data: RunData, at: int | None = None) -> dict[str, Any]:
     """Per-token embedding gradient norms over time (Fig. 3), up to the scrubber's step."""
     with data.lock:
         frames = data.grad.upto(at)
-        off = bool(data.columns) and not data.config.get("probe", {}).get("grad_every", 0)
+        off = data.probe_off("grad")
     return {
         "title": "‖∇e‖ per token (rows) over time (log)" + (" (scrubbed)" if at is not None else ""),
         "frames": frames,

@@ -6,6 +6,7 @@ from typing import Annotated
 
 import typer
 
+from grok_tui import options as o
 from grok_tui.errors import user_errors
 
 OVERHEAD_NOTES = (
@@ -18,13 +19,13 @@ def register(app: typer.Typer) -> None:
     @app.command()
     @user_errors
     def bench(
-        device: Annotated[str, typer.Option("--device", help="auto, cpu, cuda, cuda:N or mps.")] = "auto",
-        quick: Annotated[bool, typer.Option("--quick", help="Fewer repetitions; skip the 6k-step run.")] = False,
-        threads: Annotated[int, typer.Option("--threads", help="torch threads; 0 = auto (grok doctor).")] = 0,
+        device: o.DeviceName = "auto",
         many: Annotated[
             str | None,
             typer.Option("--many", help="Batch sizes N of section 6, e.g. 1,8 (default 1,8,32; 1,8,32,128 on a GPU)."),
         ] = None,
+        quick: Annotated[bool, typer.Option("--quick", help="Fewer repetitions; skip the 6k-step run.")] = False,
+        threads: Annotated[int, typer.Option("--threads", help="torch threads; 0 = auto (grok doctor).")] = 0,
     ) -> None:
         """Measure training throughput on this machine (p=97, d=128, batch 512, mul)."""
         from engine.config import ConfigError

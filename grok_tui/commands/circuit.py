@@ -13,13 +13,14 @@ from typing import Annotated, Any
 
 import typer
 
+from engine.phases import GENERALIZED_ACC
 from grok_tui.errors import user_errors
 
 FORMATS = ("text", "markdown")
 # (header, quantity or (rare, other) pair, decimals; "%" = a fraction shown as a percentage)
 TABLES: list[list[tuple[str, Any, Any]]] = [
     [
-        ("G: val ≥ 0.95", "G", 0),
+        (f"G: val ≥ {GENERALIZED_ACC:g}", "G", 0),
         ("C: restricted < ln(p)/2", "C", 0),
         ("test loss < ln(p)/2", "t_t", 0),
         ("lead: test − restricted", "lead", 0),

@@ -12,6 +12,7 @@ from typing import Annotated
 
 import typer
 
+from grok_tui import options as o
 from grok_tui.errors import user_errors
 
 
@@ -42,9 +43,7 @@ def register(app: typer.Typer) -> None:
     @app.command()
     @user_errors
     def doctor(
-        device: Annotated[
-            str, typer.Option("--device", help="The device to check: auto, cpu, cuda, cuda:N, mps.")
-        ] = "auto",
+        device: o.DeviceName = "auto",
         out: Annotated[str, typer.Option("--out", help="Where runs go (the --out of grok run).")] = "runs",
         seconds: Annotated[float, typer.Option("--seconds", help="Length of the matmul check.")] = 2.0,
     ) -> None:

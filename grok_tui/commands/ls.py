@@ -13,7 +13,7 @@ import typer
 from grok_tui.errors import user_errors
 
 if TYPE_CHECKING:
-    from engine.rundir import RunRecord
+    from engine.run_record import RunRecord
 
 
 def _num(v: Any) -> float | None:
@@ -25,24 +25,14 @@ def _num(v: Any) -> float | None:
     return f if math.isfinite(f) else None
 
 
-def _int(v: Any) -> int | None:
-    f = _num(v)
-    return None if f is None else int(f)
-
-
 def run_entry(rec: RunRecord) -> dict[str, Any]:
-    """What ls and show say about one run: status from the lock, progress and phases from the rows
-    when the summary lags (a live or a killed run)."""
-    from engine.phases import phases_so_far
+    """What ls and show say about one run: status from the lock, progress and phases from the record."""
     from engine.rundir import clean_text
 
-    train = rec.config.get("train", {}) if isinstance(rec.config.get("train"), dict) else {}
-    s = dict(rec.summary)
-    if rec.status in ("running", "dead") and rec.rows:
-        s.update(phases_so_far(rec.config, rec.rows))
+    ph = rec.phases
     last = rec.rows[-1] if rec.rows else {}
-    val = _num(s.get("final_val_acc"))
-    wall = _num(s.get("wall_s"))
+    val = _num(ph.final_val_acc)
+    wall = _num(rec.summary.get("wall_s"))
     return {
         "kind": "run",
         "path": str(rec.path),
@@ -51,13 +41,13 @@ def run_entry(rec: RunRecord) -> dict[str, Any]:
         "status": rec.status,
         "pid": rec.pid,
         "step": rec.step,
-        "max_steps": _int(train.get("max_steps")),
-        "memorized_step": _int(s.get("memorized_step")),
-        "generalized_step": _int(s.get("generalized_step")),
-        "grokking_delay": _int(s.get("grokking_delay")),
-        "early_stop_step": _int(s.get("early_stop_step")),
-        "final_train_acc": _num(s.get("final_train_acc")),
-        "best_val_acc": _num(s.get("best_val_acc")),
+        "max_steps": rec.config.train.max_steps,
+        "memorized_step": ph.memorized_step,
+        "generalized_step": ph.generalized_step,
+        "grokking_delay": ph.delay,
+        "early_stop_step": ph.early_stop_step,
+        "final_train_acc": _num(ph.final_train_acc),
+        "best_val_acc": _num(ph.best_val_acc),
         "final_val_acc": val if val is not None else _num(last.get("val_acc")),
         "wall_s": wall if wall is not None else _num(last.get("wall_s")),
         "created": clean_text((rec.meta or {}).get("created", "")),
@@ -108,7 +98,8 @@ def entries(root: Path) -> list[dict[str, Any]]:
 
     A directory that cannot be read is listed as `unreadable` with the reason, not skipped.
     """
-    from engine.rundir import is_group, is_run_dir, read_run
+    from engine.run_record import read_run
+    from engine.rundir import is_group, is_run_dir
 
     if is_group(root):  # the group, then its members in member order; an unreadable group is the error
         members = sorted(c for c in root.iterdir() if c.is_dir() and is_run_dir(c))
@@ -120,7 +111,8 @@ def entries(root: Path) -> list[dict[str, Any]]:
 
 def _entries(candidates: list[Path]) -> list[dict[str, Any]]:
     from engine.config import ConfigError
-    from engine.rundir import clean_text, is_group, is_run_dir, read_run
+    from engine.run_record import read_run
+    from engine.rundir import clean_text, is_group, is_run_dir
 
     out: list[dict[str, Any]] = []
     for c in candidates:
@@ -181,16 +173,19 @@ def table(rows: list[list[str]], header: tuple[str, ...]) -> str:
 
 
 def register(app: typer.Typer) -> None:
-    @app.command("ls")
+    from engine.phases import GENERALIZED
+
+    @app.command(
+        "ls",
+        help="List runs and sweep groups, newest first: status (live from the run lock), progress, phases, wall "
+        f"time.\n\nGEN for a group counts the members that reached {GENERALIZED} val acc; its WALL is the members' "
+        "summed wall time.",
+    )
     @user_errors
     def ls(
         root: Annotated[str, typer.Argument(help="Where runs go (the --out of grok run / grok sweep).")] = "runs",
         as_json: Annotated[bool, typer.Option("--json", help="One JSON list, for scripts.")] = False,
     ) -> None:
-        """List runs and sweep groups, newest first: status (live from the run lock), progress, phases, wall time.
-
-        GEN for a group counts the members that reached 95% val acc; its WALL is the members' summed wall time.
-        """
         from engine.config import ConfigError
 
         d = Path(root)

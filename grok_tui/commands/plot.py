@@ -66,8 +66,8 @@ def _short(name: str) -> str:
 def run_chart(path: Path, metrics: list[str], many: bool) -> Chart:
     """A run's metrics; M and G markers from its summary, or from its rows while it is live or dead."""
     from engine.config import ConfigError
-    from engine.rundir import clean_text, read_run
-    from grok_tui.commands.ls import run_entry
+    from engine.run_record import read_run
+    from engine.rundir import clean_text
 
     rec = read_run(path)
     if not rec.rows:
@@ -82,10 +82,9 @@ def run_chart(path: Path, metrics: list[str], many: bool) -> Chart:
         pts = [(r["step"], r[m]) for r in rec.rows if math.isfinite(r[m])]
         label = f"{name} {m}" if many else m
         chart.series.append(Series(label, [p[0] for p in pts], [p[1] for p in pts]))
-    e = run_entry(rec)
-    for key, mark in (("memorized_step", "M"), ("generalized_step", "G")):
-        if e[key] is not None:
-            chart.markers.append((float(e[key]), mark))
+    for step, mark in ((rec.phases.memorized_step, "M"), (rec.phases.generalized_step, "G")):
+        if step is not None:
+            chart.markers.append((float(step), mark))
     return chart
 
 

@@ -11,7 +11,15 @@ from grok_tui.errors import user_errors
 
 
 def register(app: typer.Typer) -> None:
-    @app.command()
+    from engine.phases import GENERALIZED
+
+    @app.command(
+        help=f"Print a sweep's report: per swept value, steps to {GENERALIZED} val acc, delay, fraction generalized."
+        "\n\nAlso each cell's final values (mean of the last --tail evaluations) as a mean over seeds with a 95% "
+        "bootstrap interval, and per arm against the baseline (same seeds) the paired difference, its interval, "
+        "the exact sign-test p and the Wilcoxon signed-rank p.\n\nA paper directory (`grok sweep --preset paper`) "
+        "gives each sweep's wall time, CPU seconds and share of the cores kept busy, and the paper's totals."
+    )
     @user_errors
     def report(
         group_dir: Annotated[
@@ -32,15 +40,6 @@ def register(app: typer.Typer) -> None:
             typer.Option("--metrics", "-m", help="Comma-separated final-value columns (default: val_acc, val_acc_*)."),
         ] = None,
     ) -> None:
-        """Print a sweep's report: per swept value, steps to 95% val acc, delay, fraction generalized.
-
-        Also each cell's final values (mean of the last --tail evaluations) as a mean over seeds with
-        a 95% bootstrap interval, and per arm against the baseline (same seeds) the paired difference,
-        its interval, the exact sign-test p and the Wilcoxon signed-rank p.
-
-        A paper directory (`grok sweep --preset paper`) gives each sweep's wall time, CPU seconds and
-        share of the cores kept busy, and the paper's totals.
-        """
         from engine.config import ConfigError
         from engine.rundir import clean_block, is_paper_dir
 

@@ -30,7 +30,7 @@ def format_summary(summary: dict[str, Any]) -> str:
 
 def execute(run: Run, quiet: bool, log_every: int) -> int:
     """Iterate a Run to its end with progress and signal handling; return the exit code."""
-    from engine.phases import early_stop_note
+    from engine.phases import Phases, early_stop_note
     from grok_tui.progress import make_progress
 
     progress = make_progress(quiet, log_every)
@@ -43,8 +43,7 @@ def execute(run: Run, quiet: bool, log_every: int) -> int:
     status = run.status
     say(f"run directory: {run.dir}")
     say(format_summary(run.summary))
-    t = run.cfg.train
-    note = early_stop_note(run.summary.get("early_stop_step"), t.target_val_acc, t.patience, t.max_steps)
+    note = early_stop_note(Phases.of(run.summary).early_stop_step, run.cfg.train)
     if note and status == "finished":
         say(note)
     if status == "interrupted":
@@ -64,15 +63,9 @@ def execute(run: Run, quiet: bool, log_every: int) -> int:
 def register(app: typer.Typer) -> None:
     @app.command()
     @user_errors
+    @o.with_run_options
     def run(
-        preset: o.Preset = None,
-        config: o.ConfigFile = None,
-        set_: o.Set = None,
-        seed: o.Seed = None,
-        steps: o.Steps = None,
-        device: o.Device = None,
-        out: o.Out = "runs",
-        out_short: o.OutShort = None,
+        opts: o.RunOptions,
         resume: Annotated[str | None, typer.Option("--resume", help="Continue RUN_DIR from its checkpoint.")] = None,
         quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress output.")] = False,
         log_every: Annotated[int, typer.Option("--log-every", help="Evaluations between plain log lines.")] = 10,
@@ -82,14 +75,21 @@ def register(app: typer.Typer) -> None:
         from engine.presets import resolve_config
 
         if resume:
-            if preset or config or set_ or seed is not None:
+            if opts.preset or opts.config or opts.sets or opts.seed is not None:
                 fail("--resume continues a run with its own config; drop --preset/--config/--set/--seed")
             from engine.run import Run
 
-            r = Run.from_checkpoint(resume, max_steps=steps, device=device)
+            r = Run.from_checkpoint(resume, max_steps=opts.steps, device=opts.device)
         else:
-            cfg, _ = resolve_config(preset, config, parse_set(set_ or []), seed=seed, steps=steps, device=device)
+            cfg, _ = resolve_config(
+                opts.preset,
+                opts.config,
+                parse_set(opts.sets or []),
+                seed=opts.seed,
+                steps=opts.steps,
+                device=opts.device,
+            )
             from engine.run import Run
 
-            r = Run(cfg, o.out_dir(out, out_short))
+            r = Run(cfg, opts.out_root)
         raise typer.Exit(execute(r, quiet, log_every))

@@ -29,29 +29,26 @@ def register(app: typer.Typer) -> None:
         last: Annotated[int, typer.Option("--last", "-n", help="How many metric rows to show.")] = 5,
     ) -> None:
         """Print a run's summary and its last metric rows; on a live run, its progress from the rows."""
-        from engine.phases import early_stop_note, stop_rule
-        from engine.rundir import clean_text, read_run
+        from engine.run_record import read_run
+        from engine.rundir import clean_text
         from grok_tui.commands.ls import run_entry
         from grok_tui.commands.run import format_summary
 
         d = Path(run_dir)
         rec = read_run(d)
         e = run_entry(rec)
-        train = rec.config.get("train", {})
         summary = {**rec.summary, "status": rec.status, "steps": rec.step}
         phase_keys = ("memorized_step", "generalized_step", "grokking_delay", "final_train_acc", "final_val_acc")
         summary.update({k: e[k] for k in (*phase_keys, "best_val_acc", "wall_s")})
         device = clean_text(rec.summary.get("device", "?"))
-        typer.echo(f"{clean_text(d)}  preset {rec.preset or '-'}  seed {train.get('seed', '?')}  device {device}")
+        typer.echo(f"{clean_text(d)}  preset {rec.preset or '-'}  seed {rec.config.train.seed}  device {device}")
         typer.echo(format_summary(summary))
         note = liveness(rec.status, rec.pid, d)
         if note:
             typer.echo(note)
-        if e["max_steps"] is not None and rec.status == "finished":
-            target, patience = stop_rule(rec.config)
-            stop = early_stop_note(e["early_stop_step"], target, patience, e["max_steps"])
-            if stop:
-                typer.echo(stop)
+        stop = rec.stop_note()
+        if stop:
+            typer.echo(stop)
         rows = rec.rows[-last:] if last > 0 else []
         if rows:
             cols = ["step", "train_loss", "train_acc", "val_loss", "val_acc", "lr_ratio"]

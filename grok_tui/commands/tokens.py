@@ -17,31 +17,22 @@ from grok_tui.errors import user_errors
 
 
 def token_table(run_dir: Path) -> tuple[list[dict[str, Any]], float, dict[str, Any]]:
-    """One row per operand token: pairs, draw share, learned step, final val_acc and role; the threshold."""
+    """One row per operand token: pairs, draw share, learned step, final val_acc and role; the threshold.
+    The token sets and pair counts are the run's (engine/run_record.py), the learned steps engine/rundir.py's."""
     import numpy as np
 
-    from engine import data as D
-    from engine.config import from_dict
-    from engine.metrics import absent_tokens, operand_counts, rare_tokens
-    from engine.rundir import read_config_doc, read_csv, read_learned_steps, read_summary
+    from engine.run_record import read_run
+    from engine.rundir import read_learned_steps, read_tokens
 
-    cfg = from_dict(read_config_doc(run_dir), str(run_dir / "config.json"))
+    rec = read_run(run_dir)
+    cfg, tokens, summary = rec.config, rec.tokens, rec.summary
     learned, threshold = read_learned_steps(run_dir)
     p = cfg.data.p
-    split = D.make_split(cfg.data, cfg.train.seed)
-    pairs = operand_counts(D.operand_pairs(cfg.data)[split.train], p)
-    rare = set(rare_tokens(pairs, cfg.probe.rare_k).tolist())
-    absent = set(absent_tokens(pairs).tolist())
-    target = set(D.starved_tokens(cfg.data, cfg.train.seed).tolist())
-    summary = read_summary(run_dir)
-    share = summary.get("draw_share")
-    share = share if isinstance(share, list) and len(share) == p else None
-    final: dict[int, float] = {}
-    for r in read_csv(run_dir / "tokens.csv"):  # the last row of each token wins
-        try:
-            final[int(r["token"])] = float(r["val_acc"]) if r.get("val_acc") else float("nan")
-        except (KeyError, ValueError):
-            continue
+    share = summary.get("draw_share")  # a list of numbers where present (engine/schema.py)
+    share = share if share is not None and len(share) == p else None
+    logged = read_tokens(run_dir)
+    final = logged[-1].val_acc if logged and logged[-1].val_acc is not None else ()
+    rare, absent, target = set(tokens.rare), set(tokens.absent), set(tokens.target)
     rows = []
     for t in range(p):
         role = "absent" if t in absent else "rare" if t in rare else ""
@@ -50,15 +41,15 @@ def token_table(run_dir: Path) -> tuple[list[dict[str, Any]], float, dict[str, A
         rows.append(
             {
                 "token": t,
-                "train_pairs": int(pairs[t]),
-                "draw_share": float(share[t]) if share is not None and share[t] is not None else float("nan"),
+                "train_pairs": tokens.train_pairs[t],
+                "draw_share": float(share[t]) if share is not None else float("nan"),
                 "learned_step": learned[t] if t < len(learned) else None,
-                "final_val_acc": final.get(t, float("nan")),
+                "final_val_acc": final[t] if t < len(final) else float("nan"),
                 "role": role,
             }
         )
     rows.sort(key=lambda r: (r["train_pairs"], r["token"]))
-    facts = {"p": p, "op": cfg.data.op, "seed": cfg.train.seed, "n_eval_last": int(summary.get("steps", 0) or 0)}
+    facts = {"p": p, "op": cfg.data.op, "seed": cfg.train.seed, "n_eval_last": rec.step}
     learned_rows = [r for r in rows if r["learned_step"] is not None]
     if len(learned_rows) >= 3:
         x = np.array([r["train_pairs"] for r in learned_rows], dtype=float)

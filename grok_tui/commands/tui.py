@@ -23,15 +23,9 @@ Resume = Annotated[str | None, typer.Option("--resume", help="Continue RUN_DIR f
 Extra = Annotated[list[str] | None, typer.Argument(help="More RUN_DIRs for --compare.", show_default=False)]
 
 
+@o.with_run_options
 def tui(
-    preset: o.Preset = None,
-    config: o.ConfigFile = None,
-    set_: o.Set = None,
-    seed: o.Seed = None,
-    steps: o.Steps = None,
-    device: o.Device = None,
-    out: o.Out = "runs",
-    out_short: o.OutShort = None,
+    opts: o.RunOptions,
     open_dir: OpenDir = None,
     compare: Compare = None,
     resume: Resume = None,
@@ -44,8 +38,7 @@ def tui(
     if more and not compare:
         raise ConfigError(f"unexpected argument {more[0]!r}; RUN_DIRs go after --compare")
     dirs = [*(compare or []), *(more or [])]
-    out = o.out_dir(out, out_short)
-    app = create_app(preset, config, set_, seed, steps, device, out, open_dir, dirs, resume_dir=resume)
+    app = create_app(opts, open_dir=open_dir, compare=dirs, resume_dir=resume)
     app.run()
     raise typer.Exit(farewell(app))
 

@@ -15,7 +15,8 @@ from typing import Any
 import numpy as np
 
 from engine.config import ConfigError
-from engine.rundir import clean_text, read_csv, read_metrics, read_run
+from engine.run_record import read_run
+from engine.rundir import clean_text, read_csv, read_metrics
 from engine.sweep.spec import Group, Member
 from engine.sweep.stats import mean_ci_rows
 
@@ -56,8 +57,6 @@ def _to_x(rows: list[dict[str, float]], step: float, x: str) -> float:
 
 def run_curves(path: Path, metrics: list[str], x: str = "step") -> tuple[str, list[Curve], list[tuple[float, str]]]:
     """A run's name, one curve per metric and its phase markers (from the summary, else from its rows)."""
-    from grok_tui.commands.ls import run_entry
-
     rec = read_run(path)
     if not rec.rows:
         raise ConfigError(f"{path}: no metrics rows yet")
@@ -69,11 +68,10 @@ def run_curves(path: Path, metrics: list[str], x: str = "step") -> tuple[str, li
     for m in metrics:
         pts = [(r[x], r[m]) for r in rec.rows if math.isfinite(r[m]) and math.isfinite(r[x])]
         curves.append(Curve(m, [p[0] for p in pts], [p[1] for p in pts]))
-    entry = run_entry(rec)
     markers = []
     for key, mark in PHASES:
-        v = entry.get(key, rec.summary.get(key))
-        if isinstance(v, int | float) and not isinstance(v, bool) and math.isfinite(v):
+        v = getattr(rec.phases, key)
+        if v is not None:
             markers.append((_to_x(rec.rows, float(v), x), mark))
     return short_name(clean_text(path.name)), curves, markers
 

@@ -20,7 +20,7 @@ STATUS_STYLE = {
     "diverged": "bold red",
     "failed": "bold red",
     "idle": "dim",
-    "dead": "bold red",  # its writer died without closing it (engine/rundir.py read_run)
+    "dead": "bold red",  # its writer died without closing it (engine/run_record.py read_run)
 }
 
 
@@ -50,8 +50,9 @@ def status_text(d: RunData) -> Text:
         t.append(f"  {clean_text(d.preset)}", style="bold")
         t.append(f"  {d.device or '?'}  {sps} steps/s")
         t.append("\n")
-        t.append(f" memorized {_step(d.memorized_step)} · generalized {_step(d.generalized_step)}")
-        t.append(f" · delay {_step(d.delay)}", style="bold")
+        ph = d.phases
+        t.append(f" memorized {_step(ph.memorized_step)} · generalized {_step(ph.generalized_step)}")
+        t.append(f" · delay {_step(ph.delay)}", style="bold")
         if d.error:
             t.append(f"  {d.status}: {clean_text(d.error)}", style="bold red")
         else:

@@ -17,7 +17,8 @@ import torch
 
 from engine.config import ConfigError
 from engine.run import Run
-from engine.rundir import RunInUse, RunLock, lock_holder, read_csv, read_run
+from engine.run_record import read_run
+from engine.rundir import RunInUse, RunLock, lock_holder, read_csv
 from tests.conftest import tiny_config
 from tests.faults.conftest import TINY_TOML, finished_run, grok, interrupted_run, one_error, summary
 

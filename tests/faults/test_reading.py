@@ -15,7 +15,8 @@ from typing import Any
 import pytest
 
 from engine.config import ConfigError
-from engine.rundir import GROUP_FILE, read_run
+from engine.run_record import read_run
+from engine.rundir import GROUP_FILE
 from engine.schema import CONFIG, GROUP, MEMBER, SUMMARY
 from engine.sweep.spec import Group, expand, parse_sweep
 from grok_tui.commands.ls import entries
@@ -41,6 +42,11 @@ BAD_SUMMARY: dict[str, list[Any]] = {
     "final_val_acc": [-0.1, {}],
     "best_val_acc": [2, math.nan],
     "error": [7],
+    "rare_tokens": [[1, -2], "3"],
+    "absent_tokens": [[0.5]],
+    "target_tokens": [{}],
+    "train_pairs": [[True, 2], None],
+    "draw_share": [["0.1"], 0.5],
 }
 BAD_CONFIG: dict[str, list[Any]] = {
     "preset": [5],
@@ -217,3 +223,15 @@ def test_grok_ls_and_report_on_a_crafted_group(good_group: Path, tmp_path: Path)
 def test_grok_tui_open_on_a_crafted_summary(good_run: Path, tmp_path: Path) -> None:
     d = crafted(good_run, tmp_path, "summary.json", "status", "winning")
     one_error(grok("tui", "--open", str(d)), f"error: {d / 'summary.json'}: status: must be one of running")
+
+
+@pytest.mark.parametrize(
+    ("name", "header"), [("tokens.csv", "step,token,updates,grad_norm,val_acc"), ("fourier.csv", "step,freq,norm")]
+)
+def test_a_crafted_event_csv_row_is_one_error_naming_the_file(
+    good_run: Path, tmp_path: Path, name: str, header: str
+) -> None:
+    d = Path(shutil.copytree(good_run, tmp_path / good_run.name))
+    (d / name).write_text(f"{header}\n{','.join(['x'] * len(header.split(',')))}\n")
+    with pytest.raises(ConfigError, match="^" + re.escape(f"{d}: {name}: a row does not hold")):
+        load_run(d)  # the TUI's --open and compare decode it into events

@@ -25,6 +25,7 @@ from engine.events import (
     StepsTaken,
     TokensLogged,
 )
+from engine.metrics import split_tokens
 from engine.phases import PhaseTracker
 from engine.rundir import RunLog, new_run_dir
 
@@ -40,7 +41,7 @@ def script(cfg: RunConfig, probes: bool = True, evals: int = 40, fail_at: int | 
     p, steps = cfg.data.p, cfg.train.max_steps
     cols = BASE_COLUMNS + (PROBE_COLUMNS if probes else ())
     freq = tuple(int(200 * math.exp(-3 * a / (p - 1))) + 5 for a in range(p)) + (600, 600)
-    yield RunStarted(cfg.to_dict(), "cpu", 600, 400, p + 2, freq, 0, steps, cols)
+    yield RunStarted(cfg, "cpu", 600, 400, p + 2, freq, 0, steps, cols, tokens=split_tokens(cfg))
     step = -1
     phases = PhaseTracker(cfg.train.target_val_acc, 0)
     for i in range(evals + 1):

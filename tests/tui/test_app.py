@@ -47,8 +47,9 @@ async def test_charts_receive_data(tmp_path: Path, scripted) -> None:
                 else:
                     assert spec.get("values") or spec.get("frames"), chart.id
                 assert chart.draws > 0, chart.id
-        assert app.data.memorized_step is not None and app.data.generalized_step is not None
-        assert app.data.delay == app.data.generalized_step - app.data.memorized_step
+        ph = app.data.phases
+        assert ph.memorized_step is not None and ph.generalized_step is not None
+        assert ph.delay == ph.generalized_step - ph.memorized_step
         status = app.query_one(StatusBar).plain
         assert "FINISHED" in status and "skewed_mul" in status and "memorized" in status
 
@@ -62,7 +63,7 @@ async def test_charts_redraw_on_timer_not_per_event(tmp_path: Path, scripted) ->
         app.redraw()  # the timer's tick
         await wait_for(pilot, lambda: painted(app))
         drawn = acc.draws
-        assert drawn < app.data.version  # the events themselves drew nothing
+        assert drawn < app.data.plot_version  # the events themselves drew nothing
         for _ in range(3):  # more ticks with nothing new: the chart is not drawn again
             app.redraw()
             await pilot.pause()

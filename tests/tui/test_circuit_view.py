@@ -25,7 +25,7 @@ N, EVALS, RARE = 12, 10, (3, 7)  # axis tokens, evaluations (every 100 steps), t
 def circuit_script(cfg: RunConfig) -> Iterator[Event]:
     """A ring forming: common tokens reach the unit circle by the 6th evaluation, the rare ones by the 9th."""
     cols = BASE_COLUMNS + PROGRESS_COLUMNS
-    yield RunStarted(cfg.to_dict(), "cpu", 40, 100, N + 3, (10,) * (N + 3), 0, 100 * EVALS, cols)
+    yield RunStarted(cfg, "cpu", 40, 100, N + 3, (10,) * (N + 3), 0, 100 * EVALS, cols)
     for k in range(EVALS + 1):
         step = 100 * k
         yield StepsTaken(step, k, k, 100.0)
@@ -91,7 +91,7 @@ async def test_circuit_view_fills_and_scrubs_at_80x24_without_colour(tmp_path: P
         loss = app.query_one("#circuit-loss", Chart)
         await wait_for(pilot, lambda: "restricted" in loss.shown)
         assert {"C", "U"} <= {mark for _, mark in loss.source().markers}
-        assert app.data.circuit_step == 400 and app.data.cleanup_step == 600
+        assert app.data.phases.circuit_step == 400 and app.data.phases.cleanup_step == 600
         keys = app.query_one("#circuit-keys", Chart)
         await wait_for(pilot, lambda: "key 1, 4" in keys.shown)
         # scrub back to step 700: the common tokens have joined (6th evaluation), the rare ones not yet

@@ -30,7 +30,7 @@ async def test_phase_markers_sit_above_the_plot_with_their_step(tmp_path: Path, 
     async with app.run_test(size=(120, 30)) as pilot:
         await wait_for(pilot, lambda: app.data.status == "finished")
         acc = app.query_one("#acc", Chart)
-        m, g = app.data.memorized_step, app.data.generalized_step
+        m, g = app.data.phases.memorized_step, app.data.phases.generalized_step
         row = lambda s: s.split("\n")[1] if "\n" in s else ""  # noqa: E731 - between legend and plot
         # no curve reaches that row, so both letters and their steps are always readable
         await _drawn(pilot, acc, lambda s: f"M {m:,}" in row(s) and (f"G {g:,}" in row(s) or f"{g:,} G" in row(s)))
@@ -230,4 +230,4 @@ def test_open_a_dead_run_takes_its_phases_from_the_rows_by_the_engines_rule(tmp_
     (run / "summary.json").write_text('{"status": "running", "steps": 0}')
     data = load_run(run)
     assert data.status == "dead" and data.step == 200
-    assert (data.memorized_step, data.generalized_step) == (100, 200)
+    assert (data.phases.memorized_step, data.phases.generalized_step) == (100, 200)

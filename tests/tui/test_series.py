@@ -7,9 +7,9 @@ import math
 import pytest
 
 from engine import data as D
-from engine.config import RunConfig, apply_overrides, from_dict
+from engine.config import RunConfig, apply_overrides
 from engine.events import EvalLogged, RunStarted, TokensLogged
-from engine.metrics import rare_set
+from engine.metrics import split_tokens
 from grok_tui.charts import views
 from grok_tui.charts.blocks import render_bars
 from grok_tui.charts.canvas import Line, Plot, render_plot
@@ -50,8 +50,8 @@ def _started(freq: tuple[int, ...], rare_k: int = 3, **data: object) -> RunStart
     cfg = apply_overrides(
         RunConfig(),
         {"data.p": p, "data.op": "add", "probe.rare_k": rare_k, **{f"data.{k}": v for k, v in data.items()}},
-    ).to_dict()
-    return RunStarted(cfg, "cpu", 1, 1, p + 2, freq, 0, 100, ("step",))
+    )
+    return RunStarted(cfg, "cpu", 1, 1, p + 2, freq, 0, 100, ("step",), tokens=split_tokens(cfg))
 
 
 def test_token_bars_mark_the_engines_rare_tokens_relative_to_the_mean_with_val_acc() -> None:
@@ -61,9 +61,9 @@ def test_token_bars_mark_the_engines_rare_tokens_relative_to_the_mean_with_val_a
     acc = tuple(a / 10 for a in range(11)) + (math.nan, math.nan)
     skewed.apply(TokensLogged(10, updates, None, acc))
     spec = views.token_bars(skewed)
-    # the engine's own rare set (engine/metrics.py): the least-trained present tokens, ties all in
-    cfg = from_dict(skewed.config)
-    want = rare_set(cfg.data, cfg.train.seed, 3).tolist()
+    # the engine's own rare set, as RunStarted carries it: the least-trained present tokens, ties all in
+    assert skewed.config is not None
+    want = split_tokens(skewed.config).rare
     assert len(want) >= 3 and spec["rare"] == [t in want for t in range(11)]
     mean = sum(range(100, 111)) / 11
     assert spec["values"] == [pytest.approx((100 + a) / mean) for a in range(11)]  # op and '=' left out
@@ -77,7 +77,8 @@ def test_token_bars_leave_absent_tokens_out_of_the_rare_set() -> None:
     run = RunData()
     run.apply(_started((0,) * 13, rare_k=3, starve_k=2, starve_m=0))
     run.apply(TokensLogged(10, tuple(range(13)), None, (0.5,) * 13))
-    cfg = from_dict(run.config)
+    cfg = run.config
+    assert cfg is not None
     absent = D.starved_tokens(cfg.data, cfg.train.seed).tolist()
     marked = [t for t, r in enumerate(views.token_bars(run)["rare"]) if r]
     assert marked and not set(marked) & set(absent)
@@ -112,8 +113,7 @@ def test_render_bars_hatches_rare_under_no_color() -> None:
 def test_curvature_draws_the_hessian_columns_the_run_logged(columns, title, names) -> None:
     # fig7_hessian's paper reading logs hess_E_abs_l2 and hess_Wall_abs_l2 (engine/probes/hessian.py)
     run = RunData()
-    cfg = RunConfig().to_dict()
-    run.apply(RunStarted(cfg, "cpu", 1, 1, 99, (1,) * 99, 0, 100, columns))
+    run.apply(RunStarted(RunConfig(), "cpu", 1, 1, 99, (1,) * 99, 0, 100, columns))
     for step in (0, 10, 20):
         run.apply(EvalLogged(step, {"step": step, **{c: 1.0 + step for c in columns if c != "step"}}))
     plot = views.curvature(run, views.Axis())

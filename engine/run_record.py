@@ -1,0 +1,84 @@
+"""A run directory as the faces read it: the parsed RunConfig, the status, the phases and the token sets,
+as the engine computed them.
+
+`grok show`, `ls`, `plot` and `tokens`, the figures and the TUI's --open and compare take these facts
+from a `RunRecord` instead of reading config keys or recomputing them. Files are read through
+engine/rundir.py.
+For a live or killed run the summary lags its rows: the phases then come from the rows by the rules the
+run applies live (engine/phases.py), and the token sets from the summary its start wrote, else from the split.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from engine.config import ConfigError, RunConfig, from_dict
+from engine.events import TokenSets
+from engine.phases import Phases, early_stop_note, phases_of_rows
+from engine.rundir import CONFIG, clean_text, is_run_dir, read_config_doc, read_metrics, read_summary
+from engine.runlock import lock_holder
+
+PHASE_COLUMNS = {"step", "train_acc", "val_acc", "train_loss"}  # what phases_of_rows reads
+
+
+@dataclass(frozen=True)
+class RunRecord:
+    """A run directory as read back: what show, ls, plot, tokens, the figures and the TUI's open and compare show."""
+
+    path: Path
+    config: RunConfig
+    summary: dict[str, Any]  # summary.json as written (checked by engine/schema.py)
+    rows: list[dict[str, float]]  # metrics.csv
+    step: int  # progress: the summary's step count, or the last row's when the summary lags
+    status: str  # the summary's status; "running" only while a process holds the lock, else "dead"
+    pid: int | None  # the live writer, if any
+    phases: Phases = Phases()
+    meta: dict[str, Any] = field(default_factory=dict)  # config.json's `_meta`
+
+    @property
+    def preset(self) -> str:
+        return clean_text(self.config.preset)
+
+    @functools.cached_property
+    def tokens(self) -> TokenSets:
+        """The split's token sets: as the run logged them, else (a run from before they were logged) the
+        split's, which its config fixes (engine/metrics.py split_tokens)."""
+        from engine.metrics import split_tokens
+
+        return TokenSets.from_fields(self.summary) or split_tokens(self.config)
+
+    def stop_note(self) -> str | None:
+        """The early-stop sentence of a finished run that train.patience ended before its budget."""
+        if self.status != "finished":
+            return None
+        return early_stop_note(self.phases.early_stop_step, self.config.train)
+
+
+def read_run(path: str | Path) -> RunRecord:
+    """Read a run directory without taking its lock; ConfigError naming the file for a bad one."""
+    d = Path(path)
+    if not is_run_dir(d):
+        raise ConfigError(f"{d}: not a run directory (no {CONFIG})")
+    doc = read_config_doc(d)
+    config = from_dict(doc, str(d / CONFIG))
+    summary = read_summary(d)
+    rows = read_metrics(d)
+    pid = lock_holder(d)
+    steps = summary.get("steps")
+    step = int(steps) if isinstance(steps, int | float) and math.isfinite(steps) else 0
+    if rows:
+        step = max(step, int(rows[-1]["step"]))
+    status = clean_text(summary.get("status") or "")
+    if pid is not None:
+        status = "running"  # a paused run's summary says running too: pausing is not written down
+    elif status in ("", "running"):
+        status = "dead"  # its writer died without closing the run (SIGKILL, power loss)
+    phases = Phases.of(summary)
+    if status in ("running", "dead") and rows and PHASE_COLUMNS <= rows[0].keys():
+        phases = phases_of_rows(config.train, rows, config.data.p if config.probe.progress_every else 0)
+    meta = doc.get("_meta")
+    return RunRecord(d, config, summary, rows, step, status, pid, phases, meta if isinstance(meta, dict) else {})
