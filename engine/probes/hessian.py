@@ -123,16 +123,12 @@ def block_hvp(
         parts = [p.view(shape) for p, (shape, _) in zip(v.split([n for _, n in shapes]), shapes, strict=True)]
         hv: list[torch.Tensor | None] = [None] * len(leaves)
         if live:
-            with torch.enable_grad():  # ∇_B ⟨g, v⟩ = H v, one backward through g's graph, kept for the next v
-                hv = list(
-                    torch.autograd.grad(
-                        [grads[i] for i in live],
-                        leaves,
-                        grad_outputs=[parts[i] for i in live],
-                        retain_graph=True,
-                        allow_unused=True,
-                    )
-                )
+            # ∇_B ⟨g, v⟩ = H v: one backward through g's graph, kept for the next v. The scalar ⟨g, v⟩, not
+            # grad_outputs=v: autograd checks grad_outputs' shapes with torch.fx's symbolic shapes, whose
+            # import (sympy) costs about 0.6 s; its backward hands g exactly v, so Hv is the same.
+            with torch.enable_grad():
+                gv = torch.stack([torch.dot(grads[i].reshape(-1), parts[i].reshape(-1)) for i in live]).sum()
+                hv = list(torch.autograd.grad(gv, leaves, retain_graph=True, allow_unused=True))
         out = torch.cat(
             [torch.zeros_like(p).reshape(-1) if h is None else h.reshape(-1) for h, p in zip(hv, parts, strict=True)]
         )
