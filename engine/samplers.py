@@ -63,6 +63,7 @@ class Sampler:
         self.rate = 1.0  # resolved by `_resolve_rate` once the base weights are known
         self._a_dev, self._b_dev = self.a.to(device), self.b_other.to(device)
         self.draws = torch.zeros(self.p + 1, dtype=torch.int64, device=device)  # slot p collects nothing read
+        self._ones = torch.ones(self.batch, dtype=torch.int64, device=device)
 
     def base_weights(self) -> torch.Tensor:
         """Each example's draw weight before train.target_rate: uniform unless a sampler weights tokens."""
@@ -92,9 +93,10 @@ class Sampler:
 
     def next(self) -> torch.Tensor:
         idx = self._draw()
-        self.draws += torch.bincount(self._a_dev[idx], minlength=self.p + 1) + torch.bincount(
-            self._b_dev[idx], minlength=self.p + 1
-        )
+        # Counted with index_add_, not bincount: on a GPU bincount reads its input's max (and min) back to
+        # the host to size its output, a host sync every step; the counts are integers, so the same.
+        self.draws.index_add_(0, self._a_dev[idx], self._ones[: len(idx)])
+        self.draws.index_add_(0, self._b_dev[idx], self._ones[: len(idx)])
         return idx
 
     def _draw(self) -> torch.Tensor:
@@ -120,6 +122,18 @@ class Sampler:
         self.gen.set_state(s["gen"])
         if "draws" in s:  # checkpoints before draws were counted start the count at the resume
             self.draws.copy_(s["draws"])
+
+
+def to_device(t: torch.Tensor, device: torch.device) -> torch.Tensor:
+    """A CPU tensor (drawn with the sampler's CPU generator) on the run's device without a host sync.
+
+    `.to("cuda")` from pageable memory waits for the copy, and so for every kernel queued before it;
+    from pinned memory with non_blocking=True it is queued behind them instead. The source is never
+    written again, and torch's pinned-memory cache keeps its block until the copy is done.
+    """
+    if device.type != "cuda":
+        return t.to(device)
+    return t.pin_memory().to(device, non_blocking=True)
 
 
 def token_share(w: torch.Tensor, a: torch.Tensor, b_other: torch.Tensor, p: int) -> torch.Tensor:
@@ -194,7 +208,7 @@ class ShuffleSampler(Sampler):
                 self.perm = torch.arange(self.n, device=self.device)
             return self.perm
         if self.perm is None or self.pos >= len(self.perm):
-            self.perm = self.epoch_items(self.draw_weights()).to(self.device)
+            self.perm = to_device(self.epoch_items(self.draw_weights()), self.device)
             self.pos = 0
         idx = self.perm[self.pos : self.pos + self.batch]
         self.pos += self.batch
@@ -233,7 +247,7 @@ class TokenWeightedSampler(Sampler):
 
     def _draw(self) -> torch.Tensor:
         idx = torch.multinomial(self.example_weights(), self.batch, replacement=True, generator=self.gen)
-        return idx.to(self.device)
+        return to_device(idx, self.device)
 
     def state_dict(self) -> dict:
         return {**super().state_dict(), "L": self.L.clone()}
