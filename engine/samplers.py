@@ -231,6 +231,7 @@ class TokenWeightedSampler(Sampler):
         super().__init__(cfg, x_train, device)
         self.gamma = cfg.train.gamma
         self.L = torch.ones(self.p, dtype=torch.float64)  # running gradient norms (eq. 11)
+        self._last: torch.Tensor | None = None  # the last batch's example indices, on the host
         self._resolve_rate()  # matched r from the weights at the start (the gradient sampler's then move)
 
     def token_probs(self) -> torch.Tensor:
@@ -247,6 +248,7 @@ class TokenWeightedSampler(Sampler):
 
     def _draw(self) -> torch.Tensor:
         idx = torch.multinomial(self.example_weights(), self.batch, replacement=True, generator=self.gen)
+        self._last = idx  # the batch's examples on the host, for `observe`
         return to_device(idx, self.device)
 
     def state_dict(self) -> dict:
@@ -308,9 +310,12 @@ class GradientSampler(TokenWeightedSampler):
 
     def observe(self, x: torch.Tensor, grad_e: torch.Tensor) -> None:
         ca, cb = self.cols
+        # The batch's operands from this sampler's own host-side draw: x[:, ca] is a[idx], x[:, cb] is b[idx],
+        # and reading them there spares two device-to-host copies a step; the gradient norms still need one.
+        last = self._last
+        a, b = (self.a[last], self.b[last]) if last is not None else (x[:, ca].cpu(), x[:, cb].cpu())
         occ = (
-            torch.bincount(x[:, ca].cpu(), minlength=self.p)[: self.p]
-            + torch.bincount(x[:, cb].cpu(), minlength=self.p)[: self.p]
+            torch.bincount(a, minlength=self.p)[: self.p] + torch.bincount(b, minlength=self.p)[: self.p]
         )  # occurrences of each operand token in the batch
         seen = occ > 0
         g = grad_e[: self.p].detach().norm(dim=1).double().cpu() / occ.clamp(min=1)
