@@ -185,7 +185,7 @@ class TrainLoop:
             self.weights.zero_grad()
             # Σ L_j: members are independent, ∂(Σ L_j)/∂θ_i = ∂L_i/∂θ_i. A scalar's backward, not
             # backward(ones): autograd checks a given gradient's shape with torch.fx's symbolic shapes,
-            # whose first import (sympy) costs about 0.6 s of the first step; sum's backward is ones.
+            # whose first import (sympy) costs about 0.3 CPU-s of the first step; sum's backward is ones.
             losses.sum().backward()
             for hook in self.weights.grad_hooks:
                 hook()

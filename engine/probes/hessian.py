@@ -5,7 +5,7 @@ per measurement with its own graph, and each product is one more backward pass, 
 Hessian is symmetric). It runs on detached copies of the parameters made leaves of their own, so the
 model's `.grad`, the optimizer state and torch's global RNG are never touched. Plain autograd, not
 torch.func's grad/jvp: under those transforms the first Linear goes through a decomposition wrapped by
-torch._compile, which imports torch._dynamo (about 1 CPU-second on the 2-core CPU, the whole of a
+torch._compile, which imports torch._dynamo (about 1 CPU-second on the 2-core CPU, a third of a
 `grok run --steps 1` of a preset with this probe due at step 0; docs/PERFORMANCE.md).
 
 Three readings of the paper's "maximum eigenvalue of the Hessian", each a probe option named in the
@@ -114,10 +114,14 @@ def block_hvp(
     shapes = [(t.shape, t.numel()) for t in leaves]
     with torch.enable_grad():  # the probes run at evaluation, which may be under no_grad
         loss = loss_fn(functional_call(model, ({**fixed, **block}, buffers), (x,)), y)
-        grads = torch.autograd.grad(loss, leaves, create_graph=True, allow_unused=True)  # ∇_B L, differentiable
+        grads: tuple[torch.Tensor | None, ...] = (
+            torch.autograd.grad(loss, leaves, create_graph=True, allow_unused=True)  # ∇_B L, differentiable
+            if loss.requires_grad
+            else (None,) * len(leaves)  # the loss reads no parameter of the block: H_BB = 0
+        )
     # The parts of ∇_B L that depend on θ; one that does not (or a parameter the loss never reads) has a
     # zero row block in H.
-    live = [i for i, g in enumerate(grads) if g is not None and g.requires_grad]
+    live = [(i, g) for i, g in enumerate(grads) if g is not None and g.requires_grad]
 
     def hvp(v: torch.Tensor) -> torch.Tensor:
         parts = [p.view(shape) for p, (shape, _) in zip(v.split([n for _, n in shapes]), shapes, strict=True)]
@@ -125,9 +129,9 @@ def block_hvp(
         if live:
             # ∇_B ⟨g, v⟩ = H v: one backward through g's graph, kept for the next v. The scalar ⟨g, v⟩, not
             # grad_outputs=v: autograd checks grad_outputs' shapes with torch.fx's symbolic shapes, whose
-            # import (sympy) costs about 0.6 s; its backward hands g exactly v, so Hv is the same.
+            # import (sympy) costs about 0.3 CPU-s; its backward hands g exactly v, so Hv is the same.
             with torch.enable_grad():
-                gv = torch.stack([torch.dot(grads[i].reshape(-1), parts[i].reshape(-1)) for i in live]).sum()
+                gv = torch.stack([torch.dot(g.reshape(-1), parts[i].reshape(-1)) for i, g in live]).sum()
                 hv = list(torch.autograd.grad(gv, leaves, retain_graph=True, allow_unused=True))
         out = torch.cat(
             [torch.zeros_like(p).reshape(-1) if h is None else h.reshape(-1) for h, p in zip(hv, parts, strict=True)]
