@@ -93,8 +93,8 @@ class Sampler:
 
     def next(self) -> torch.Tensor:
         idx = self._draw()
-        # Counted with index_add_, not bincount: on a GPU bincount reads its input's max (and min) back to
-        # the host to size its output, a host sync every step; the counts are integers, so the same.
+        # Counted with index_add_, not bincount: on a GPU bincount copies its input's min and max back to
+        # the host (to check and size its output), two host syncs; the counts are integers, so the same.
         self.draws.index_add_(0, self._a_dev[idx], self._ones[: len(idx)])
         self.draws.index_add_(0, self._b_dev[idx], self._ones[: len(idx)])
         return idx
