@@ -17,9 +17,10 @@ been imported, so:
   written against.
 
 The arithmetic is the optimizer's own, so trajectories are bit for bit those of `opt.step()`
-(tests/engine/test_eager.py). What still imports torch._dynamo: torch.func's `grad` (the Hessian
-probe, on its first measurement) and torch.compile. The memory estimate on the meta device skips the
-init's fills for the same reason (engine/footprint.py).
+(tests/engine/test_eager.py). What still imports torch._dynamo: torch.func's `grad` and `jvp` (not
+used by the engine: the Hessian probe differentiates twice with plain autograd) and torch.compile.
+The memory estimate on the meta device skips the init's fills for the same reason
+(engine/footprint.py).
 """
 
 from __future__ import annotations

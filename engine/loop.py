@@ -163,7 +163,6 @@ class TrainLoop:
             yield i, self.started(i)
         self._t0 = time.perf_counter()
         mark_t, mark_step = self._t0, self.step
-        ones = torch.ones(self.N, dtype=self.dtype, device=self.device)
         lr_scheduled = scheduled(c0)  # warm-up or cosine (engine/optim.py); else the lr is never touched
         e_name = self.weights.e_names[0] if self.weights.e_names else ""
         wants_grad = [s.wants_grad for s in self.samplers]
@@ -185,7 +184,10 @@ class TrainLoop:
                 self._adapt(x)  # c from the first step on, not lr_ratio until step adaptive_every
             losses = self.weights.losses(x, y, self.loss_fn)
             self.weights.zero_grad()
-            losses.backward(ones)  # Σ L_j: members are independent, ∂(Σ L_j)/∂θ_i = ∂L_i/∂θ_i
+            # Σ L_j: members are independent, ∂(Σ L_j)/∂θ_i = ∂L_i/∂θ_i. A scalar's backward, not
+            # backward(ones): autograd checks a given gradient's shape with torch.fx's symbolic shapes,
+            # whose first import (sympy) costs about 0.3 CPU-s of the first step; sum's backward is ones.
+            losses.sum().backward()
             for hook in self.weights.grad_hooks:
                 hook()
             if observe:

@@ -63,6 +63,7 @@ class Sampler:
         self.rate = 1.0  # resolved by `_resolve_rate` once the base weights are known
         self._a_dev, self._b_dev = self.a.to(device), self.b_other.to(device)
         self.draws = torch.zeros(self.p + 1, dtype=torch.int64, device=device)  # slot p collects nothing read
+        self._ones = torch.ones(self.batch, dtype=torch.int64, device=device)
 
     def base_weights(self) -> torch.Tensor:
         """Each example's draw weight before train.target_rate: uniform unless a sampler weights tokens."""
@@ -92,9 +93,10 @@ class Sampler:
 
     def next(self) -> torch.Tensor:
         idx = self._draw()
-        self.draws += torch.bincount(self._a_dev[idx], minlength=self.p + 1) + torch.bincount(
-            self._b_dev[idx], minlength=self.p + 1
-        )
+        # Counted with index_add_, not bincount: on a GPU bincount copies its input's min and max back to
+        # the host (to check and size its output), two host syncs; the counts are integers, so the same.
+        self.draws.index_add_(0, self._a_dev[idx], self._ones[: len(idx)])
+        self.draws.index_add_(0, self._b_dev[idx], self._ones[: len(idx)])
         return idx
 
     def _draw(self) -> torch.Tensor:
@@ -120,6 +122,18 @@ class Sampler:
         self.gen.set_state(s["gen"])
         if "draws" in s:  # checkpoints before draws were counted start the count at the resume
             self.draws.copy_(s["draws"])
+
+
+def to_device(t: torch.Tensor, device: torch.device) -> torch.Tensor:
+    """A CPU tensor (drawn with the sampler's CPU generator) on the run's device without a host sync.
+
+    `.to("cuda")` from pageable memory waits for the copy, and so for every kernel queued before it;
+    from pinned memory with non_blocking=True it is queued behind them instead. The source is never
+    written again, and torch's pinned-memory cache keeps its block until the copy is done.
+    """
+    if device.type != "cuda":
+        return t.to(device)
+    return t.pin_memory().to(device, non_blocking=True)
 
 
 def token_share(w: torch.Tensor, a: torch.Tensor, b_other: torch.Tensor, p: int) -> torch.Tensor:
@@ -194,7 +208,7 @@ class ShuffleSampler(Sampler):
                 self.perm = torch.arange(self.n, device=self.device)
             return self.perm
         if self.perm is None or self.pos >= len(self.perm):
-            self.perm = self.epoch_items(self.draw_weights()).to(self.device)
+            self.perm = to_device(self.epoch_items(self.draw_weights()), self.device)
             self.pos = 0
         idx = self.perm[self.pos : self.pos + self.batch]
         self.pos += self.batch
@@ -217,6 +231,7 @@ class TokenWeightedSampler(Sampler):
         super().__init__(cfg, x_train, device)
         self.gamma = cfg.train.gamma
         self.L = torch.ones(self.p, dtype=torch.float64)  # running gradient norms (eq. 11)
+        self._last: torch.Tensor | None = None  # the last batch's example indices, on the host
         self._resolve_rate()  # matched r from the weights at the start (the gradient sampler's then move)
 
     def token_probs(self) -> torch.Tensor:
@@ -233,7 +248,8 @@ class TokenWeightedSampler(Sampler):
 
     def _draw(self) -> torch.Tensor:
         idx = torch.multinomial(self.example_weights(), self.batch, replacement=True, generator=self.gen)
-        return idx.to(self.device)
+        self._last = idx  # the batch's examples on the host, for `observe`
+        return to_device(idx, self.device)
 
     def state_dict(self) -> dict:
         return {**super().state_dict(), "L": self.L.clone()}
@@ -294,9 +310,12 @@ class GradientSampler(TokenWeightedSampler):
 
     def observe(self, x: torch.Tensor, grad_e: torch.Tensor) -> None:
         ca, cb = self.cols
+        # The batch's operands from this sampler's own host-side draw: x[:, ca] is a[idx], x[:, cb] is b[idx],
+        # and reading them there spares two device-to-host copies a step; the gradient norms still need one.
+        last = self._last
+        a, b = (self.a[last], self.b[last]) if last is not None else (x[:, ca].cpu(), x[:, cb].cpu())
         occ = (
-            torch.bincount(x[:, ca].cpu(), minlength=self.p)[: self.p]
-            + torch.bincount(x[:, cb].cpu(), minlength=self.p)[: self.p]
+            torch.bincount(a, minlength=self.p)[: self.p] + torch.bincount(b, minlength=self.p)[: self.p]
         )  # occurrences of each operand token in the batch
         seen = occ > 0
         g = grad_e[: self.p].detach().norm(dim=1).double().cpu() / occ.clamp(min=1)

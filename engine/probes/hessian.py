@@ -1,8 +1,12 @@
 """λmax of the loss Hessian restricted to E, to W and to all parameters (App. C.1, Figs. 7, 9).
 
-Power iteration on Hessian-vector products, forward-over-reverse with torch.func: Hv = J_v(∇L)(θ),
-the jvp of the gradient. It runs on a functional copy of the detached parameters, so the model's
-`.grad`, the optimizer state and torch's global RNG are never touched.
+Power iteration on Hessian-vector products, reverse over reverse: the gradient g = ∇_B L is built once
+per measurement with its own graph, and each product is one more backward pass, Hv = ∇_B ⟨g, v⟩ (the
+Hessian is symmetric). It runs on detached copies of the parameters made leaves of their own, so the
+model's `.grad`, the optimizer state and torch's global RNG are never touched. Plain autograd, not
+torch.func's grad/jvp: under those transforms the first Linear goes through a decomposition wrapped by
+torch._compile, which imports torch._dynamo (about 1 CPU-second on the 2-core CPU, a third of a
+`grok run --steps 1` of a preset with this probe due at step 0; docs/PERFORMANCE.md).
 
 Three readings of the paper's "maximum eigenvalue of the Hessian", each a probe option named in the
 column (docs/PROBES.md): `probe.hessian_l2` adds the L2 term (wd/2)‖θ‖² of the objective, whose
@@ -20,7 +24,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import torch
-from torch.func import functional_call, grad, jvp
+from torch.func import functional_call  # torch.nn.utils.stateless underneath: no torch._dynamo
 
 from engine.probes.base import NAN, PROBE_SEED_OFFSET, Blocks, Probe, ProbeContext
 
@@ -104,25 +108,37 @@ def block_hvp(
     source = weights if weights is not None else dict(model.named_parameters())
     params = {n: p.detach() for n, p in source.items()}
     buffers = {n: b.detach() for n, b in model.named_buffers()}
-    block = {n: params[n] for n in names}
+    leaves = [params[n].detach().requires_grad_(True) for n in names]  # new leaves: the model's own stay untouched
+    block = dict(zip(names, leaves, strict=True))
     fixed = {n: t for n, t in params.items() if n not in block}
-    shapes = [(n, t.shape, t.numel()) for n, t in block.items()]
-
-    def loss(b: dict[str, torch.Tensor]) -> torch.Tensor:
-        return loss_fn(functional_call(model, ({**fixed, **b}, buffers), (x,)), y)
-
-    grad_fn = grad(loss)  # reverse mode: ∇_B L
+    shapes = [(t.shape, t.numel()) for t in leaves]
+    with torch.enable_grad():  # the probes run at evaluation, which may be under no_grad
+        loss = loss_fn(functional_call(model, ({**fixed, **block}, buffers), (x,)), y)
+        grads: tuple[torch.Tensor | None, ...] = (
+            torch.autograd.grad(loss, leaves, create_graph=True, allow_unused=True)  # ∇_B L, differentiable
+            if loss.requires_grad
+            else (None,) * len(leaves)  # the loss reads no parameter of the block: H_BB = 0
+        )
+    # The parts of ∇_B L that depend on θ; one that does not (or a parameter the loss never reads) has a
+    # zero row block in H.
+    live = [(i, g) for i, g in enumerate(grads) if g is not None and g.requires_grad]
 
     def hvp(v: torch.Tensor) -> torch.Tensor:
-        tangent, i = {}, 0
-        for n, shape, size in shapes:
-            tangent[n] = v[i : i + size].view(shape)
-            i += size
-        hv = jvp(grad_fn, (block,), (tangent,))[1]  # forward over reverse: d/dε ∇L(B + εv)
-        out = torch.cat([hv[n].reshape(-1) for n, _, _ in shapes])
+        parts = [p.view(shape) for p, (shape, _) in zip(v.split([n for _, n in shapes]), shapes, strict=True)]
+        hv: list[torch.Tensor | None] = [None] * len(leaves)
+        if live:
+            # ∇_B ⟨g, v⟩ = H v: one backward through g's graph, kept for the next v. The scalar ⟨g, v⟩, not
+            # grad_outputs=v: autograd checks grad_outputs' shapes with torch.fx's symbolic shapes, whose
+            # import (sympy) costs about 0.3 CPU-s; its backward hands g exactly v, so Hv is the same.
+            with torch.enable_grad():
+                gv = torch.stack([torch.dot(g.reshape(-1), parts[i].reshape(-1)) for i, g in live]).sum()
+                hv = list(torch.autograd.grad(gv, leaves, retain_graph=True, allow_unused=True))
+        out = torch.cat(
+            [torch.zeros_like(p).reshape(-1) if h is None else h.reshape(-1) for h, p in zip(hv, parts, strict=True)]
+        )
         return out + l2 * v if l2 else out
 
-    return hvp, sum(size for _, _, size in shapes)
+    return hvp, sum(n for _, n in shapes)
 
 
 def column_suffix(l2: bool, dominant: bool) -> str:

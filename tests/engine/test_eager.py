@@ -1,5 +1,9 @@
 """A run that never compiles leaves torch._dynamo unimported, and trains bit for bit as torch's own step does.
 
+The run has the Hessian probe on (its HVPs are plain autograd, engine/probes/hessian.py), and neither
+it nor the step imports torch.fx's symbolic shapes (sympy), which autograd pulls in to check a given
+output gradient's shape: both are a second or so of a short run's start (docs/PERFORMANCE.md).
+
 These run in a fresh interpreter: the test process may already hold torch._dynamo (another test, a
 plugin), and then `eager_step` rightly falls back to the ordinary `opt.step`.
 """
@@ -26,7 +30,7 @@ torch.set_num_threads(1)
 cfg = apply_overrides(RunConfig(), {{
     "data.p": 11, "train.max_steps": 30, "train.eval_every": 10, "train.batch_size": 16,
     "train.device": "cpu", "train.threads": 1, "optim.name": "{opt}", "optim.weight_decay": 0.01,
-    "optim.momentum": 0.9, "model.kind": "{kind}",
+    "optim.momentum": 0.9, "model.kind": "{kind}", "probe.hessian_every": 10, "probe.hessian_iters": 3,
 }})
 
 def train():
@@ -37,6 +41,8 @@ def train():
 count = parameter_count(cfg)
 rows, params, opt_state = train()
 assert "torch._dynamo" not in sys.modules, "a run imported torch._dynamo"
+assert "torch.fx.experimental.symbolic_shapes" not in sys.modules, "a run imported torch.fx's symbolic shapes"
+assert any(r["hess_iters"] > 0 for r in rows), "the Hessian probe never ran"
 assert count == sum(p.numel() for p in params.values()), (count, "parameter_count differs from the model")
 
 import torch._dynamo  # now `eager_step` falls back to torch's own wrapped step
