@@ -24,6 +24,7 @@ from engine.sweep.stats import INF, cells, mean_ci, num, paired, quantile, summa
 
 DEFAULT_TAIL = 5  # `grok report --tail`: evaluations averaged into a member's final value
 DEFAULT_FINAL_METRICS = ("val_acc",)  # plus any other val_acc_* column the members logged (rare, absent tokens)
+PEAK = "max:"  # `--metrics max:train_loss`: a member's largest value over its run (Fig. 5: is large c unstable?)
 
 
 @dataclass
@@ -59,11 +60,18 @@ def tail_mean(values: list[float], tail: int) -> float | None:
     return sum(vals) / len(vals) if vals else None
 
 
+def peak(values: list[float]) -> float | None:
+    """The largest finite value (a probe column is NaN where it was not due); None if none."""
+    vals = [v for v in values if math.isfinite(v)]
+    return max(vals) if vals else None
+
+
 def member_finals(group: Group, metrics: list[str] | None = None, tail: int = DEFAULT_TAIL) -> dict[str, dict]:
     """Member id -> {metric: its mean over the member's last `tail` evaluations}, for members that ended.
 
-    `metrics` None: val_acc and every other val_acc_* column the members logged. metrics.csv is read
-    with rundir's reader, which drops a line torn by a kill.
+    `metrics` None: val_acc and every other val_acc_* column the members logged; `max:COL` is COL's
+    largest finite value over all the member's evaluations. metrics.csv is read with rundir's reader,
+    which drops a line torn by a kill.
     """
     res = group.results()
     curves: dict[str, list[dict[str, float]]] = {}
@@ -73,14 +81,16 @@ def member_finals(group: Group, metrics: list[str] | None = None, tail: int = DE
     seen = {k for rows in curves.values() for k in (rows[0] if rows else {})}
     if metrics is None:
         metrics = [*DEFAULT_FINAL_METRICS, *sorted(k for k in seen if k.startswith("val_acc_"))]
-    elif seen and (unknown := [k for k in metrics if k not in seen]):
+    elif seen and (unknown := [k for k in metrics if k.removeprefix(PEAK) not in seen]):
         have = ", ".join(sorted(k for k in seen if k not in ("step", "epoch")))
         raise ConfigError(f"{group.dir}: no member logged {', '.join(unknown)}; have {have}")
     out: dict[str, dict] = {}
     for mid, rows in curves.items():
         out[mid] = {}
         for k in metrics:
-            v = tail_mean([r.get(k, math.nan) for r in rows], tail)
+            col = k.removeprefix(PEAK)
+            values = [r.get(col, math.nan) for r in rows]
+            v = peak(values) if k.startswith(PEAK) else tail_mean(values, tail)
             if v is not None:
                 out[mid][k] = v
     return out
@@ -99,6 +109,8 @@ def _final_table(group: Group, rows: list[dict[str, Any]], dims: list[str], fina
     if not metrics:
         return None
     title = f"final value (mean of the last {tail} evaluations): mean over seeds [95% bootstrap CI]"
+    if any(k.startswith(PEAK) for k in metrics):
+        title += f"; {PEAK}COL is the member's largest COL over its run"
     t = Table(title, dims, intervals=metrics)
     for key, rs in cells(rows, dims).items():
         row: dict[str, Any] = dict(zip(dims, key, strict=True))
