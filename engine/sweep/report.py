@@ -137,7 +137,8 @@ def paired_lines(group: Group, rows: list[dict[str, Any]], finals: dict, tail: i
     """Each value of the paired dimension against its baseline, per metric and context, paired by seed.
 
     E.g. "val_acc: adamlr - adam = +0.042 [+0.011, +0.071], 5/5 seeds higher, sign p 0.062, Wilcoxon p 0.062
-    (n=5)". Only seeds present in both cells count.
+    (n=5)", preceded by the same for steps to 95% val (`_paired_steps_line`). Only seeds present in both
+    cells count.
     """
     pd = paired_dimension(group)
     metrics = _final_metrics(finals)
@@ -157,6 +158,8 @@ def paired_lines(group: Group, rows: list[dict[str, Any]], finals: dict, tail: i
         where = "".join(f" [{k.split('.')[-1]}={v}]" for k, v in zip(ctx_keys, ctx, strict=True))
         label = val if dim == "arm" else f"{dim.split('.')[-1]}={val}"
         base_label = base if dim == "arm" else f"{dim.split('.')[-1]}={base}"
+        if line := _paired_steps_line(rs, base_rows, f"{label} - {base_label}"):
+            lines.append(line + where)
         for k in metrics:
             mine = {r["seed"]: finals[r["member"]][k] for r in rs if k in finals.get(r["member"], {})}
             theirs = {r["seed"]: finals[r["member"]][k] for r in base_rows if k in finals.get(r["member"], {})}
@@ -170,6 +173,36 @@ def paired_lines(group: Group, rows: list[dict[str, Any]], finals: dict, tail: i
                 f"(n={p['n']}){where}"
             )
     return lines
+
+
+def _steps_by_seed(rows: list[dict[str, Any]]) -> dict[str, tuple[float, bool]]:
+    """Seed -> (steps to 95% val, reached): an ended member that never reached it counts at its budget."""
+    out: dict[str, tuple[float, bool]] = {}
+    for r in rows:
+        if r.get("status") not in ENDED:
+            continue
+        g, budget = num(r.get("generalized_step")), num(r.get("max_steps"))
+        if g is not None or budget is not None:
+            out[r["seed"]] = (g, True) if g is not None else (float(budget or 0), False)
+    return out
+
+
+def _paired_steps_line(rs: list[dict[str, Any]], base_rows: list[dict[str, Any]], label: str) -> str | None:
+    """Steps to 95% val, x - baseline paired by seed, e.g. "steps to 95% val: small_init - default = -290
+    [-450, -130], 8/10 seeds fewer, ...". None when neither cell has a seed that reached it."""
+    mine, theirs = _steps_by_seed(rs), _steps_by_seed(base_rows)
+    seeds = [s for s in mine if s in theirs]
+    if not any(mine[s][1] or theirs[s][1] for s in seeds):
+        return None
+    p = paired([mine[s][0] for s in seeds], [theirs[s][0] for s in seeds])
+    fewer = sum(mine[s][0] < theirs[s][0] for s in seeds)
+    unreached = sum((not mine[s][1]) + (not theirs[s][1]) for s in seeds)
+    bound = f"; {unreached} unreached counted at the budget, so a bound" if unreached else ""
+    return (
+        f"steps to {GENERALIZED} val: {label} = {p['diff_mean']:+.0f} [{p['lo']:+.0f}, {p['hi']:+.0f}], "
+        f"{fewer}/{p['n']} seeds fewer, sign p {_p(p['sign_p'])}, Wilcoxon p {_p(p['wilcoxon_p'])} "
+        f"(n={p['n']}{bound})"
+    )
 
 
 def _p(x: float) -> str:
