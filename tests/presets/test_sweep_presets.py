@@ -17,7 +17,7 @@ PAPER_SWEEPS = {
     "fig10_rank": ("Fig. 10", 9),
     "fig11_fourier": ("Fig. 11", 12),
     "fig12_lr_batch": ("Figs. 12", 18),
-    "sec43_init": ("§4.3", 9),
+    "sec43_init": ("§4.3", 30),  # 3 arms × 10 seeds
     "sampler_compare": ("eq. 10", 15),
     "fig6_adaptive": ("Fig. 6", 80),  # adaptive once, adaptive recomputed, Adam, c = 10 × 4 ops × 5 seeds
     "fig6_adaptive_mul": ("Fig. 6", 12),  # fig6_adaptive's mul cells, seeds 0-2
