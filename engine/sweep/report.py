@@ -24,6 +24,7 @@ from engine.sweep.stats import INF, cells, mean_ci, num, paired, quantile, summa
 
 DEFAULT_TAIL = 5  # `grok report --tail`: evaluations averaged into a member's final value
 DEFAULT_FINAL_METRICS = ("val_acc",)  # plus any other val_acc_* column the members logged (rare, absent tokens)
+PEAK = "max:"  # `--metrics max:train_loss`: a member's largest value over its run (Fig. 5: is large c unstable?)
 
 
 @dataclass
@@ -59,11 +60,18 @@ def tail_mean(values: list[float], tail: int) -> float | None:
     return sum(vals) / len(vals) if vals else None
 
 
+def peak(values: list[float]) -> float | None:
+    """The largest finite value (a probe column is NaN where it was not due); None if none."""
+    vals = [v for v in values if math.isfinite(v)]
+    return max(vals) if vals else None
+
+
 def member_finals(group: Group, metrics: list[str] | None = None, tail: int = DEFAULT_TAIL) -> dict[str, dict]:
     """Member id -> {metric: its mean over the member's last `tail` evaluations}, for members that ended.
 
-    `metrics` None: val_acc and every other val_acc_* column the members logged. metrics.csv is read
-    with rundir's reader, which drops a line torn by a kill.
+    `metrics` None: val_acc and every other val_acc_* column the members logged; `max:COL` is COL's
+    largest finite value over all the member's evaluations. metrics.csv is read with rundir's reader,
+    which drops a line torn by a kill.
     """
     res = group.results()
     curves: dict[str, list[dict[str, float]]] = {}
@@ -73,14 +81,16 @@ def member_finals(group: Group, metrics: list[str] | None = None, tail: int = DE
     seen = {k for rows in curves.values() for k in (rows[0] if rows else {})}
     if metrics is None:
         metrics = [*DEFAULT_FINAL_METRICS, *sorted(k for k in seen if k.startswith("val_acc_"))]
-    elif seen and (unknown := [k for k in metrics if k not in seen]):
+    elif seen and (unknown := [k for k in metrics if k.removeprefix(PEAK) not in seen]):
         have = ", ".join(sorted(k for k in seen if k not in ("step", "epoch")))
         raise ConfigError(f"{group.dir}: no member logged {', '.join(unknown)}; have {have}")
     out: dict[str, dict] = {}
     for mid, rows in curves.items():
         out[mid] = {}
         for k in metrics:
-            v = tail_mean([r.get(k, math.nan) for r in rows], tail)
+            col = k.removeprefix(PEAK)
+            values = [r.get(col, math.nan) for r in rows]
+            v = peak(values) if k.startswith(PEAK) else tail_mean(values, tail)
             if v is not None:
                 out[mid][k] = v
     return out
@@ -99,6 +109,8 @@ def _final_table(group: Group, rows: list[dict[str, Any]], dims: list[str], fina
     if not metrics:
         return None
     title = f"final value (mean of the last {tail} evaluations): mean over seeds [95% bootstrap CI]"
+    if any(k.startswith(PEAK) for k in metrics):
+        title += f"; {PEAK}COL is the member's largest COL over its run"
     t = Table(title, dims, intervals=metrics)
     for key, rs in cells(rows, dims).items():
         row: dict[str, Any] = dict(zip(dims, key, strict=True))
@@ -125,7 +137,8 @@ def paired_lines(group: Group, rows: list[dict[str, Any]], finals: dict, tail: i
     """Each value of the paired dimension against its baseline, per metric and context, paired by seed.
 
     E.g. "val_acc: adamlr - adam = +0.042 [+0.011, +0.071], 5/5 seeds higher, sign p 0.062, Wilcoxon p 0.062
-    (n=5)". Only seeds present in both cells count.
+    (n=5)", preceded by the same for steps to 95% val (`_paired_steps_line`). Only seeds present in both
+    cells count.
     """
     pd = paired_dimension(group)
     metrics = _final_metrics(finals)
@@ -145,6 +158,8 @@ def paired_lines(group: Group, rows: list[dict[str, Any]], finals: dict, tail: i
         where = "".join(f" [{k.split('.')[-1]}={v}]" for k, v in zip(ctx_keys, ctx, strict=True))
         label = val if dim == "arm" else f"{dim.split('.')[-1]}={val}"
         base_label = base if dim == "arm" else f"{dim.split('.')[-1]}={base}"
+        if line := _paired_steps_line(rs, base_rows, f"{label} - {base_label}"):
+            lines.append(line + where)
         for k in metrics:
             mine = {r["seed"]: finals[r["member"]][k] for r in rs if k in finals.get(r["member"], {})}
             theirs = {r["seed"]: finals[r["member"]][k] for r in base_rows if k in finals.get(r["member"], {})}
@@ -158,6 +173,36 @@ def paired_lines(group: Group, rows: list[dict[str, Any]], finals: dict, tail: i
                 f"(n={p['n']}){where}"
             )
     return lines
+
+
+def _steps_by_seed(rows: list[dict[str, Any]]) -> dict[str, tuple[float, bool]]:
+    """Seed -> (steps to 95% val, reached): an ended member that never reached it counts at its budget."""
+    out: dict[str, tuple[float, bool]] = {}
+    for r in rows:
+        if r.get("status") not in ENDED:
+            continue
+        g, budget = num(r.get("generalized_step")), num(r.get("max_steps"))
+        if g is not None or budget is not None:
+            out[r["seed"]] = (g, True) if g is not None else (float(budget or 0), False)
+    return out
+
+
+def _paired_steps_line(rs: list[dict[str, Any]], base_rows: list[dict[str, Any]], label: str) -> str | None:
+    """Steps to 95% val, x - baseline paired by seed, e.g. "steps to 95% val: small_init - default = -290
+    [-450, -130], 8/10 seeds fewer, ...". None when neither cell has a seed that reached it."""
+    mine, theirs = _steps_by_seed(rs), _steps_by_seed(base_rows)
+    seeds = [s for s in mine if s in theirs]
+    if not any(mine[s][1] or theirs[s][1] for s in seeds):
+        return None
+    p = paired([mine[s][0] for s in seeds], [theirs[s][0] for s in seeds])
+    fewer = sum(mine[s][0] < theirs[s][0] for s in seeds)
+    unreached = sum((not mine[s][1]) + (not theirs[s][1]) for s in seeds)
+    bound = f"; {unreached} unreached counted at the budget, so a bound" if unreached else ""
+    return (
+        f"steps to {GENERALIZED} val: {label} = {p['diff_mean']:+.0f} [{p['lo']:+.0f}, {p['hi']:+.0f}], "
+        f"{fewer}/{p['n']} seeds fewer, sign p {_p(p['sign_p'])}, Wilcoxon p {_p(p['wilcoxon_p'])} "
+        f"(n={p['n']}{bound})"
+    )
 
 
 def _p(x: float) -> str:

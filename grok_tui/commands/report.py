@@ -37,7 +37,12 @@ def register(app: typer.Typer) -> None:
         ] = 5,
         metrics: Annotated[
             str | None,
-            typer.Option("--metrics", "-m", help="Comma-separated final-value columns (default: val_acc, val_acc_*)."),
+            typer.Option(
+                "--metrics",
+                "-m",
+                help="Comma-separated final-value columns (default: val_acc, val_acc_*); max:COL is a member's "
+                "largest COL over its run (e.g. max:train_loss).",
+            ),
         ] = None,
     ) -> None:
         from engine.config import ConfigError

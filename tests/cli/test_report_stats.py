@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 
 import pytest
@@ -61,9 +62,26 @@ def test_report_metrics_and_tail_change_the_numbers(group: Path) -> None:
     assert r1.stdout != r4.stdout  # the first evaluations are averaged in with --tail 4
 
 
+def test_report_max_is_the_members_largest_value(group: Path) -> None:
+    import csv
+    import io
+
+    r = grok("report", str(group), "--tail", "1", "--metrics", "train_loss,max:train_loss", "--format", "csv")
+    assert r.returncode == 0, r.stderr
+    rows = [x for x in csv.DictReader(io.StringIO(r.stdout)) if x["table"].startswith("final value")]
+    assert len(rows) == 2 and "max:COL is the member's largest COL" in rows[0]["table"]
+    for row in rows:  # the loss falls from its initial ln(11): the largest value is the first, above the last
+        assert float(row["max:train_loss"]) > float(row["train_loss"])
+        assert float(row["max:train_loss"]) == pytest.approx(math.log(11), abs=0.3)
+
+
 @pytest.mark.parametrize(
     ("args", "needle"),
-    [(["--tail", "0"], "--tail must be >= 1"), (["--metrics", "nope"], "no member logged nope")],
+    [
+        (["--tail", "0"], "--tail must be >= 1"),
+        (["--metrics", "nope"], "no member logged nope"),
+        (["--metrics", "max:nope"], "no member logged max:nope"),
+    ],
 )
 def test_report_option_errors(group: Path, args: list[str], needle: str) -> None:
     assert_user_error(grok("report", str(group), *args), needle)

@@ -11,13 +11,13 @@ PAPER_SWEEPS = {
     "fig2_embeddings": ("Fig. 2", 18),  # noembed, embed, onehot × add, mul × 3 seeds
     "fig4_sampling": ("Fig. 4", 54),
     "fig4_skew_heldout": ("Fig. 4", 12),
-    "fig5_c_sensitivity": ("Fig. 5", 96),
+    "fig5_c_sensitivity": ("Fig. 5", 120),  # 10 values of c × 4 ops × 3 seeds
     "fig6_optimizers": ("Fig. 6", 24),
     "fig7_hessian": ("Figs. 7", 6),
     "fig10_rank": ("Fig. 10", 9),
     "fig11_fourier": ("Fig. 11", 12),
     "fig12_lr_batch": ("Figs. 12", 18),
-    "sec43_init": ("§4.3", 9),
+    "sec43_init": ("§4.3", 30),  # 3 arms × 10 seeds
     "sampler_compare": ("eq. 10", 15),
     "fig6_adaptive": ("Fig. 6", 80),  # adaptive once, adaptive recomputed, Adam, c = 10 × 4 ops × 5 seeds
     "fig6_adaptive_mul": ("Fig. 6", 12),  # fig6_adaptive's mul cells, seeds 0-2
@@ -55,7 +55,8 @@ def test_paper_settings() -> None:
     f4 = parse_sweep(load_preset("fig4_sampling").sweep)
     assert f4.grid["train.batch_size"] == [64, 128, 512] and load_preset("fig4_sampling").config.optim.lr == 1e-3
     f5 = parse_sweep(load_preset("fig5_c_sensitivity").sweep)
-    assert f5.grid["optim.lr_ratio"] == [0.5, 1, 4, 8, 10, 16, 24, 32]
+    assert f5.grid["optim.lr_ratio"] == [0.1, 0.3, 0.5, 1, 4, 8, 10, 16, 24, 32]  # small c: does E under-update?
+    assert load_preset("fig5_c_sensitivity").config.probe.update_every > 0
     f6 = load_preset("fig6_optimizers")
     assert (f6.config.optim.lr, f6.config.train.batch_size) == (0.01, 512)
     assert parse_sweep(f6.sweep).arms["adamlr"]["optim.lr_ratio"] == 10.0

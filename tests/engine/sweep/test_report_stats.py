@@ -117,3 +117,31 @@ def test_a_note_when_early_stopping_cuts_into_the_tail(tmp_path: Path) -> None:
     assert not build_tables(g, tail=3)[1][-1].startswith("note:")
     full = fake_group(tmp_path / "full", ARMS, _curve, STEPS, train__patience=3)  # ran its whole budget
     assert not build_tables(full, tail=5)[1][-1].startswith("note:")
+
+
+def test_steps_to_95_are_paired_by_seed(tmp_path: Path) -> None:
+    """adamlr reaches 95% 300 steps sooner in seeds 0-2; seed 3's adamlr never does (counted at the budget)."""
+    g = fake_group(tmp_path, ARMS, _curve, STEPS, max_steps=1000)
+    adam = {0: 900, 1: 800, 2: 700, 3: 600}
+    for m in g.members:
+        gen = adam[m.seed] - 300 if m.arm == "adamlr" else adam[m.seed]
+        gen = None if (m.arm, m.seed) == ("adamlr", 3) else gen
+        g.record(
+            {
+                "member": m.id,
+                "status": "finished",
+                "generalized_step": gen,
+                "max_steps": 1000,
+                "run_dir": g.member_dir(m).name,
+            }
+        )
+    g = type(g).open(g.dir)
+    _, lines = build_tables(g)
+    (line,) = [x for x in lines if x.startswith("steps to 95% val: ")]
+    p = paired([600, 500, 400, 1000], [900, 800, 700, 600])
+    assert p["diff_mean"] == pytest.approx(-125)
+    assert line == (
+        f"steps to 95% val: adamlr - adam = -125 [{p['lo']:+.0f}, {p['hi']:+.0f}], 3/4 seeds fewer, sign p 0.625, "
+        f"Wilcoxon p {p['wilcoxon_p']:.3g} (n=4; 1 unreached counted at the budget, so a bound)"
+    )
+    assert not [x for x in build_tables(fake_group(tmp_path / "none", ARMS, _curve, STEPS))[1] if "steps to" in x]
