@@ -33,7 +33,10 @@ ALLOWED = {
     ("engine/export.py", "csv.writer"): "the export file the user names, into that open file",
     ("engine/export.py", "csv.DictWriter"): "the export file the user names, into that open file",
     ("grok_tui/commands/figure.py", "mkdir"): "makes the output directory the user names (grok figure --paper -o DIR)",
-    ("grok_tui/figures/view.py", "mkdir"): "makes the runs folder the compare view reads (the `e` key writes its figure there, beside the runs)",
+    (
+        "grok_tui/figures/view.py",
+        "mkdir",
+    ): "makes the runs folder the compare view reads (the `e` key writes its figure there, beside the runs)",
     ("grok_tui/cli.py", "open"): "opens /dev/null to silence stdout once its reader closed the pipe",
 }
 
