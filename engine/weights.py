@@ -129,7 +129,7 @@ class StackedModels(Weights):
                 setattr(m.get_submodule(owner) if owner else m, leaf, alias)
         self.models = models
         self.named = [dict(m.named_parameters()) for m in models]
-        self._optimized: list[tuple[slice | int, dict[str, torch.Tensor]]] = []  # (rows, parameters) per optimizer
+        self._optimized: list[tuple[slice | int, dict[str, nn.Parameter]]] = []  # (rows, parameters) per optimizer
 
     def optimized(self, a: int, b: int) -> nn.Module:
         """Members [a, b) as one module whose parameters are the rows a:b of the stacked tensors (a
