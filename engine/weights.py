@@ -133,7 +133,8 @@ class StackedModels(Weights):
 
     def optimized(self, a: int, b: int) -> nn.Module:
         """Members [a, b) as one module whose parameters are the rows a:b of the stacked tensors (a
-        leading axis of b - a), so that one optimizer steps them together; member a's own for one."""
+        leading axis of b - a), so that one optimizer steps them together; member a's own for one.
+        `hand_grads` gives its parameters their rows of the stacked gradients from then on."""
         if b == a + 1:
             m = self.models[a]
             self._optimized.append((a, self.named[a]))
