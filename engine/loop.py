@@ -7,8 +7,10 @@ is this loop with one member and a pause; `ManyTrainer` (engine/many.py) the loo
 stacked as one batched model. What differs per member (seed, task, lr, c, weight decay) is data.
 
 Where the members' weights live is a `Weights` (engine/weights.py): one module, or parameters stacked
-on a leading member axis. Each member has its own `torch.optim` optimizer from `build_optimizer`, so
-its lr, c and weight decay are its own and its checkpoint holds the optimizer state torch itself wrote.
+on a leading member axis. The optimizers are `torch.optim`'s from `build_optimizer`: one per run of
+neighbouring members whose settings are equal for the whole run (`shared_ranges`), over their rows of
+the stacked tensors, else one per member (an adaptive c is each member's own). A member's checkpoint
+holds its optimizer state in torch's single-run format, its row of its range's (`member_state`).
 """
 
 from __future__ import annotations
@@ -28,7 +30,7 @@ from engine.evaluation import RunMetrics
 from engine.events import Event, RunFinished, RunStarted, StatusChanged, StepsTaken
 from engine.losses import build_loss
 from engine.models import build_model
-from engine.optim import apply_lr, build_optimizer, lr_at, scheduled
+from engine.optim import apply_lr, build_optimizer, lr_at, member_state, scheduled, shared_ranges
 from engine.probes import ProbeSet
 from engine.samplers import Sampler, build_sampler
 from engine.threads import apply_threads
@@ -80,7 +82,10 @@ class TrainLoop:
         if len({len(d.x_train) for d in self.data}) > 1 or len({len(d.x_test) for d in self.data}) > 1:
             raise ValueError("train_many: members' train or test sets differ in size")
         self.weights: Weights = StackedModels(models) if stacked else OneModel(models[0], c0)
-        self.opts = [build_optimizer(self.weights.module(i), c) for i, c in enumerate(cfgs)]
+        # Equal settings step as one optimizer: the step's host cost grows with the settings, not with N.
+        self.ranges = shared_ranges(cfgs) if stacked else [(0, 1)]
+        self.opts = [build_optimizer(self.weights.optimized(a, b), cfgs[a]) for a, b in self.ranges]
+        self.opt_of = [k for k, (a, b) in enumerate(self.ranges) for _ in range(a, b)]  # member -> its optimizer
         self.loss_fn = build_loss(c0.train.loss)
         self.samplers: list[Sampler] = [build_sampler(c, d.x_train, dev) for c, d in zip(cfgs, self.data, strict=True)]
         self.steps_per_epoch = self.samplers[0].steps_per_epoch
@@ -199,8 +204,8 @@ class TrainLoop:
                         self.samplers[i].observe(x[i], g)
                     self.probe_sets[i].on_step(x[i])
             if lr_scheduled:
-                for i, c in enumerate(self.cfgs):
-                    apply_lr(self.opts[i], lr_at(c, self.step), self.runs[i].lr_ratio)
+                for opt, (a, _) in zip(self.opts, self.ranges, strict=True):  # equal settings, equal lr
+                    apply_lr(opt, lr_at(self.cfgs[a], self.step), self.runs[a].lr_ratio)
             self.weights.hand_grads()
             for opt in self.opts:
                 opt.step()
@@ -250,7 +255,10 @@ class TrainLoop:
         ph = self.runs[i].phases
         if status == "diverged" and ph.diverged_step is None:
             ph.diverged_step = self.step
-        if self._running():  # the batch trains on: keep the member's checkpoint of this step
+        # The batch trains on: keep the member's checkpoint of this step. Its rows of the stack and of a
+        # shared optimizer's state go on changing (as its own optimizer's did), and nothing reads them
+        # again: `_evaluate` yields running members' rows only, and `member_state_dict` this snapshot.
+        if self._running():
             self._final[i] = _to_cpu(self._member_state(i))
         return i, RunFinished(status, self.summary(i))
 
@@ -269,7 +277,7 @@ class TrainLoop:
         update counts; σmax from its own weights. The new c takes effect on the embedding's lr at once."""
         for i, (c, run) in enumerate(zip(self.cfgs, self.runs, strict=True)):
             ratio = run.adapt(self.step, self.weights.template, x[i] if x is not None else None, self.weights.params(i))
-            apply_lr(self.opts[i], lr_at(c, self.step), ratio)
+            apply_lr(self.opts[self.opt_of[i]], lr_at(c, self.step), ratio)  # adaptive: a range of one
 
     def _evaluate(self) -> Iterator[tuple[int, Event]]:
         """Full train and test evaluation of every running member, probes that are due, the token counts:
@@ -309,7 +317,7 @@ class TrainLoop:
             "step": self.step,
             "wall_s": self.wall_s(),
             "model": model,
-            "opt": self.opts[i].state_dict(),
+            "opt": self._member_opt_state(i),
             "sampler": self.samplers[i].state_dict(),
             **self.runs[i].state_dict(),
             "probes": self.probe_sets[i].state_dict(),
@@ -317,15 +325,27 @@ class TrainLoop:
             "rng": torch.get_rng_state(),
         }
 
+    def _member_opt_state(self, i: int) -> dict[str, Any]:
+        """Member i's optimizer state_dict as its single run's optimizer writes it."""
+        k = self.opt_of[i]
+        a, b = self.ranges[k]
+        if b == a + 1:
+            return self.opts[k].state_dict()
+        return member_state(self.opts[k], i - a, build_optimizer(self.weights.module(i), self.cfgs[i]))
+
     def load_member_state(self, i: int, s: dict[str, Any]) -> None:
-        """Continue member i from a checkpoint (`member_state_dict`)."""
+        """Continue member i from a checkpoint (`member_state_dict`); a member with an optimizer of its own."""
+        a, b = self.ranges[self.opt_of[i]]
+        if b != a + 1:
+            raise ValueError("a member that shares its optimizer starts at step 0")
+        opt = self.opts[self.opt_of[i]]
         self.step = s["step"]
         self.wall_offset = s["wall_s"]
         self.weights.module(i).load_state_dict(s["model"])
-        self.opts[i].load_state_dict(s["opt"])
+        opt.load_state_dict(s["opt"])
         self.samplers[i].load_state_dict(s["sampler"])
         self.runs[i].load_state_dict(s)
-        apply_lr(self.opts[i], lr_at(self.cfgs[i], self.step), self.runs[i].lr_ratio)
+        apply_lr(opt, lr_at(self.cfgs[i], self.step), self.runs[i].lr_ratio)
         self.probe_sets[i].load_state_dict(s["probes"])
         for hook, hs in zip(self.weights.grad_hooks, s.get("grad_hooks", []), strict=False):  # gradient-filter state
             hook.load_state_dict(hs)

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import dataclasses
+import json
 import math
+from typing import Any
 
 import torch
 from torch import nn
@@ -63,3 +66,46 @@ def apply_lr(opt: torch.optim.Optimizer, lr: float, ratio: float) -> None:
     """Set the lr in force: lr·c on the embedding group (Adam-LR), lr on the rest."""
     opt.param_groups[0]["lr"] = lr * ratio
     opt.param_groups[1]["lr"] = lr
+
+
+def settings(cfg: RunConfig) -> str | None:
+    """The optimizer settings a member keeps for the whole run, as one comparable key; None where they
+    are its own (adaptive c is recomputed from each member's E, Prop. 4.1). Members with equal keys
+    step as one optimizer over their rows of a stacked model (`shared_ranges`)."""
+    if cfg.optim.adaptive:
+        return None
+    o = dataclasses.asdict(cfg.optim)
+    return json.dumps({"optim": o, "max_steps": cfg.train.max_steps}, sort_keys=True)  # max_steps: the cosine
+
+
+def shared_ranges(cfgs: list[RunConfig]) -> list[tuple[int, int]]:
+    """Members [a, b) in order, each a maximal run of neighbours with equal `settings` (else alone)."""
+    keys = [settings(c) for c in cfgs]
+    out: list[tuple[int, int]] = []
+    for i, k in enumerate(keys):
+        if out and k is not None and keys[out[-1][0]] == k:
+            out[-1] = (out[-1][0], i + 1)
+        else:
+            out.append((i, i + 1))
+    return out
+
+
+def member_state(shared: torch.optim.Optimizer, row: int, own: torch.optim.Optimizer) -> dict[str, Any]:
+    """Member `row`'s optimizer state in torch's single-run format, taken from the optimizer `shared`
+    that steps the rows of its range together; `own` is built over the member's own parameters (in the
+    same order) and gives the format. Each state tensor with the range's leading axis is sliced to the
+    member's row, a 0-dim one (Adam's step) is copied; any other shape is a format this does not know."""
+    for g_own, g_shared in zip(own.param_groups, shared.param_groups, strict=True):
+        g_own.update({k: v for k, v in g_shared.items() if k != "params"})  # the lr in force
+        for p_own, p_shared in zip(g_own["params"], g_shared["params"], strict=True):
+            if p_shared not in shared.state:
+                continue
+            entry: dict[str, Any] = {}
+            for k, v in shared.state[p_shared].items():
+                if isinstance(v, torch.Tensor) and v.dim() > 0:
+                    if v.shape[0] != p_shared.shape[0]:
+                        raise ValueError(f"optimizer state {k!r} of shape {tuple(v.shape)}: not per member")
+                    v = v[row]
+                entry[k] = v.clone() if isinstance(v, torch.Tensor) else v
+            own.state[p_own] = entry
+    return own.state_dict()

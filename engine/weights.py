@@ -3,12 +3,14 @@
 `OneModel` is one `nn.Module` of any kind, trained through its `forward_train` where it has one (the
 gathered first layer), gradient filters allowed. `StackedModels` holds N members of one shape as one
 model: each parameter stacked on a leading member axis and run under `torch.vmap`; each member's module
-keeps `nn.Parameter`s that alias its slice of the stack (no copy), so its own `torch.optim` optimizer
-updates the stack in place and its `state_dict` is the member's weights.
+keeps `nn.Parameter`s that alias its slice of the stack (no copy), so its `state_dict` is the member's
+weights. Members with equal optimizer settings side by side share one `torch.optim` optimizer over a
+module whose parameters alias their rows of the stack (`optimized`): one step per settings, not per member.
 """
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Callable
 
 import torch
@@ -57,11 +59,16 @@ class Weights:
         """Member i as its probes see it."""
         raise NotImplementedError
 
+    def optimized(self, a: int, b: int) -> nn.Module:
+        """The module one optimizer steps for members [a, b): member a's own where b = a + 1."""
+        assert b == a + 1
+        return self.module(a)
+
     def zero_grad(self) -> None:
         raise NotImplementedError
 
     def hand_grads(self) -> None:
-        """Give each member module's parameters their gradient before the optimizers step."""
+        """Give the optimized modules' parameters their gradient before the optimizers step."""
 
 
 class OneModel(Weights):
@@ -122,6 +129,24 @@ class StackedModels(Weights):
                 setattr(m.get_submodule(owner) if owner else m, leaf, alias)
         self.models = models
         self.named = [dict(m.named_parameters()) for m in models]
+        self._optimized: list[tuple[slice | int, dict[str, nn.Parameter]]] = []  # (rows, parameters) per optimizer
+
+    def optimized(self, a: int, b: int) -> nn.Module:
+        """Members [a, b) as one module whose parameters are the rows a:b of the stacked tensors (a
+        leading axis of b - a), so that one optimizer steps them together; member a's own for one.
+        `hand_grads` gives its parameters their rows of the stacked gradients from then on."""
+        if b == a + 1:
+            m = self.models[a]
+            self._optimized.append((a, self.named[a]))
+            return m
+        m = copy.deepcopy(self.template)
+        for name, p in list(m.named_parameters()):
+            owner, _, leaf = name.rpartition(".")
+            alias = nn.Parameter(self.stacked[name].detach()[a:b], requires_grad=p.requires_grad)
+            setattr(m.get_submodule(owner) if owner else m, leaf, alias)
+        named = dict(m.named_parameters())
+        self._optimized.append((slice(a, b), named))
+        return m
 
     def _logits(self, x: torch.Tensor) -> torch.Tensor:
         """(N, B, L) -> (N, B, p): the member model applied to its own parameters and batch."""
@@ -160,12 +185,12 @@ class StackedModels(Weights):
     def zero_grad(self) -> None:
         for p in self.stacked.values():
             p.grad = None
-        for named in self.named:
+        for _, named in self._optimized:
             for p in named.values():
                 p.grad = None
 
     def hand_grads(self) -> None:
         for name, p in self.stacked.items():
             if p.grad is not None:
-                for i, named in enumerate(self.named):
-                    named[name].grad = p.grad[i]
+                for rows, named in self._optimized:
+                    named[name].grad = p.grad[rows]

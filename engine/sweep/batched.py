@@ -58,7 +58,21 @@ def plan(specs: list[MemberSpec], max_members: int = MAX_MEMBERS) -> list[list[M
                 open_batches.append([s])
             else:
                 out.append([s])
-    return open_batches + out
+    return [_by_settings(b) for b in open_batches] + out
+
+
+def _by_settings(batch: list[MemberSpec]) -> list[MemberSpec]:
+    """The batch with members of equal optimizer settings side by side, in order of first appearance:
+    each run of them steps as one optimizer (engine/optim.py `shared_ranges`). A member's directory and
+    row go with its spec, so the order inside a batch is free."""
+    from engine.optim import settings
+
+    groups: dict[str | None, list[MemberSpec]] = {}
+    alone: list[MemberSpec] = []
+    for s in batch:
+        key = settings(s.config)
+        (alone if key is None else groups.setdefault(key, [])).append(s)
+    return [s for g in groups.values() for s in g] + alone
 
 
 def batchable(specs: list[MemberSpec]) -> bool:

@@ -12,6 +12,7 @@ import math
 from pathlib import Path
 
 import pytest
+import torch
 
 from engine.events import EvalLogged, FourierLogged, RunFinished, TokensLogged
 from engine.many import ManyTrainer, train_many
@@ -123,6 +124,7 @@ def test_member_checkpoint_continues_as_solo_run(optim):
     over = {"optim__name": optim, "train__sampler": "gradient", "probe__update_every": 20, "train__max_steps": 20}
     cfgs = [tiny_config(train__seed=s, **over) for s in (0, 1)]
     trainer = ManyTrainer(cfgs)
+    assert trainer.ranges == [(0, 2)]  # equal settings: one optimizer over both members' rows
     for _ in trainer.events():
         pass
     longer = tiny_config(train__seed=1, **{**over, "train__max_steps": 60})
@@ -153,3 +155,75 @@ def test_batched_sweep_members_resume_from_their_checkpoints(tmp_path):
         assert [int(r["step"]) for r in rows] == [r["step"] for r in straight]
         for r, s in zip(rows, straight, strict=True):
             assert close(r["val_loss"], s["val_loss"]) and close(r["train_acc"], s["train_acc"]), r["step"]
+
+
+def test_interleaved_settings_step_as_one_optimizer_each_when_side_by_side():
+    """Members with settings A, B, A, B keep their order and an optimizer each; regrouped A, A, B, B
+    they step as two optimizers, and each member is still its solo run."""
+    a, b = {"optim__lr": 1e-3}, {"optim__lr": 3e-3, "optim__lr_ratio": 2.0}
+    interleaved = [tiny_config(train__seed=s, train__max_steps=40, **o) for s, o in enumerate((a, b, a, b))]
+    assert ManyTrainer(interleaved).ranges == [(0, 1), (1, 2), (2, 3), (3, 4)]
+    side_by_side = [interleaved[i] for i in (0, 2, 1, 3)]
+    trainer = ManyTrainer(side_by_side)
+    assert trainer.ranges == [(0, 2), (2, 4)] and len(trainer.opts) == 2
+    check(side_by_side)
+
+
+def test_adaptive_members_keep_an_optimizer_each():
+    """An adaptive c is recomputed from each member's own E (Prop. 4.1): never shared."""
+    cfgs = [tiny_config(train__seed=s, optim__adaptive=True) for s in range(3)]
+    assert ManyTrainer(cfgs).ranges == [(0, 1), (1, 2), (2, 3)]
+
+
+def test_one_member_keeps_its_own_optimizer():
+    """N = 1 (a single run, or a batch of one) steps the optimizer of the member's own module, as before."""
+    cfg = tiny_config()
+    for loop in (Trainer(cfg), ManyTrainer([cfg])):
+        assert loop.ranges == [(0, 1)] and len(loop.opts) == 1
+        own = list(loop.weights.module(0).parameters())
+        assert [id(p) for g in loop.opts[0].param_groups for p in g["params"]] == [id(p) for p in own]
+
+
+def _run_to(trainer, step):
+    for _, ev in trainer._loop():
+        if getattr(ev, "step", -1) >= step and not isinstance(ev, EvalLogged):
+            return
+
+
+@pytest.mark.parametrize("optim", ["adam", "adamw", "sgd"])
+def test_shared_optimizer_member_state_is_the_solo_optimizers(optim):
+    """A member's optimizer state, sliced from its range's, has the format and the values of its solo
+    run's optimizer at the same step: the same groups (lr in force included) and state entries."""
+    over = {"optim__name": optim, "optim__warmup_steps": 30, "train__max_steps": 20, "train__eval_every": 10}
+    cfgs = [tiny_config(train__seed=s, **over) for s in (0, 1, 2)]
+    many = ManyTrainer(cfgs)
+    assert many.ranges == [(0, 3)]
+    _run_to(many, 20)
+    got = many.member_state_dict(1)["opt"]
+    alone = Trainer(cfgs[1])
+    _run_to(alone, 20)
+    want = alone.member_state_dict(0)["opt"]
+    assert got["param_groups"] == want["param_groups"]
+    assert set(got["state"]) == set(want["state"])
+    for k, entry in want["state"].items():
+        assert set(got["state"][k]) == set(entry)
+        for key, v in entry.items():
+            assert got["state"][k][key].shape == v.shape, key
+            assert torch.allclose(got["state"][k][key], v, rtol=1e-4, atol=1e-6), key
+
+
+def test_member_state_slices_any_per_row_key_and_rejects_an_unknown_shape():
+    """A state key torch may add later is sliced by its leading member axis, or copied if 0-dim;
+    a tensor without that axis is refused rather than written into a member's checkpoint."""
+    cfgs = [tiny_config(train__seed=s, train__max_steps=10) for s in (0, 1, 2)]
+    many = ManyTrainer(cfgs)
+    _run_to(many, 10)
+    opt = many.opts[0]
+    p = opt.param_groups[1]["params"][0]
+    opt.state[p]["future_rows"] = torch.arange(3.0)
+    opt.state[p]["future_scalar"] = torch.tensor(7.0)
+    entry = many.member_state_dict(2)["opt"]["state"][len(opt.param_groups[0]["params"])]
+    assert entry["future_rows"].item() == 2.0 and entry["future_scalar"].item() == 7.0
+    opt.state[p]["future_rows"] = torch.zeros(5)
+    with pytest.raises(ValueError, match="future_rows"):
+        many.member_state_dict(0)

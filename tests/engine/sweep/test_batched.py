@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import json
 import math
 from pathlib import Path
 
 import engine.loop
+import engine.sweep.batched
 from engine.evaluation import RunMetrics
 from engine.events import EvalLogged, RunFinished
 from engine.losses import build_loss
@@ -98,3 +100,29 @@ def test_a_nan_in_the_last_steps_ends_batched_members_diverged_as_trainer(tmp_pa
     for spec, row in zip(specs, rows, strict=True):
         assert read_summary(Path(spec.run_dir))["status"] == "diverged" == row["status"]
         assert row["steps"] == 15
+
+
+def test_plan_puts_equal_optimizer_settings_side_by_side(tmp_path: Path, monkeypatch) -> None:
+    """On a GPU a batch's members are ordered so equal settings are neighbours (one optimizer each run,
+    engine/optim.py `shared_ranges`); each member keeps its own directory and row."""
+    monkeypatch.setattr(engine.sweep.batched, "_wants_batches", lambda cfg: True)
+    lrs = (1e-3, 3e-3, 1e-3, 3e-3)
+    specs = [
+        MemberSpec(f"m{s:03d}", tiny_config(train__seed=s, optim__lr=lr, train__max_steps=20), str(tmp_path / f"m{s}"))
+        for s, lr in enumerate(lrs)
+    ]
+    adaptive = [
+        MemberSpec(f"a{s}", tiny_config(train__seed=s, optim__adaptive=True), str(tmp_path / f"a{s}")) for s in (0, 1)
+    ]
+    assert plan(adaptive[::-1]) == [adaptive[::-1]]  # settings of their own: the order stays
+    (batch,) = plan(specs)
+    assert [s.id for s in batch] == ["m000", "m002", "m001", "m003"]
+    rows = run_batch(batch, None, lambda: False)
+    assert [r["member"] for r in rows] == ["m000", "m002", "m001", "m003"]
+    for spec, row in zip(batch, rows, strict=True):
+        d = Path(spec.run_dir)
+        assert row["run_dir"] == d.name
+        assert json.loads((d / "config.json").read_text())["optim"]["lr"] == spec.config.optim.lr
+        solo = [ev.row for ev in Trainer(spec.config) if isinstance(ev, EvalLogged)]
+        metrics = read_csv(d / "metrics.csv")
+        assert math.isclose(float(metrics[-1]["train_loss"]), solo[-1]["train_loss"], rel_tol=1e-4)
