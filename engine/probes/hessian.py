@@ -21,12 +21,15 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import torch
 from torch.func import functional_call  # torch.nn.utils.stateless underneath: no torch._dynamo
 
 from engine.probes.base import NAN, PROBE_SEED_OFFSET, Blocks, Probe, ProbeContext
+
+if TYPE_CHECKING:
+    from engine.config import ProbeConfig
 
 HVP = Callable[[torch.Tensor], torch.Tensor]
 
@@ -144,6 +147,12 @@ def block_hvp(
 def column_suffix(l2: bool, dominant: bool) -> str:
     """The option suffix of a Hessian column: `_abs` for the dominant λ, then `_l2` for the L2 term."""
     return ("_abs" if dominant else "") + ("_l2" if l2 else "")
+
+
+def block_columns(pc: ProbeConfig) -> tuple[str, str]:
+    """The columns λmax(E) and λmax(W) go into under these probe options (Fig. 7's two curves)."""
+    suffix = column_suffix(pc.hessian_l2, pc.hessian_abs)
+    return f"hess_E{suffix}", f"hess_{'Wall' if pc.hessian_w == 'all' else 'W'}{suffix}"
 
 
 class HessianProbe(Probe):

@@ -213,13 +213,20 @@ def fig6(group: Group) -> list[Panel]:
 
 
 def fig7(group: Group) -> list[Panel]:
-    """Fig. 7: λmax of the loss Hessian restricted to E and to W, one panel per optimizer."""
-    e, w = group_curves(group, "hess_E"), group_curves(group, "hess_W")
+    """Fig. 7: λmax of the loss Hessian restricted to E and to W, one panel per optimizer.
+
+    The columns are the ones the group's probe options name (engine/probes/hessian.py): hess_E and
+    hess_W for the data loss and the first layer, hess_E_abs_l2 and hess_Wall_abs_l2 for the paper's
+    reading (`fig7_hessian`'s default)."""
+    from engine.probes.hessian import block_columns
+
+    e_col, w_col = block_columns(group.config(group.members[0]).probe) if group.members else ("hess_E", "hess_W")
+    e, w = group_curves(group, e_col), group_curves(group, w_col)
     panels = []
     for ce, cw in zip(e, w, strict=False):
-        ce.label, cw.label = "E", "W"
+        ce.label, cw.label = "E", "W (all downstream)" if w_col.startswith("hess_Wall") else "W"
         title = ce.member.arm if ce.member is not None and ce.member.arm else ""
-        panels.append(Panel(title, ["hess_E", "hess_W"], [ce, cw], ylabel=r"$\lambda_{\max}$"))
+        panels.append(Panel(title, [e_col, w_col], [ce, cw], ylabel=r"$\lambda_{\max}$"))
     share_axes(panels)  # one scale: the optimizers compare by height and by time
     return panels
 

@@ -382,3 +382,33 @@ def test_a_cell_short_of_seeds_on_one_task_keeps_its_colour_and_one_legend_entry
     add, mul = fig.axes[:2]
     assert [ln.get_color() for ln in _lines(add)] == [ln.get_color() for ln in _lines(mul)]
     assert [ln.get_linestyle() for ln in _lines(add)] == [ln.get_linestyle() for ln in _lines(mul)]
+
+
+@pytest.mark.parametrize(
+    ("options", "e_col", "w_col"),
+    [
+        ({}, "hess_E", "hess_W"),
+        (
+            {"probe__hessian_l2": True, "probe__hessian_abs": True, "probe__hessian_w": "all"},
+            "hess_E_abs_l2",
+            "hess_Wall_abs_l2",
+        ),
+    ],
+)
+def test_fig7_draws_the_columns_the_groups_probe_options_name(
+    tmp_path: Path, options: dict[str, object], e_col: str, w_col: str
+) -> None:
+    """fig7_hessian's default is the paper's reading (hess_E_abs_l2, hess_Wall_abs_l2); the first
+    reading's group logs hess_E and hess_W. The figure draws whichever the group's config names."""
+
+    def curves(m: Member) -> dict[str, list[float]]:
+        return {e_col: [0.01 * (i + 1) for i in range(len(STEPS))], w_col: [1.0 + 0.1 * i for i in range(len(STEPS))]}
+
+    table = {"seeds": 2, "arms": {"adam": {"optim.lr_ratio": 1.0}, "adamlr": {"optim.lr_ratio": 10.0}}}
+    g = fake_group(tmp_path, table, curves, STEPS, preset="fig7_hessian", **options)
+    _, panels = claim_panels("fig7", g)
+    fig = draw(panels, legend="first")
+    assert len(fig.axes) == 2 and [ax.get_title() for ax in fig.axes] == ["adam", "adamlr"]
+    e, w = _lines(fig.axes[0])
+    assert list(e.get_ydata()) == pytest.approx([0.01 * (i + 1) for i in range(len(STEPS))])
+    assert list(w.get_ydata()) == pytest.approx([1.0 + 0.1 * i for i in range(len(STEPS))])
