@@ -10,7 +10,7 @@ run are 8e-7 apart in train loss at step 50, 2.5e-4 at step 100 and 0.2 at step 
 members pass 1e-4 by step 50 (one likely route: Adam's m/√v turns a rounding-sized gradient into
 a full-size step). A whole-run comparison row by row therefore cannot pass, bug or no bug. This check has two parts:
 
-1. **Early, pass/fail**: every batch the sweep would form is trained again as one model for
+1. **Early, pass/fail**: every batch the sweep forms (`plan`, members in its order) is trained again as one model for
    `--early` steps, evaluated at every step, beside each member alone; every row must agree within
    `--rtol-loss` in loss and `--atol-acc` in accuracy. A wrong lr, split, seed, c or weight decay in
    the batched path shows from the first step on, at 1e-3 and more; rounding is near 1e-7 there.
@@ -32,9 +32,11 @@ from pathlib import Path
 
 from engine.config import RunConfig, apply_overrides
 from engine.events import EvalLogged
-from engine.many import train_many, why_not_batched
+from engine.many import train_many
 from engine.run import Run
 from engine.rundir import read_config, read_metrics
+from engine.sweep.batched import plan
+from engine.sweep.member import MemberSpec
 from engine.sweep.spec import Group
 from engine.sweep.stats import paired
 from engine.trainer import Trainer
@@ -42,28 +44,14 @@ from engine.trainer import Trainer
 Rows = dict[int, dict[str, float]]
 
 
-def batches(cfgs: list[RunConfig], size: int = 32) -> list[list[int]]:
-    """Member indices grouped the way the batched backend groups them (greedy, shapes must match)."""
-    out: list[list[int]] = []
-    for i, c in enumerate(cfgs):
-        for b in out:
-            if len(b) < size and why_not_batched([cfgs[b[0]], c]) is None:
-                b.append(i)
-                break
-        else:
-            out.append([i])
-    return out
-
-
 def early_rows(cfgs: list[RunConfig]) -> tuple[list[Rows], list[Rows]]:
-    """(batched, solo) evaluation rows of each config."""
+    """(batched, solo) evaluation rows of each config of one batch."""
     many: list[Rows] = [{} for _ in cfgs]
-    if len(cfgs) > 1:
-        for i, ev in train_many(cfgs):
-            if isinstance(ev, EvalLogged):
-                many[i][ev.step] = ev.row
+    for i, ev in train_many(cfgs):
+        if isinstance(ev, EvalLogged):
+            many[i][ev.step] = ev.row
     solo = [{ev.step: ev.row for ev in Trainer(c) if isinstance(ev, EvalLogged)} for c in cfgs]
-    return (many if len(cfgs) > 1 else solo), solo
+    return many, solo
 
 
 def gap(a: Rows, b: Rows) -> tuple[float, float, bool]:
@@ -99,21 +87,31 @@ def main() -> int:
     ]
     bad = 0
     worst_loss = worst_acc = 0.0
-    for b in batches(short):
-        many, solo = early_rows([short[i] for i in b])
-        for i, a, s in zip(b, many, solo, strict=True):
+    # The batches the sweep itself forms, in its order (engine/sweep/batched.py `plan`): a member it
+    # trains alone runs the solo code path, and there is nothing to compare.
+    specs = [MemberSpec(m.id, c, str(d)) for m, c, d in zip(g.members, short, dirs, strict=True)]
+    index = {s.id: i for i, s in enumerate(specs)}
+    compared = 0
+    for batch in plan(specs):
+        if len(batch) == 1:
+            print(f"early {batch[0].id} alone: the sweep trains it as a solo run, nothing to compare")
+            continue
+        many, solo = early_rows([s.config for s in batch])
+        for spec, a, s in zip(batch, many, solo, strict=True):
+            i = index[spec.id]
             d_loss, d_acc, same = gap(a, s)
             ok = same and d_loss <= args.rtol_loss and d_acc <= args.atol_acc
             bad += not ok
+            compared += 1
             worst_loss, worst_acc = max(worst_loss, d_loss), max(worst_acc, d_acc)
             print(
-                f"early {g.members[i].id} {g.members[i].label():<28} batch of {len(b):>2}  "
+                f"early {g.members[i].id} {g.members[i].label():<28} batch of {len(batch):>2}  "
                 f"max relΔloss {d_loss:.1e}  max|Δacc| {d_acc:.1e}  {'ok' if ok else 'OUT OF TOLERANCE'}"
             )
     print(
-        f"early check, {len(cfgs)} members over {args.early} steps: max relΔloss {worst_loss:.1e} "
-        f"(tol {args.rtol_loss:g}), max |Δacc| {worst_acc:.1e} (tol {args.atol_acc:g}): "
-        + ("PASS" if bad == 0 else f"FAIL ({bad} member(s))")
+        f"early check, {compared} of {len(cfgs)} members batched, over {args.early} steps: "
+        f"max relΔloss {worst_loss:.1e} (tol {args.rtol_loss:g}), max |Δacc| {worst_acc:.1e} (tol {args.atol_acc:g}): "
+        + ("nothing batched" if compared == 0 else "PASS" if bad == 0 else f"FAIL ({bad} member(s))")
     )
     if args.no_outcomes:
         return 0 if bad == 0 else 1
