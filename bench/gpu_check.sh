@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # The GPU path, end to end, in one script (under 8 minutes on one GPU):
-#   doctor, a CUDA `grok run --preset adamlr_mul`, `grok bench`, bench/bench_many.py, a batched
-#   `grok sweep --preset fig6_optimizers` checked member by member against solo runs
-#   (bench/gpu_compare.py), where a batched member and its solo run part (bench/gpu_divergence.py),
+#   doctor, a CUDA `grok run --preset adamlr_mul`, the step as a CUDA graph against eager
+#   (bench/gpu_graph.py), `grok bench`, bench/bench_many.py, a batched `grok sweep --preset
+#   fig6_optimizers --seeds 1` checked member by member against solo runs (bench/gpu_compare.py),
 #   one run's step under the profiler (bench/gpu_profile.py), and the TUI on a live run under tmux
-#   for 20 s with a screen capture.
+#   for 20 s with a screen capture. GPU_CHECK_FULL=1 adds where a batched member and its solo run
+#   part, in float32 and float64 (bench/gpu_divergence.py, about 3 minutes more).
 #
 #   bench/gpu_check.sh                  # on a GPU box (device cuda)
 #   bench/gpu_check.sh --device cpu     # dry run with small sizes (under 3 minutes), anywhere
@@ -68,9 +69,10 @@ if [ "$DEVICE" = cpu ]; then  # the dry run: every step, small sizes
     RUN_ARGS=(--steps 100); BENCH_ARGS=(--quick --many 1,4); MANY_ARGS=(--sizes 1,4 --steps 10 --reps 1)
     SWEEP_ARGS=(--seeds 1 --steps 20 --workers 2); TUI_ARGS=(--steps 100000)
     DIV_ARGS=(--steps 40 --every 20 --members 2 --quick); PROF_ARGS=(--steps 10 --warmup 5)
+    GRAPH_ARGS=(--steps 20 --reps 1 --pairs 1 --run-steps 50)
 else
     RUN_ARGS=(); BENCH_ARGS=(); MANY_ARGS=(--sizes 1,8,32,128 --steps 20 --reps 3)
-    SWEEP_ARGS=(); TUI_ARGS=()
+    SWEEP_ARGS=(--seeds 1); TUI_ARGS=(); GRAPH_ARGS=()
     DIV_ARGS=(--steps 1000 --every 20 --members 4); PROF_ARGS=(--steps 200 --warmup 100)
 fi
 
@@ -103,6 +105,13 @@ else
     row "run adamlr_mul" "FAILED (run.log)"
 fi
 
+# 2b the step as a CUDA graph against the eager step
+if step "cuda graph" graph.log "$PY" bench/gpu_graph.py --device "$DEVICE" "${GRAPH_ARGS[@]}"; then
+    while IFS= read -r line; do row "cuda graph" "$(echo "$line" | sed 's/  */ /g')"; done < <(grep -E '^(early|one run|many|grok run random)' "$OUT/graph.log")
+else
+    row "cuda graph" "FAILED (graph.log)"
+fi
+
 # 3 engine vs peer, share of the fp32 ceiling
 if step "grok bench" bench.log "${GROK[@]}" bench --device "$DEVICE" "${BENCH_ARGS[@]}"; then
     row "bench ceiling" "$(grep -m1 'matmul ceiling' "$OUT/bench.log" | sed 's/  */ /g')"
@@ -133,7 +142,7 @@ else
 fi
 
 # 6 where batched and solo part (rounding amplified, or a bug), in float32 and float64
-for dt in float32 float64; do
+for dt in $([ -n "${GPU_CHECK_FULL:-}" ] && echo float32 float64); do
     if step "divergence $dt" "divergence_$dt.log" "$PY" bench/gpu_divergence.py --device "$DEVICE" --dtype "$dt" "${DIV_ARGS[@]}"; then
         while IFS= read -r line; do row "divergence $dt" "$(echo "$line" | sed 's/  */ /g')"; done < <(grep -E '^(solo|member|batched|deterministic)' "$OUT/divergence_$dt.log")
     else

@@ -230,6 +230,9 @@ class TrainConfig:
     loss: str = "ce"  # ce | stablemax
     checkpoint_every: int = 2000  # steps between checkpoints (also written on every exit)
     threads: int = 0  # torch intra-op threads; 0 = auto: idle cores, or OMP_NUM_THREADS (engine/threads.py)
+    # On a GPU the step is recorded once as a CUDA graph and replayed (engine/cuda_graph.py) where its
+    # arguments are fixed: Adam or AdamW, constant lr, no adaptive c, no gradient filter.
+    cuda_graph: bool = True  # false: every step launches its kernels one by one
 
     def __post_init__(self) -> None:
         _check(self.batch_size >= 0, "train.batch_size", f"must be >= 1, or 0 for full batch (got {self.batch_size})")

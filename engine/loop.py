@@ -25,6 +25,7 @@ import torch
 
 from engine.columns import BASE_COLUMNS
 from engine.config import RunConfig
+from engine.cuda_graph import MAX_GRAPHS, StepGraph, cuda_recorder, unfit
 from engine.dataset import Dataset, load_dataset
 from engine.evaluation import RunMetrics
 from engine.events import Event, RunFinished, RunStarted, StatusChanged, StepsTaken
@@ -112,6 +113,10 @@ class TrainLoop:
         self.status: list[str | None] = [None] * N  # set when a member ends
         self.ended_step = [0] * N
         self._final: dict[int, dict[str, Any]] = {}  # checkpoints of members that ended while others train on
+        # CUDA graphs of the step where it can be recorded (engine/cuda_graph.py): the reason where not
+        self.graph_off = unfit(self)
+        self.graphs: dict[tuple[int, ...], StepGraph] = {}
+        self.recorder = cuda_recorder
         self.step = 0
         self.wall_offset = 0.0
         self._t0 = 0.0
@@ -184,32 +189,32 @@ class TrainLoop:
                 continue
             draws = [s.next() for s in self.samplers]  # each member's own (B,) example indices
             idx = (torch.stack(draws) if self.N > 1 else draws[0][None]) + self._offset  # (N, B) rows of the flat sets
-            x, y = self._flat_x[idx], self._flat_y[idx]  # (N, B, L), (N, B)
-            if o.adaptive and self.step == 0:
-                self._adapt(x)  # c from the first step on, not lr_ratio until step adaptive_every
-            losses = self.weights.losses(x, y, self.loss_fn)
-            self.weights.zero_grad()
-            # Σ L_j: members are independent, ∂(Σ L_j)/∂θ_i = ∂L_i/∂θ_i. A scalar's backward, not
-            # backward(ones): autograd checks a given gradient's shape with torch.fx's symbolic shapes,
-            # whose first import (sympy) costs about 0.3 CPU-s of the first step; sum's backward is ones.
-            losses.sum().backward()
-            for hook in self.weights.grad_hooks:
-                hook()
-            if observe:
-                for i in range(self.N):
-                    g = self.weights.grad(e_name, i)
-                    if g is None:
-                        continue
-                    if wants_grad[i]:
-                        self.samplers[i].observe(x[i], g)
-                    self.probe_sets[i].on_step(x[i])
-            if lr_scheduled:
-                for opt, (a, _) in zip(self.opts, self.ranges, strict=True):  # equal settings, equal lr
-                    apply_lr(opt, lr_at(self.cfgs[a], self.step), self.runs[a].lr_ratio)
-            self.weights.hand_grads()
-            for opt in self.opts:
-                opt.step()
-            self.counts += self._present.zero_().scatter_(1, x.reshape(self.N, -1), 1)  # tokens in the batch
+            graph = self._graph_for(idx)
+            if graph is not None:  # the whole step in one launch (engine/cuda_graph.py)
+                losses, x = graph.replay(idx)
+                if observe:  # the step's gradients, as the optimizer used them
+                    self._observe(x, e_name, wants_grad)
+            else:
+                x, y = self._flat_x[idx], self._flat_y[idx]  # (N, B, L), (N, B)
+                if o.adaptive and self.step == 0:
+                    self._adapt(x)  # c from the first step on, not lr_ratio until step adaptive_every
+                losses = self.weights.losses(x, y, self.loss_fn)
+                self.weights.zero_grad()
+                # Σ L_j: members are independent, ∂(Σ L_j)/∂θ_i = ∂L_i/∂θ_i. A scalar's backward, not
+                # backward(ones): autograd checks a given gradient's shape with torch.fx's symbolic shapes,
+                # whose first import (sympy) costs about 0.3 CPU-s of the first step; sum's backward is ones.
+                losses.sum().backward()
+                for hook in self.weights.grad_hooks:
+                    hook()
+                if observe:
+                    self._observe(x, e_name, wants_grad)
+                if lr_scheduled:
+                    for opt, (a, _) in zip(self.opts, self.ranges, strict=True):  # equal settings, equal lr
+                        apply_lr(opt, lr_at(self.cfgs[a], self.step), self.runs[a].lr_ratio)
+                self.weights.hand_grads()
+                for opt in self.opts:
+                    opt.step()
+                self.count_tokens(x)
             self.step += 1
             step = self.step
             if o.adaptive and step % o.adaptive_every == 0:
@@ -245,6 +250,36 @@ class TrainLoop:
         # path than an uninterrupted run (resume is bit-for-bit; summary.json has the exact step).
         for i in self._running():
             yield self._end(i, self._stop or "finished", losses)
+
+    def _observe(self, x: torch.Tensor, e_name: str, wants_grad: list[bool]) -> None:
+        """The step's ∇E to the gradient sampler and the per-step probes, member by member."""
+        for i in range(self.N):
+            g = self.weights.grad(e_name, i)
+            if g is None:
+                continue
+            if wants_grad[i]:
+                self.samplers[i].observe(x[i], g)
+            self.probe_sets[i].on_step(x[i])
+
+    def count_tokens(self, x: torch.Tensor) -> None:
+        """Each member's steps-with-token count, +1 for every token in its batch x (N, B, L)."""
+        self.counts += self._present.zero_().scatter_(1, x.reshape(self.N, -1), 1)
+
+    def _graph_for(self, idx: torch.Tensor) -> StepGraph | None:
+        """The recorded step for this batch shape, recorded now if need be; None: the eager step."""
+        if self.graph_off is not None:
+            return None
+        shape = tuple(idx.shape)
+        graph = self.graphs.get(shape)
+        if graph is None and len(self.graphs) < MAX_GRAPHS:
+            try:
+                graph = self.graphs[shape] = StepGraph(self, idx, self.recorder)
+            except RuntimeError as e:  # the recording refused: eager steps, the reason in summary.json
+                self.graph_off = "recording failed: " + (str(e).splitlines() or [type(e).__name__])[0][:160]
+                self.graphs.clear()
+                self.weights.zero_grad()
+                return None
+        return graph
 
     def _end(self, i: int, status: str, losses: torch.Tensor | None = None) -> tuple[int, RunFinished]:
         """Member i ends with `status`, or `diverged` if its last training loss is not finite (the NaN
@@ -298,6 +333,8 @@ class TrainLoop:
         """Member i's summary.json fields; `status` (a failure's) overrides the member's own."""
         status, steps = status or self.status[i] or "running", self.ended_step[i] or self.step
         out = self.runs[i].summary(status, steps, self.wall_s(), str(self.device))
+        if self.device.type == "cuda":
+            out["cuda_graph"] = "on" if self.graphs else self.graph_off or "not yet"
         return {**out, "batched": self.N} if self.weights.batched else out
 
     # --- checkpoints: one per member, in one format ---------------------------------------------

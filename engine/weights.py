@@ -67,6 +67,10 @@ class Weights:
     def zero_grad(self) -> None:
         raise NotImplementedError
 
+    def leaves(self) -> list[torch.Tensor]:
+        """The tensors whose `.grad` the training backward writes (what `grad` reads)."""
+        raise NotImplementedError
+
     def hand_grads(self) -> None:
         """Give the optimized modules' parameters their gradient before the optimizers step."""
 
@@ -105,6 +109,9 @@ class OneModel(Weights):
 
     def zero_grad(self) -> None:
         self.model.zero_grad(set_to_none=True)
+
+    def leaves(self) -> list[torch.Tensor]:
+        return [p for p in self.model.parameters() if p.requires_grad]
 
 
 class StackedModels(Weights):
@@ -188,6 +195,9 @@ class StackedModels(Weights):
         for _, named in self._optimized:
             for p in named.values():
                 p.grad = None
+
+    def leaves(self) -> list[torch.Tensor]:
+        return [p for p in self.stacked.values() if p.requires_grad]
 
     def hand_grads(self) -> None:
         for name, p in self.stacked.items():
