@@ -10,6 +10,10 @@ alternating order (this, REF; REF, this; ...). Per run it reads the summary's st
 only, from summary.json) and the wall and CPU time of the whole process. Usage:
 
     python bench/bench_vs_commit.py REF [--pairs 5] [--batches 64,512] [--steps 4000,1000] [--threads 1]
+    python bench/bench_vs_commit.py REF --ref-tree DIR --device cuda   # on a box without the history
+
+`--ref-tree DIR` takes REF's tree already exported (`git archive REF | tar -x -C DIR`), for a machine
+that has a copy of the working tree but not its git history (a GPU box); REF is then only the label.
 """
 
 from __future__ import annotations
@@ -71,7 +75,8 @@ def export_tree(ref: str, dest: Path) -> str:
 
 def child_env(arm: Arm, threads: int) -> dict[str, str]:
     env = dict(os.environ)
-    env["PYTHONPATH"] = str(arm.root)
+    # the arm's tree first; what the caller's PYTHONPATH held (a GPU box's wheels) after it
+    env["PYTHONPATH"] = os.pathsep.join([str(arm.root), *filter(None, [os.environ.get("PYTHONPATH")])])
     env.pop("PYTHONDONTWRITEBYTECODE", None)  # as a user's shell: bytecode is cached after the first run
     if threads:
         env["OMP_NUM_THREADS"] = env["MKL_NUM_THREADS"] = str(threads)
@@ -92,12 +97,12 @@ def preflight(arm: Arm, threads: int, cwd: Path) -> None:
     print(f"{arm.label:>8}: {arm.commit[:10]} from {root} (engine, grok_tui and presets checked)")
 
 
-def grok_run(arm: Arm, out: Path, batch: int, steps: int, threads: int, eval_every: int) -> Result:
+def grok_run(arm: Arm, out: Path, batch: int, steps: int, threads: int, eval_every: int, device: str) -> Result:
     sets = {
         "train.batch_size": batch,
         "train.eval_every": eval_every,
         "train.threads": threads,
-        "train.device": "cpu",
+        "train.device": device,
         "probe.hessian_every": 0,
         "probe.rank_every": 0,
         "probe.grad_every": 0,
@@ -133,6 +138,8 @@ def main() -> None:
     ap.add_argument("--steps", default="4000,1000", help="max_steps per batch size, in the order of --batches")
     ap.add_argument("--threads", type=int, default=1, help="torch threads in both arms; 0 = each arm's default")
     ap.add_argument("--eval-every", type=int, default=1000)
+    ap.add_argument("--device", default="cpu", help="train.device in both arms")
+    ap.add_argument("--ref-tree", type=Path, help="REF's tree, already exported (no git history needed)")
     args = ap.parse_args()
     batches = [int(b) for b in args.batches.split(",")]
     steps = [int(s) for s in args.steps.split(",")]
@@ -141,24 +148,39 @@ def main() -> None:
 
     tmp = Path(tempfile.mkdtemp(prefix="bench-vs-commit-"))
     try:
-        head = git("rev-parse", "HEAD")
-        dirty = " (with uncommitted changes)" if git("status", "--porcelain", "--untracked-files=no") else ""
+        try:
+            head = git("rev-parse", "HEAD")
+            dirty = " (with uncommitted changes)" if git("status", "--porcelain", "--untracked-files=no") else ""
+        except (OSError, subprocess.CalledProcessError):
+            head, dirty = "(no git history here)", ""
         this = Arm("this", ROOT, head)
-        ref = Arm("ref", tmp / "ref", "")
-        ref.commit = export_tree(args.ref, ref.root)
-        print(f"whole `grok run --preset random_mul`, threads {args.threads}, probes off, eval every {args.eval_every}")
+        if args.ref_tree is not None:
+            ref = Arm("ref", args.ref_tree.resolve(), args.ref)
+            link = ref.root / "grok_presets"
+            if (ref.root / "presets" / "__init__.py").exists() and not link.exists():
+                link.symlink_to("presets")
+        else:
+            ref = Arm("ref", tmp / "ref", "")
+            ref.commit = export_tree(args.ref, ref.root)
+        print(
+            f"whole `grok run --preset random_mul`, device {args.device}, threads {args.threads}, probes off, "
+            f"eval every {args.eval_every}"
+        )
         print(f"this tree at {head[:10]}{dirty} against {args.ref} = {ref.commit[:10]}")
         for arm in (this, ref):
             preflight(arm, args.threads, tmp)
         load = os.getloadavg()[0]
         for batch, n in zip(batches, steps, strict=True):
             for arm in (this, ref):  # warm-up: bytecode, file cache
-                grok_run(arm, tmp / "out", batch, 10, args.threads, args.eval_every)
+                grok_run(arm, tmp / "out", batch, 10, args.threads, args.eval_every, args.device)
             sps_r, wall_r, cpu_r = [], [], []
             print(f"\nbatch {batch}, {n} steps, {args.pairs} pairs (steps/s from summary.json; whole-process wall s)")
             for i in range(args.pairs):
                 order = (this, ref) if i % 2 == 0 else (ref, this)
-                res = {arm.label: grok_run(arm, tmp / "out", batch, n, args.threads, args.eval_every) for arm in order}
+                res = {
+                    arm.label: grok_run(arm, tmp / "out", batch, n, args.threads, args.eval_every, args.device)
+                    for arm in order
+                }
                 a, b = res["this"], res["ref"]
                 sps_r.append(a.sps / b.sps)
                 wall_r.append(b.wall / a.wall)
