@@ -27,14 +27,14 @@ from __future__ import annotations
 import contextlib
 import warnings
 from collections.abc import Callable
-from typing import TYPE_CHECKING, cast
+from typing import Protocol, cast
 
 import torch
 
+from engine.config import RunConfig
+from engine.evaluation import Loss
 from engine.optim import scheduled
-
-if TYPE_CHECKING:
-    from engine.loop import TrainLoop
+from engine.weights import Weights
 
 MAX_GRAPHS = 2  # the full batch and an epoch's short last batch
 WARMUP_STEPS = 1
@@ -43,7 +43,22 @@ Recorded = Callable[[], None]
 Recorder = Callable[[Callable[[], None]], Recorded]
 
 
-def unfit(loop: TrainLoop) -> str | None:
+class StepLoop(Protocol):
+    """What a recording reads of the training loop (engine/loop.py)."""
+
+    cfgs: list[RunConfig]
+    N: int
+    device: torch.device
+    weights: Weights
+    opts: list[torch.optim.Optimizer]
+    loss_fn: Loss
+    flat_x: torch.Tensor  # (N·n, L): every member's training examples, member i's from row i·n
+    flat_y: torch.Tensor
+
+    def count_tokens(self, x: torch.Tensor) -> None: ...
+
+
+def unfit(loop: StepLoop) -> str | None:
     """Why this loop's step cannot be recorded (None: it can), in words for summary.json."""
     c = loop.cfgs[0]
     if not c.train.cuda_graph:
@@ -77,7 +92,7 @@ def eager_recorder(step: Callable[[], None]) -> Recorded:
 class StepGraph:
     """One batch shape's recorded step: `replay(idx)` trains one step on the rows `idx` (N, B)."""
 
-    def __init__(self, loop: TrainLoop, idx: torch.Tensor, recorder: Recorder) -> None:
+    def __init__(self, loop: StepLoop, idx: torch.Tensor, recorder: Recorder) -> None:
         self.loop = loop
         self.idx = idx.clone()  # the recording's input: each replay copies the step's indices here
         self.x = self.losses = idx  # the recording's outputs, set by `_step`: batch tokens, losses (N,)
@@ -99,7 +114,7 @@ class StepGraph:
         """The step as recorded: the eager step of engine/loop.py without its host-side parts."""
         loop = self.loop
         loop.weights.zero_grad()  # no kernel: the gradients are None, so backward writes, not adds
-        x, y = loop._flat_x[self.idx], loop._flat_y[self.idx]  # (N, B, L), (N, B)
+        x, y = loop.flat_x[self.idx], loop.flat_y[self.idx]  # (N, B, L), (N, B)
         losses = loop.weights.losses(x, y, loop.loss_fn)
         self.x, self.losses = x, losses.detach()
         losses.sum().backward()
@@ -113,7 +128,7 @@ class StepGraph:
 
     def _train_once(self) -> None:
         loop = self.loop
-        x, y = loop._flat_x[self.idx], loop._flat_y[self.idx]
+        x, y = loop.flat_x[self.idx], loop.flat_y[self.idx]
         loop.weights.zero_grad()
         loop.weights.losses(x, y, loop.loss_fn).sum().backward()
         loop.weights.hand_grads()

@@ -94,7 +94,7 @@ class TrainLoop:
             torch.stack([getattr(d, k) for d in self.data]) for k in ("x_train", "y_train", "x_test", "y_test")
         )  # (N, n, L) and (N, n)
         n = self.xs_train.shape[1]
-        self._flat_x, self._flat_y = self.xs_train.reshape(N * n, -1), self.ys_train.reshape(N * n)  # (N·n, L), (N·n)
+        self.flat_x, self.flat_y = self.xs_train.reshape(N * n, -1), self.ys_train.reshape(N * n)  # (N·n, L), (N·n)
         self._offset = torch.arange(N, device=dev)[:, None] * n  # member i's examples start at row i·n
         self.counts = torch.zeros(N, c0.data.vocab_size, dtype=torch.int64, device=dev)  # steps each token was in
         self._present = torch.zeros_like(self.counts)
@@ -195,7 +195,7 @@ class TrainLoop:
                 if observe:  # the step's gradients, as the optimizer used them
                     self._observe(x, e_name, wants_grad)
             else:
-                x, y = self._flat_x[idx], self._flat_y[idx]  # (N, B, L), (N, B)
+                x, y = self.flat_x[idx], self.flat_y[idx]  # (N, B, L), (N, B)
                 if o.adaptive and self.step == 0:
                     self._adapt(x)  # c from the first step on, not lr_ratio until step adaptive_every
                 losses = self.weights.losses(x, y, self.loss_fn)
