@@ -7,7 +7,10 @@ included), built once per batch size and trained in alternating chunks in one pr
 arm pins `MLPEmbed.train_path` to the old path. A third arm trains model.kind = mlp_onehot (the same
 MLP on one-hot tokens, its first layer a gather of W's columns), which should cost no more. Usage:
 
-    python bench/bench_first_layer_path.py [--threads 1] [--reps 9] [--batches 64,512]
+    python bench/bench_first_layer_path.py [--threads 1] [--reps 9] [--batches 64,512] [--device cpu]
+
+A fourth arm pins the plain Linear at every batch size (on a GPU the tables' index_add backward, not
+the FLOPs, can set the pace).
 """
 
 from __future__ import annotations
@@ -40,6 +43,7 @@ def main() -> None:
     ap.add_argument("--threads", type=int, default=1, help="torch intra-op threads; 0 = auto (engine/threads.py)")
     ap.add_argument("--reps", type=int, default=9)
     ap.add_argument("--batches", default="64,512")
+    ap.add_argument("--device", default="cpu")
     args = ap.parse_args()
     if args.threads:
         torch.set_num_threads(args.threads)
@@ -47,14 +51,15 @@ def main() -> None:
         f"random_mul (p=97, V=99, d=128, H=512), threads {torch.get_num_threads()}, {args.reps} chunks per arm, medians"
     )
     for batch in (int(b) for b in args.batches.split(",")):
-        cfg = bench_config("random_mul", "cpu", args.threads, **{"train.batch_size": batch})
+        cfg = bench_config("random_mul", args.device, args.threads, **{"train.batch_size": batch})
         steps = 100 if batch < 256 else 50
         onehot = bench_config(
-            "random_mul", "cpu", args.threads, **{"train.batch_size": batch, "model.kind": "mlp_onehot"}
+            "random_mul", args.device, args.threads, **{"train.batch_size": batch, "model.kind": "mlp_onehot"}
         )
         arms = {
             "tables": pinned(engine_loop(cfg), "tables"),
             "auto": pinned(engine_loop(cfg), "auto"),
+            "plain": pinned(engine_loop(cfg), "plain"),
             "onehot": engine_loop(onehot),
         }
         res = interleave(arms, steps, args.reps)
@@ -68,7 +73,8 @@ def main() -> None:
         )
         print(
             f"            mlp_onehot {res['onehot'].steps_per_s:6.1f} steps/s = "
-            f"{res['onehot'].steps_per_s / a_sps:.2f}x auto"
+            f"{res['onehot'].steps_per_s / a_sps:.2f}x auto; plain {res['plain'].steps_per_s:6.1f} steps/s = "
+            f"{res['plain'].steps_per_s / a_sps:.2f}x auto"
         )
 
 

@@ -167,10 +167,13 @@ class StackedModels(Weights):
         return torch.vmap(lambda p, xb: functional_call(self.template, p, (xb,), kw))(self.stacked, x)
 
     def losses(self, x: torch.Tensor, y: torch.Tensor, loss_fn: Loss) -> torch.Tensor:
-        # The first layer through the gathered tables where they cost fewer FLOPs (batch > vocabulary),
-        # as a single run's `forward_train` chooses (engine/models/first_layer.py): at p = 97, batch 512,
-        # 6·L·V·d·H instead of 6·B·L·d·H, a fifth of the first layer's work.
-        gathered = self._gathered and tables_pay(x.shape[1], self._vocab)
+        # On the CPU the first layer goes through the gathered tables where they cost fewer FLOPs (batch >
+        # vocabulary), as a single run's `forward_train` chooses (engine/models/first_layer.py): at p = 97,
+        # batch 512, 6·L·V·d·H instead of 6·B·L·d·H, a fifth of the first layer's work (bench_many N = 8:
+        # 125 against 89 model-steps/s). On a GPU the step is not FLOP-bound and the tables' backward is an
+        # index_add of B·L rows into V (atomics): N = 32 members on an H200 ran 9,447 model-steps/s with
+        # them and 9,196-10,432 without (separate calls), no gain, so a GPU keeps the plain Linear.
+        gathered = self._gathered and x.device.type == "cpu" and tables_pay(x.shape[1], self._vocab)
         return torch.vmap(loss_fn)(self._logits(x, gathered), y)  # (N,)
 
     def scores(self, x: torch.Tensor, y: torch.Tensor, loss_fn: Loss) -> list[Scores]:
