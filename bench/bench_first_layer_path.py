@@ -64,7 +64,7 @@ def main() -> None:
         }
         res = interleave(arms, steps, args.reps)
         ratios = [t / a for t, a in zip(res["tables"].seconds, res["auto"].seconds, strict=True)]
-        auto = "tables" if tables_pay(batch, cfg.data.vocab_size) else "plain"
+        auto = "tables" if tables_pay(batch, cfg.data.vocab_size, args.device.split(":")[0]) else "plain"
         t_sps, a_sps = res["tables"].steps_per_s, res["auto"].steps_per_s
         print(
             f"batch {batch:4d}: tables {t_sps:6.1f} steps/s   auto ({auto}) {a_sps:6.1f} steps/s   "

@@ -11,6 +11,7 @@
    alternating; steps/s from summary.json and the process's wall time.
 
     python bench/gpu_graph.py [--device cuda] [--steps 200] [--reps 3] [--pairs 2] [--run-steps 3000]
+                              [--only early,one,many,commands]
 """
 
 from __future__ import annotations
@@ -130,13 +131,18 @@ def main() -> None:
     ap.add_argument("--reps", type=int, default=3)
     ap.add_argument("--pairs", type=int, default=2, help="whole-command pairs")
     ap.add_argument("--run-steps", type=int, default=3000)
+    ap.add_argument("--only", default="early,one,many,commands", help="the sections to run, in this order")
     args = ap.parse_args()
+    only = set(args.only.split(","))
     dev = str(resolve_device(args.device))
     t = time.perf_counter()
-    ok = early_check(dev)
-    one_run(dev, args.steps, args.reps)
-    many(dev, args.steps // 2, args.reps)
-    commands(dev, args.run_steps, args.pairs)
+    ok = early_check(dev) if "early" in only else True
+    if "one" in only:
+        one_run(dev, args.steps, args.reps)
+    if "many" in only:
+        many(dev, args.steps // 2, args.reps)
+    if "commands" in only:
+        commands(dev, args.run_steps, args.pairs)
     print(f"gpu_graph: {time.perf_counter() - t:.0f} s, early check {'pass' if ok else 'FAIL'}")
     if not ok:
         sys.exit(1)

@@ -97,7 +97,8 @@ def engine_flops(cfg: RunConfig) -> float:
     H = cfg.d_hidden
     if cfg.model.kind == "mlp_onehot":
         return 2.0 * B * L * H + 6.0 * B * (matmul_params(cfg) - L * V * H)
-    if cfg.model.kind != "mlp_embed" or not tables_pay(B, V):
+    device = str(resolve_device(cfg.train.device).type)
+    if cfg.model.kind != "mlp_embed" or not tables_pay(B, V, device):
         return nominal_flops(cfg)
     first = 6.0 * L * V * d * H + 2.0 * B * L * H
     return first + 6.0 * B * (matmul_params(cfg) - L * d * H)

@@ -173,7 +173,7 @@ class StackedModels(Weights):
         # 125 against 89 model-steps/s). On a GPU the step is not FLOP-bound and the tables' backward is an
         # index_add of B·L rows into V (atomics): N = 32 members on an H200 ran 9,447 model-steps/s with
         # them and 9,196-10,432 without (separate calls), no gain, so a GPU keeps the plain Linear.
-        gathered = self._gathered and x.device.type == "cpu" and tables_pay(x.shape[1], self._vocab)
+        gathered = self._gathered and tables_pay(x.shape[1], self._vocab, x.device.type)
         return torch.vmap(loss_fn)(self._logits(x, gathered), y)  # (N,)
 
     def scores(self, x: torch.Tensor, y: torch.Tensor, loss_fn: Loss) -> list[Scores]:

@@ -12,6 +12,13 @@ matmuls. The result equals `Linear(Embedding(x).flatten(1))` up to float roundin
 
 `gathered_first_layer` is for the training step only: it is an autograd.Function without
 double-backward or forward-mode rules, so probes that differentiate twice use the plain forward.
+
+The FLOP rule is a CPU rule: there a step at batch 512 is matmul-bound. On a GPU it is not (a few
+hundred µs of small kernels, recorded as a CUDA graph), and the tables' backward is an index_add of
+B·L rows into V rows, whose atomics add in a different order on every run: with the tables two CUDA
+runs of one seed parted by step 140 (max |Δ val acc| 0.65 over 1,000 steps); with the plain Linear
+they are identical over 600 steps, at the same speed (whole `grok run`, H200: 0.99×, 0.96–1.05;
+bench/gpu_divergence.py, bench/bench_vs_commit.py, docs/PERFORMANCE.md). So a GPU keeps the plain Linear.
 """
 
 from __future__ import annotations
@@ -19,9 +26,10 @@ from __future__ import annotations
 import torch
 
 
-def tables_pay(batch: int, vocab: int) -> bool:
-    """True when the tables (6·L·V·d·H FLOP per step) cost less than the plain Linear (6·B·L·d·H): B > V."""
-    return batch > vocab
+def tables_pay(batch: int, vocab: int, device: str = "cpu") -> bool:
+    """True on the CPU when the tables (6·L·V·d·H FLOP per step) cost less than the plain Linear
+    (6·B·L·d·H): B > V. Never on another device (see the module docstring)."""
+    return device == "cpu" and batch > vocab
 
 
 def onehot_first_layer(x: torch.Tensor, W: torch.Tensor, b: torch.Tensor | None, vocab: int) -> torch.Tensor:

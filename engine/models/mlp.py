@@ -53,7 +53,7 @@ class MLPEmbed(nn.Module):
         when the batch is larger than the vocabulary, the plain Linear otherwise (FLOP count, first_layer.py)."""
         E, W, b = self.embedding.weight, self.first_layer.weight, self.first_layer.bias
         path = self.train_path
-        if path == "tables" or (path == "auto" and tables_pay(x.shape[0], E.shape[0])):
+        if path == "tables" or (path == "auto" and tables_pay(x.shape[0], E.shape[0], x.device.type)):
             h = gathered_first_layer(x, E, W, b)
         else:
             h = F.linear(F.embedding(x, E).flatten(1), W, b)  # (B, L) -> (B, L, d) -> (B, L·d) -> (B, hidden)

@@ -101,6 +101,7 @@ def test_bias_false_removes_every_bias(kind: str) -> None:
 def test_first_layer_is_picked_by_flop_count(monkeypatch: pytest.MonkeyPatch) -> None:
     """Tables when B > V (6·L·V·d·H < 6·B·L·d·H), the plain Linear otherwise; the same numbers either way."""
     assert tables_pay(512, 99) and not tables_pay(64, 99) and not tables_pay(99, 99)
+    assert not tables_pay(512, 99, "cuda") and not tables_pay(512, 99, "mps")  # a CPU rule (first_layer.py)
     cfg = tiny_config(model__d_hidden=24)  # V = 13
     torch.manual_seed(0)
     model = M.build_model(cfg).double()
