@@ -150,6 +150,8 @@ def paired_lines(group: Group, rows: list[dict[str, Any]], finals: dict, tail: i
     ]
     by = cells(rows, [*ctx_keys, dim])
     lines: list[str] = []
+    pooled: dict[tuple[str, str], list[list[tuple[float, bool]]]] = {}  # per context, its seeds' (log ratio, fewer)
+    unreached_in: dict[tuple[str, str], int] = {}
     for key, rs in by.items():
         *ctx, val = key
         if val == base:
@@ -158,8 +160,10 @@ def paired_lines(group: Group, rows: list[dict[str, Any]], finals: dict, tail: i
         where = "".join(f" [{k.split('.')[-1]}={v}]" for k, v in zip(ctx_keys, ctx, strict=True))
         label = val if dim == "arm" else f"{dim.split('.')[-1]}={val}"
         base_label = base if dim == "arm" else f"{dim.split('.')[-1]}={base}"
-        if line := _paired_steps_line(rs, base_rows, f"{label} - {base_label}"):
-            lines.append(line + where)
+        if steps := _paired_steps_line(rs, base_rows, f"{label} - {base_label}"):
+            lines.append(steps[0] + where)
+            pooled.setdefault((label, base_label), []).append(steps[1])
+            unreached_in[(label, base_label)] = unreached_in.get((label, base_label), 0) + steps[2]
         for k in metrics:
             mine = {r["seed"]: finals[r["member"]][k] for r in rs if k in finals.get(r["member"], {})}
             theirs = {r["seed"]: finals[r["member"]][k] for r in base_rows if k in finals.get(r["member"], {})}
@@ -172,7 +176,21 @@ def paired_lines(group: Group, rows: list[dict[str, Any]], finals: dict, tail: i
                 f"{p['wins']}/{p['n']} seeds higher, sign p {_p(p['sign_p'])}, Wilcoxon p {_p(p['wilcoxon_p'])} "
                 f"(n={p['n']}){where}"
             )
+    for (label, base_label), per_cell in pooled.items():
+        logs = [v for cell in per_cell for v in cell]
+        if len(per_cell) > 1 and logs:  # over every cell (task, batch, ...): the arm's pooled ratio
+            n_out = unreached_in[(label, base_label)]
+            bound = f" ({n_out} unreached counted at the budget, so a bound)" if n_out else ""
+            lines.append(_ratio_line(logs, f"{label} / {base_label}, {len(per_cell)} cells pooled") + bound)
     return lines
+
+
+def _ratio_line(logs: list[tuple[float, bool]], label: str) -> str:
+    """The steps ratio as the geometric mean over paired seeds, with the bootstrap interval of the mean
+    log ratio: a ratio's interval, which a difference of steps across tasks of unequal pace is not."""
+    g, lo, hi = (math.exp(v) for v in mean_ci([v for v, _ in logs]))
+    fewer = sum(f for _, f in logs)
+    return f"steps to {GENERALIZED} val: {label} = {g:.2f}× [{lo:.2f}, {hi:.2f}], {fewer}/{len(logs)} seeds fewer"
 
 
 def _steps_by_seed(rows: list[dict[str, Any]]) -> dict[str, tuple[float, bool]]:
@@ -187,9 +205,13 @@ def _steps_by_seed(rows: list[dict[str, Any]]) -> dict[str, tuple[float, bool]]:
     return out
 
 
-def _paired_steps_line(rs: list[dict[str, Any]], base_rows: list[dict[str, Any]], label: str) -> str | None:
+def _paired_steps_line(
+    rs: list[dict[str, Any]], base_rows: list[dict[str, Any]], label: str
+) -> tuple[str, list[tuple[float, bool]], int] | None:
     """Steps to 95% val, x - baseline paired by seed, e.g. "steps to 95% val: small_init - default = -290
-    [-450, -130], 8/10 seeds fewer, ...". None when neither cell has a seed that reached it."""
+    [-450, -130], 8/10 seeds fewer, ..., ratio 0.71× [0.60, 0.84]", and the seeds' (log ratio, fewer)
+    for the pooled ratio, and how many of them count an unreached member at its budget. None when
+    neither cell has a seed that reached it."""
     mine, theirs = _steps_by_seed(rs), _steps_by_seed(base_rows)
     seeds = [s for s in mine if s in theirs]
     if not any(mine[s][1] or theirs[s][1] for s in seeds):
@@ -198,11 +220,19 @@ def _paired_steps_line(rs: list[dict[str, Any]], base_rows: list[dict[str, Any]]
     fewer = sum(mine[s][0] < theirs[s][0] for s in seeds)
     unreached = sum((not mine[s][1]) + (not theirs[s][1]) for s in seeds)
     bound = f"; {unreached} unreached counted at the budget, so a bound" if unreached else ""
-    return (
+    logs = [
+        (math.log(mine[s][0] / theirs[s][0]), mine[s][0] < theirs[s][0]) for s in seeds if mine[s][0] > 0 < theirs[s][0]
+    ]
+    ratio = ""
+    if logs:
+        g, lo, hi = (math.exp(v) for v in mean_ci([v for v, _ in logs]))
+        ratio = f", ratio {g:.2f}× [{lo:.2f}, {hi:.2f}]"
+    line = (
         f"steps to {GENERALIZED} val: {label} = {p['diff_mean']:+.0f} [{p['lo']:+.0f}, {p['hi']:+.0f}], "
         f"{fewer}/{p['n']} seeds fewer, sign p {_p(p['sign_p'])}, Wilcoxon p {_p(p['wilcoxon_p'])} "
-        f"(n={p['n']}{bound})"
+        f"(n={p['n']}{bound}){ratio}"
     )
+    return line, logs, unreached
 
 
 def _p(x: float) -> str:

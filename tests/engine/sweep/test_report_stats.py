@@ -140,8 +140,33 @@ def test_steps_to_95_are_paired_by_seed(tmp_path: Path) -> None:
     (line,) = [x for x in lines if x.startswith("steps to 95% val: ")]
     p = paired([600, 500, 400, 1000], [900, 800, 700, 600])
     assert p["diff_mean"] == pytest.approx(-125)
+    g_mean, g_lo, g_hi = (np.exp(v) for v in mean_ci(np.log([600 / 900, 500 / 800, 400 / 700, 1000 / 600])))
+    assert g_mean == pytest.approx((600 * 500 * 400 * 1000 / (900 * 800 * 700 * 600)) ** 0.25)  # geometric mean
     assert line == (
         f"steps to 95% val: adamlr - adam = -125 [{p['lo']:+.0f}, {p['hi']:+.0f}], 3/4 seeds fewer, sign p 0.625, "
-        f"Wilcoxon p {p['wilcoxon_p']:.3g} (n=4; 1 unreached counted at the budget, so a bound)"
+        f"Wilcoxon p {p['wilcoxon_p']:.3g} (n=4; 1 unreached counted at the budget, so a bound), "
+        f"ratio {g_mean:.2f}× [{g_lo:.2f}, {g_hi:.2f}]"
     )
     assert not [x for x in build_tables(fake_group(tmp_path / "none", ARMS, _curve, STEPS))[1] if "steps to" in x]
+
+
+def test_the_steps_ratio_is_pooled_over_cells(tmp_path: Path) -> None:
+    """Two tasks at different paces: per task and pooled, adamlr / adam as a geometric mean with its interval."""
+    table = {**ARMS, "seeds": 3, "grid": {"data.op": ["add", "mul"]}}
+    g = fake_group(tmp_path, table, _curve, STEPS, max_steps=4000)
+    adam = {"add": [1000, 1200, 1400], "mul": [2000, 2400, 2800]}
+    ratio = {"add": 0.5, "mul": 0.8}
+    for m in g.members:
+        op = g.config(m).data.op
+        gen = adam[op][m.seed] * (ratio[op] if m.arm == "adamlr" else 1)
+        g.record({"member": m.id, "status": "finished", "generalized_step": gen, "max_steps": 4000})
+    g = type(g).open(g.dir)
+    lines = [x for x in build_tables(g)[1] if x.startswith("steps to 95% val")]
+    assert "ratio 0.50× [0.50, 0.50] [op=add]" in lines[0] and "ratio 0.80× [0.80, 0.80] [op=mul]" in lines[1]
+    pooled = lines[-1]
+    logs = [np.log(0.5)] * 3 + [np.log(0.8)] * 3
+    want, lo, hi = (np.exp(v) for v in mean_ci(logs))
+    assert want == pytest.approx((0.5 * 0.8) ** 0.5)
+    assert pooled == (
+        f"steps to 95% val: adamlr / adam, 2 cells pooled = {want:.2f}× [{lo:.2f}, {hi:.2f}], 6/6 seeds fewer"
+    )
