@@ -158,7 +158,7 @@ def fig4_tokens(group: Group) -> list[Panel]:
         curves = [Curve("learned", xs, ys)]
         if never:  # above the line of the last step: learned after it, if ever
             curves.append(Curve("not learned by the end", never, [budget * NEVER_ABOVE] * len(never)))
-        title = label + ("" if math.isnan(rho) else f" (Spearman $\\rho$ = {rho:+.2f})")
+        title = label + ("" if math.isnan(rho) else f"\nSpearman $\\rho$ = {rho:+.2f}")  # a line of its own
         xlabel = "training pairs holding the token"
         end = (budget, "last step")
         panels.append(

@@ -368,7 +368,7 @@ def test_fig4_tokens_learned_step_against_pairs(tmp_path: Path) -> None:
     assert ax.get_yscale() == "log" and ax.get_xscale() == "linear"
     lo, hi = ax.get_ylim()
     assert lo < 10 and hi > 200 * NEVER_ABOVE  # every token inside, the never-learned ones too
-    assert ax.get_title().startswith("random (Spearman $\\rho$ = ")
+    assert ax.get_title().startswith("random\nSpearman $\\rho$ = ")  # the statistic on a line of its own
     assert [t.get_text() for t in ax.get_legend().get_texts()] == ["learned", "not learned by the end", "last step"]
 
 
