@@ -201,9 +201,8 @@ def test_png_is_a_palette_image_that_keeps_the_series_colours(tmp_path: Path) ->
     render except on anti-aliased edges, and each series' colour kept exactly, not averaged away."""
     import io
 
-    from PIL import Image
-
     from matplotlib.colors import to_rgb
+    from PIL import Image
 
     g = fake_group(tmp_path, ARMS, _curve, STEPS)
     fig = draw(panels_for([str(g.dir)], ["val_acc", "train_acc"]))  # lines over bands
