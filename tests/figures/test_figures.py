@@ -123,14 +123,18 @@ def test_claim_fig7_panels_per_optimizer(tmp_path: Path) -> None:
     assert e[0] == pytest.approx(np.mean([1.0, 2.0, 3.0]))
 
 
-def test_claim_fig6_one_panel_per_task(tmp_path: Path) -> None:
+def test_claim_fig6_a_column_per_task_val_over_train(tmp_path: Path) -> None:
     table = {**ARMS, "seeds": 2, "grid": {"data.op": ["add", "sub", "mul", "div"]}}
     g = fake_group(tmp_path, table, _curve, STEPS, preset="fig6_optimizers")
-    _, panels = claim_panels("fig6", g)
-    fig = draw(panels, legend="first")
-    assert [ax.get_title() for ax in fig.axes] == ["add", "sub", "mul", "div"]
+    claim, panels = claim_panels("fig6", g)
+    fig = draw(panels, legend="first", ncols=claim.ncols(g))
+    assert [ax.get_title() for ax in fig.axes] == ["add", "sub", "mul", "div"] * 2
+    assert [ax.get_subplotspec().rowspan.start for ax in fig.axes] == [0] * 4 + [1] * 4
+    assert [ax.get_ylabel() for ax in fig.axes] == ["val accuracy", "", "", "", "train accuracy", "", "", ""]
     assert all(len(ax.get_lines()) == 2 for ax in fig.axes)
     assert fig_legend(fig) == ["adam (n=2)", "adamlr (n=2)"]  # op is the panel, not in the label
+    adamlr = fig.axes[4].get_lines()[1]  # train accuracy, adamlr: the mean over its seeds
+    assert list(adamlr.get_ydata()) == pytest.approx([min(1.0, 0.3 * (i + 1)) for i in range(len(STEPS))])
 
 
 def test_claim_fig4_rows_of_metrics(tmp_path: Path) -> None:
