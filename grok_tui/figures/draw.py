@@ -278,7 +278,8 @@ def draw(panels: list[Panel], log_x: bool = True, k: int = 1, legend: str = "eac
             if p.xlim is not None:
                 ax.set_xlim(*p.xlim)
             chars = max(16, int(width / cols * 72 / (style.RC["axes.titlesize"] * 0.55)))  # what fits a panel
-            title = textwrap.fill(p.title, chars, break_long_words=False)  # long cell labels over 2 lines
+            lines = p.title.split("\n")  # a title's own line breaks are kept; each line wraps on its own
+            title = "\n".join(textwrap.fill(ln, chars, break_long_words=False) for ln in lines)  # long cell labels
             ax.set_title(title, pad=9 if p.markers else None)  # room for the M/G letters above the axes
             ax.set_xlabel(p.xlabel + (" (log)" if lx and p.kind == "line" and p.xticks is None else ""))
             if p.log_y is not None and p.kind == "line":
@@ -340,10 +341,33 @@ def save(fig: Any, out: str | Path) -> Path:
     meta = {"png": {"Software": None}, "svg": {"Date": None}, "pdf": {"CreationDate": None}}[fmt]
     with _rc():
         try:
-            fig.savefig(path, format=fmt, metadata=meta)
+            if fmt == "png":
+                _save_png(fig, path)
+            else:
+                fig.savefig(path, format=fmt, metadata=meta)
         except OSError as e:
             raise ConfigError(f"-o {out}: cannot write: {e.strerror or e}") from None
     return path
+
+
+PNG_COLOURS = 256  # a palette PNG: about a third of the bytes of Agg's RGBA one, for a docs page or a slide
+
+
+def _save_png(fig: Any, path: Path) -> None:
+    """An opaque figure as a 256-colour palette PNG (median cut, no dither: the series' colours stay exact,
+    only anti-aliased edges move); a figure with transparency as Agg's RGBA PNG."""
+    import io
+
+    from PIL import Image
+
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", metadata={"Software": None})
+    img = Image.open(buf)
+    if img.mode == "RGBA" and img.getextrema()[3][0] < 255:
+        path.write_bytes(buf.getvalue())
+        return
+    flat = img.convert("RGB").quantize(PNG_COLOURS, method=Image.Quantize.MEDIANCUT, dither=Image.Dither.NONE)
+    flat.save(path, format="PNG", optimize=True, dpi=img.info.get("dpi", (style.RC["savefig.dpi"],) * 2))
 
 
 def _rc() -> Any:

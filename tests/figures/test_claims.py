@@ -306,7 +306,7 @@ def test_decouple_target_accuracy_against_pairs_per_draw_rate(tmp_path: Path) ->
 @pytest.mark.parametrize(
     ("claim", "preset", "metrics"),
     [
-        ("starve", "starve", ["val_acc", "val_acc_rare"]),
+        ("starve", "starve", ["val_acc", "val_acc_target"]),
         ("fixes_mul", "skew_fixes_mul", ["val_acc", "val_acc_rare"]),
         ("appb", "appb_update_ratio", ["update_ratio", "lr_ratio", "val_acc"]),
         ("sec43", "sec43_init", ["val_acc", "train_acc"]),
@@ -316,7 +316,8 @@ def test_arm_claims_a_panel_per_metric(tmp_path: Path, claim: str, preset: str, 
     table = {"seeds": 2, "arms": {"adam": {"optim.lr_ratio": 1.0}, "c10": {"optim.lr_ratio": 10.0}}}
 
     def curve(m: Member) -> dict[str, list[float]]:
-        return {**_acc(m), "update_ratio": [5.0 / (i + 1) for i in range(len(STEPS))]}
+        target = [0.4 * v for v in _acc(m)["val_acc"]]
+        return {**_acc(m), "update_ratio": [5.0 / (i + 1) for i in range(len(STEPS))], "val_acc_target": target}
 
     g = fake_group(tmp_path, table, curve, STEPS, preset=preset)
     c, panels = claim_panels(claim, g)
@@ -368,7 +369,7 @@ def test_fig4_tokens_learned_step_against_pairs(tmp_path: Path) -> None:
     assert ax.get_yscale() == "log" and ax.get_xscale() == "linear"
     lo, hi = ax.get_ylim()
     assert lo < 10 and hi > 200 * NEVER_ABOVE  # every token inside, the never-learned ones too
-    assert ax.get_title().startswith("random (Spearman $\\rho$ = ")
+    assert ax.get_title().startswith("random\nSpearman $\\rho$ = ")  # the statistic on a line of its own
     assert [t.get_text() for t in ax.get_legend().get_texts()] == ["learned", "not learned by the end", "last step"]
 
 
@@ -412,3 +413,23 @@ def test_fig7_draws_the_columns_the_groups_probe_options_name(
     e, w = _lines(fig.axes[0])
     assert list(e.get_ydata()) == pytest.approx([0.01 * (i + 1) for i in range(len(STEPS))])
     assert list(w.get_ydata()) == pytest.approx([1.0 + 0.1 * i for i in range(len(STEPS))])
+
+
+def test_starve_draws_the_starved_tokens_own_pairs_not_the_rare_set(tmp_path: Path) -> None:
+    """At m = 0 the starved tokens are absent and the rare set is drawn from the trained tokens, so the
+    figure's second panel is val_acc_target (the starved tokens' test pairs) for every m."""
+
+    def curves(m: Member) -> dict[str, list[float]]:
+        starve_m = m.values["data.starve_m"]
+        return {
+            "val_acc": [0.9] * len(STEPS),
+            "val_acc_rare": [0.95] * len(STEPS),  # m = 0: other, well-trained tokens
+            "val_acc_target": [0.01 if starve_m == 0 else 0.2 * starve_m] * len(STEPS),
+        }
+
+    g = fake_group(tmp_path, {"seeds": 1, "grid": {"data.starve_m": [0, 1, 3]}}, curves, STEPS, preset="starve")
+    claim, panels = claim_panels("starve", g)
+    fig = draw(panels, legend="first", ncols=claim.ncols(g))
+    assert [ax.get_ylabel() for ax in fig.axes] == ["val accuracy", "val accuracy, target tokens"]
+    target = fig.axes[1]
+    assert [ln.get_ydata()[0] for ln in _lines(target)] == pytest.approx([0.01, 0.2, 0.6])

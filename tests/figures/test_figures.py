@@ -123,14 +123,18 @@ def test_claim_fig7_panels_per_optimizer(tmp_path: Path) -> None:
     assert e[0] == pytest.approx(np.mean([1.0, 2.0, 3.0]))
 
 
-def test_claim_fig6_one_panel_per_task(tmp_path: Path) -> None:
+def test_claim_fig6_a_column_per_task_val_over_train(tmp_path: Path) -> None:
     table = {**ARMS, "seeds": 2, "grid": {"data.op": ["add", "sub", "mul", "div"]}}
     g = fake_group(tmp_path, table, _curve, STEPS, preset="fig6_optimizers")
-    _, panels = claim_panels("fig6", g)
-    fig = draw(panels, legend="first")
-    assert [ax.get_title() for ax in fig.axes] == ["add", "sub", "mul", "div"]
+    claim, panels = claim_panels("fig6", g)
+    fig = draw(panels, legend="first", ncols=claim.ncols(g))
+    assert [ax.get_title() for ax in fig.axes] == ["add", "sub", "mul", "div"] * 2
+    assert [ax.get_subplotspec().rowspan.start for ax in fig.axes] == [0] * 4 + [1] * 4
+    assert [ax.get_ylabel() for ax in fig.axes] == ["val accuracy", "", "", "", "train accuracy", "", "", ""]
     assert all(len(ax.get_lines()) == 2 for ax in fig.axes)
     assert fig_legend(fig) == ["adam (n=2)", "adamlr (n=2)"]  # op is the panel, not in the label
+    adamlr = fig.axes[4].get_lines()[1]  # train accuracy, adamlr: the mean over its seeds
+    assert list(adamlr.get_ydata()) == pytest.approx([min(1.0, 0.3 * (i + 1)) for i in range(len(STEPS))])
 
 
 def test_claim_fig4_rows_of_metrics(tmp_path: Path) -> None:
@@ -194,6 +198,49 @@ def test_saved_files_are_valid(tmp_path: Path, suffix: str, head: bytes) -> None
         assert data.rstrip().endswith(b"%%EOF")
     with pytest.raises(ConfigError, match="must end in .png, .svg or .pdf"):
         save(fig, tmp_path / "f.jpg")
+
+
+def test_png_is_a_palette_image_that_keeps_the_series_colours(tmp_path: Path) -> None:
+    """A PNG for a docs page is quantized to 256 colours: every pixel within a few levels of Agg's own
+    render except on anti-aliased edges, and each series' colour kept exactly, not averaged away."""
+    import io
+
+    from matplotlib.colors import to_rgb
+    from PIL import Image
+
+    g = fake_group(tmp_path, ARMS, _curve, STEPS)
+    fig = draw(panels_for([str(g.dir)], ["val_acc", "train_acc"]))  # lines over bands
+    path = save(fig, tmp_path / "f.png")
+    img = Image.open(path)
+    assert img.format == "PNG" and img.mode == "P"
+    from matplotlib import rc_context
+
+    buf = io.BytesIO()
+    with rc_context(style.RC):
+        fig.savefig(buf, format="png")  # the same figure as Agg writes it: RGBA
+    rgba = Image.open(buf)
+    assert rgba.size == img.size
+    want = np.asarray(rgba.convert("RGB"), dtype=int)
+    got = np.asarray(img.convert("RGB"), dtype=int)
+    diff = np.abs(got - want).max(axis=2)
+    assert diff.mean() < 1.0  # levels of 255, over the whole image
+    assert (diff > 16).mean() < 0.01  # what moves more is a thin edge, not an area
+    lines = [ln for ax in fig.axes for ln in ax.get_lines()]
+    colours = {tuple(round(v * 255) for v in to_rgb(ln.get_color())) for ln in lines}
+    kept = {tuple(c) for c in np.unique(got.reshape(-1, 3), axis=0)}
+    assert colours and colours <= kept
+
+
+def test_a_transparent_figure_stays_rgba(tmp_path: Path) -> None:
+    from PIL import Image
+
+    fig = draw(panels_for([str(_run_dir(tmp_path))], ["val_acc"]))
+    fig.patch.set_alpha(0.0)
+    for ax in fig.axes:
+        ax.patch.set_alpha(0.0)
+    path = save(fig, tmp_path / "f.png")
+    img = Image.open(path)
+    assert img.mode == "RGBA" and img.getextrema()[3][0] == 0  # the see-through pixels kept
 
 
 def test_claim_fig11_skips_members_still_running(tmp_path: Path) -> None:
