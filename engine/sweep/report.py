@@ -122,25 +122,41 @@ def _final_table(group: Group, rows: list[dict[str, Any]], dims: list[str], fina
     return t
 
 
-def paired_dimension(group: Group) -> tuple[str, str] | None:
-    """The dimension whose values are paired by seed, and its baseline value: the arms against the
-    `compare` arm (else the first arm); without arms, the first grid key against its first value."""
+def paired_dimension(group: Group, baseline: str | None = None) -> tuple[str, str] | None:
+    """The dimension whose values are paired by seed, and its baseline value: the arms against
+    `baseline` if given, else the `compare` arm (else the first arm); without arms, the first swept
+    grid key against `baseline` or its first value."""
+    dim, values = "", []
     if group.spec.arms:
-        return "arm", group.spec.compare or next(iter(group.spec.arms))
-    for k, vals in group.spec.grid.items():
-        if len(vals) > 1:
-            return k, str(vals[0])
-    return None
+        dim, values = "arm", list(group.spec.arms)
+        default = group.spec.compare or values[0]
+    else:
+        for k, vals in group.spec.grid.items():
+            if len(vals) > 1:
+                dim, values = k, [str(v) for v in vals]
+                default = values[0]
+                break
+    if not dim:
+        if baseline is not None:
+            raise ConfigError(f"--baseline {baseline}: this group sweeps no arm or value to pair against it")
+        return None
+    if baseline is None:
+        return dim, default
+    if baseline not in values:
+        raise ConfigError(f"--baseline {baseline}: not a value of {dim} in this group; values: {', '.join(values)}")
+    return dim, baseline
 
 
-def paired_lines(group: Group, rows: list[dict[str, Any]], finals: dict, tail: int) -> list[str]:
+def paired_lines(
+    group: Group, rows: list[dict[str, Any]], finals: dict, tail: int, baseline: str | None = None
+) -> list[str]:
     """Each value of the paired dimension against its baseline, per metric and context, paired by seed.
 
     E.g. "val_acc: adamlr - adam = +0.042 [+0.011, +0.071], 5/5 seeds higher, sign p 0.062, Wilcoxon p 0.062
     (n=5)", preceded by the same for steps to 95% val (`_paired_steps_line`). Only seeds present in both
     cells count.
     """
-    pd = paired_dimension(group)
+    pd = paired_dimension(group, baseline)
     metrics = _final_metrics(finals)
     if pd is None or not metrics:
         return []
@@ -240,7 +256,7 @@ def _p(x: float) -> str:
 
 
 def build_tables(
-    group: Group, tail: int = DEFAULT_TAIL, metrics: list[str] | None = None
+    group: Group, tail: int = DEFAULT_TAIL, metrics: list[str] | None = None, baseline: str | None = None
 ) -> tuple[list[Table], list[str]]:
     """The report's tables (all cells, one per swept dimension, final values, probes) and its comparison lines.
 
@@ -267,7 +283,8 @@ def build_tables(
     probe = _probe_table(group, rows, dims)
     if probe:
         tables.append(probe)
-    return tables, compare_lines(group, rows) + paired_lines(group, rows, finals, tail) + _tail_note(group, tail)
+    paired = paired_lines(group, rows, finals, tail, baseline)
+    return tables, compare_lines(group, rows) + paired + _tail_note(group, tail)
 
 
 def _tail_note(group: Group, tail: int) -> list[str]:
@@ -367,9 +384,15 @@ def render_table(t: Table, fmt: str = "text") -> str:
     return "\n".join(line.rstrip() for line in lines) + "\n"
 
 
-def render(group: Group, fmt: str = "text", tail: int = DEFAULT_TAIL, metrics: list[str] | None = None) -> str:
+def render(
+    group: Group,
+    fmt: str = "text",
+    tail: int = DEFAULT_TAIL,
+    metrics: list[str] | None = None,
+    baseline: str | None = None,
+) -> str:
     """The whole report as `grok report` and the end of `grok sweep` print it (text or markdown)."""
-    tables, compare = build_tables(group, tail, metrics)
+    tables, compare = build_tables(group, tail, metrics, baseline)
     head = f"sweep {group.dir.name}: preset {group.preset or '-'}, {len(group.results())}/{len(group.members)} members"
     md = fmt == "markdown"
     parts = [("### " if md else "") + head + "\n"] + [render_table(t, fmt) for t in tables]
@@ -380,12 +403,16 @@ def render(group: Group, fmt: str = "text", tail: int = DEFAULT_TAIL, metrics: l
 
 
 def write_csv(
-    group: Group, path: str | Path | IO[str], tail: int = DEFAULT_TAIL, metrics: list[str] | None = None
+    group: Group,
+    path: str | Path | IO[str],
+    tail: int = DEFAULT_TAIL,
+    metrics: list[str] | None = None,
+    baseline: str | None = None,
 ) -> Path | None:
     """The same tables in long form: one row per table row, a `table` column naming the table.
 
     `path` is a file name (returned) or an open text stream such as stdout (None returned)."""
-    tables, compare = build_tables(group, tail, metrics)
+    tables, compare = build_tables(group, tail, metrics, baseline)
     out: list[dict[str, Any]] = []
     for t in tables:
         out += [{"table": t.title, **r} for r in t.rows]

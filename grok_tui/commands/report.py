@@ -44,6 +44,14 @@ def register(app: typer.Typer) -> None:
                 "largest COL over its run (e.g. max:train_loss).",
             ),
         ] = None,
+        baseline: Annotated[
+            str | None,
+            typer.Option(
+                "--baseline",
+                help="Pair every arm (or swept value) against this one instead of the preset's compare arm, "
+                "e.g. a sampler's own control.",
+            ),
+        ] = None,
     ) -> None:
         from engine.config import ConfigError
         from engine.rundir import clean_block, is_paper_dir
@@ -52,8 +60,10 @@ def register(app: typer.Typer) -> None:
             from engine.paper_record import Paper, render
             from engine.rundir import lock_holder
 
-            if fmt != "text" or csv or plot or metrics is not None:
-                raise ConfigError("a paper directory's report is a text table: drop --format/--csv/--plot/--metrics")
+            if fmt != "text" or csv or plot or metrics is not None or baseline is not None:
+                raise ConfigError(
+                    "a paper directory's report is a text table: drop --format/--csv/--plot/--metrics/--baseline"
+                )
             typer.echo(clean_block(render(Paper.open(group_dir), running=lock_holder(group_dir) is not None)), nl=False)
             return
         from engine.sweep.report import FORMATS, render, write_csv
@@ -70,9 +80,10 @@ def register(app: typer.Typer) -> None:
             raise ConfigError("--plot draws text; it goes with --format text or markdown, not csv")
         group = Group.open(group_dir)
         if fmt == "csv":
-            write_csv(group, sys.stdout, tail, cols)
+            write_csv(group, sys.stdout, tail, cols, baseline)
         else:
-            typer.echo(clean_block(render(group, fmt, tail, cols)), nl=False)  # arm names come from group.json
+            # arm names come from group.json
+            typer.echo(clean_block(render(group, fmt, tail, cols, baseline)), nl=False)
         if plot:
             from grok_tui.commands.plot import plot_text, use_color
 
@@ -81,7 +92,7 @@ def register(app: typer.Typer) -> None:
             typer.echo("\n```\n" + chart + "\n```" if fmt == "markdown" else "\n" + chart, color=colored)
         if csv:
             try:
-                path = write_csv(group, csv, tail, cols)
+                path = write_csv(group, csv, tail, cols, baseline)
             except OSError as e:
                 raise ConfigError(f"--csv {csv}: cannot write: {e.strerror or e}") from None
             print(f"wrote {path}", file=sys.stderr if fmt == "csv" else sys.stdout)

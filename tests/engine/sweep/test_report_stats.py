@@ -170,3 +170,18 @@ def test_the_steps_ratio_is_pooled_over_cells(tmp_path: Path) -> None:
     assert pooled == (
         f"steps to 95% val: adamlr / adam, 2 cells pooled = {want:.2f}× [{lo:.2f}, {hi:.2f}], 6/6 seeds fewer"
     )
+
+
+def test_a_baseline_other_than_the_compare_arm(tmp_path: Path) -> None:
+    """--baseline adamlr pairs adam against adamlr: the same differences with the sign turned."""
+    g = fake_group(tmp_path, ARMS, _curve, STEPS)
+    finals = member_finals(g)
+    rows = list(g.results().values())
+    (usual,) = [x for x in paired_lines(g, rows, finals, 5) if x.startswith("val_acc:")]
+    (turned,) = [x for x in paired_lines(g, rows, finals, 5, baseline="adamlr") if x.startswith("val_acc:")]
+    diff = usual.split(" = ")[1].split(" ")[0]  # "+0.031"
+    assert usual.startswith("val_acc: adamlr - adam = +")
+    assert turned.startswith(f"val_acc: adam - adamlr = -{diff[1:]} ")
+    assert "3/4 seeds higher" in usual and "1/4 seeds higher" in turned
+    with pytest.raises(ConfigError, match="--baseline sgd: not a value of arm in this group; values: adam, adamlr"):
+        paired_lines(g, rows, finals, 5, baseline="sgd")
