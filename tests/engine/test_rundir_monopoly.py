@@ -38,6 +38,7 @@ ALLOWED = {
         "mkdir",
     ): "makes the runs folder the compare view reads (the `e` key writes its figure there, beside the runs)",
     ("grok_tui/cli.py", "open"): "opens /dev/null to silence stdout once its reader closed the pipe",
+    ("grok_tui/figures/draw.py", "write_bytes"): "writes the figure file the user names (grok figure -o FILE)",
 }
 
 MODULE_CALLS = {
