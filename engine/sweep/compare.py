@@ -34,9 +34,10 @@ def _ctx_label(ctx: dict[str, str]) -> str:
     return f" [{', '.join(parts)}]" if parts else ""
 
 
-def compare_lines(group: Group, rows: list[dict[str, Any]]) -> list[str]:
-    """E.g. "adamlr reaches 95% val acc in 0.60× the steps of adam (5/5 seeds) [op=mul]"."""
-    base = group.spec.compare
+def compare_lines(group: Group, rows: list[dict[str, Any]], baseline: str | None = None) -> list[str]:
+    """E.g. "adamlr reaches 95% val acc in 0.60× the steps of adam (5/5 seeds) [op=mul]", against the
+    preset's `compare` arm or the arm `baseline` (grok report --baseline)."""
+    base = baseline if baseline in group.spec.arms else group.spec.compare
     if not base or not rows:
         return []
     ctx_keys = [k for k in group.spec.grid if k not in group.spec.tune]

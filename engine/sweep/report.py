@@ -284,7 +284,7 @@ def build_tables(
     if probe:
         tables.append(probe)
     paired = paired_lines(group, rows, finals, tail, baseline)
-    return tables, compare_lines(group, rows) + paired + _tail_note(group, tail)
+    return tables, compare_lines(group, rows, baseline) + paired + _tail_note(group, tail)
 
 
 def _tail_note(group: Group, tail: int) -> list[str]:

@@ -183,5 +183,7 @@ def test_a_baseline_other_than_the_compare_arm(tmp_path: Path) -> None:
     assert usual.startswith("val_acc: adamlr - adam = +")
     assert turned.startswith(f"val_acc: adam - adamlr = -{diff[1:]} ")
     assert "3/4 seeds higher" in usual and "1/4 seeds higher" in turned
+    compare = [x for x in build_tables(g, baseline="adamlr")[1] if "reached" in x]
+    assert compare == ["adam: neither arm's median seed reached 95% val acc (0/4 seeds; adamlr 0/4)"]
     with pytest.raises(ConfigError, match="--baseline sgd: not a value of arm in this group; values: adam, adamlr"):
         paired_lines(g, rows, finals, 5, baseline="sgd")
