@@ -110,8 +110,9 @@ class StepGraph:
                 for g in opt.param_groups:
                     g["capturable"] = False  # the state_dict and any eager step stay as before
 
-    def _step(self) -> None:
-        """The step as recorded: the eager step of engine/loop.py without its host-side parts."""
+    def _step(self, count: bool = True) -> None:
+        """The step as recorded: the eager step of engine/loop.py without its host-side parts; the warm-up
+        runs it without the token counts, which it does not undo."""
         loop = self.loop
         loop.weights.zero_grad()  # no kernel: the gradients are None, so backward writes, not adds
         x, y = loop.flat_x[self.idx], loop.flat_y[self.idx]  # (N, B, L), (N, B)
@@ -124,16 +125,8 @@ class StepGraph:
         self._grads = [(p, p.grad) for p in self._params + loop.weights.leaves()]
         for opt in loop.opts:
             opt.step()
-        loop.count_tokens(x)
-
-    def _train_once(self) -> None:
-        loop = self.loop
-        x, y = loop.flat_x[self.idx], loop.flat_y[self.idx]
-        loop.weights.zero_grad()
-        loop.weights.losses(x, y, loop.loss_fn).sum().backward()
-        loop.weights.hand_grads()
-        for opt in loop.opts:
-            opt.step()
+        if count:
+            loop.count_tokens(x)
 
     def _warm_up(self, params: list[torch.Tensor]) -> None:
         """Run the step's lazy set-up (optimizer moments, library handles) and undo its update."""
@@ -147,7 +140,7 @@ class StepGraph:
         with torch.cuda.stream(side) if side is not None else contextlib.nullcontext(), warnings.catch_warnings():
             warnings.simplefilter("ignore")
             for _ in range(WARMUP_STEPS):
-                self._train_once()
+                self._step(count=False)
         if side is not None:
             torch.cuda.current_stream().wait_stream(side)
         with torch.no_grad():

@@ -11,7 +11,6 @@ module whose parameters alias their rows of the stack (`optimized`): one step pe
 from __future__ import annotations
 
 import copy
-import inspect
 from collections.abc import Callable
 
 import torch
@@ -23,7 +22,6 @@ from engine.dataset import Dataset
 from engine.evaluation import EVAL_CHUNK, Loss, Scores, evaluate
 from engine.gradfilters import GradHook, build_grad_hooks
 from engine.models import embedding_names
-from engine.models.first_layer import tables_pay
 from engine.probes.base import ProbeContext
 
 EVAL_ROWS = 65536  # member × example rows per evaluation forward pass of a stacked model
@@ -138,10 +136,6 @@ class StackedModels(Weights):
                 setattr(m.get_submodule(owner) if owner else m, leaf, alias)
         self.models = models
         self.named = [dict(m.named_parameters()) for m in models]
-        forward = getattr(self.template, "forward", None)
-        self._gathered = forward is not None and "gathered" in inspect.signature(forward).parameters
-        emb = getattr(self.template, "embedding", None)
-        self._vocab = emb.weight.shape[0] if self._gathered and isinstance(emb, nn.Embedding) else 0
         self._optimized: list[tuple[slice | int, dict[str, nn.Parameter]]] = []  # (rows, parameters) per optimizer
 
     def optimized(self, a: int, b: int) -> nn.Module:
@@ -161,20 +155,12 @@ class StackedModels(Weights):
         self._optimized.append((slice(a, b), named))
         return m
 
-    def _logits(self, x: torch.Tensor, gathered: bool = False) -> torch.Tensor:
+    def _logits(self, x: torch.Tensor) -> torch.Tensor:
         """(N, B, L) -> (N, B, p): the member model applied to its own parameters and batch."""
-        kw = {"gathered": True} if gathered else {}
-        return torch.vmap(lambda p, xb: functional_call(self.template, p, (xb,), kw))(self.stacked, x)
+        return torch.vmap(lambda p, xb: functional_call(self.template, p, (xb,)))(self.stacked, x)
 
     def losses(self, x: torch.Tensor, y: torch.Tensor, loss_fn: Loss) -> torch.Tensor:
-        # On the CPU the first layer goes through the gathered tables where they cost fewer FLOPs (batch >
-        # vocabulary), as a single run's `forward_train` chooses (engine/models/first_layer.py): at p = 97,
-        # batch 512, 6·L·V·d·H instead of 6·B·L·d·H, a fifth of the first layer's work (bench_many N = 8:
-        # 125 against 89 model-steps/s). On a GPU the step is not FLOP-bound and the tables' backward is an
-        # index_add of B·L rows into V (atomics): N = 32 members on an H200 ran 9,447 model-steps/s with
-        # them and 9,196-10,432 without (separate calls), no gain, so a GPU keeps the plain Linear.
-        gathered = self._gathered and tables_pay(x.shape[1], self._vocab, x.device.type)
-        return torch.vmap(loss_fn)(self._logits(x, gathered), y)  # (N,)
+        return torch.vmap(loss_fn)(self._logits(x), y)  # (N,)
 
     def scores(self, x: torch.Tensor, y: torch.Tensor, loss_fn: Loss) -> list[Scores]:
         n = x.shape[0]

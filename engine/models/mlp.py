@@ -36,15 +36,11 @@ class MLPEmbed(nn.Module):
         self.hidden = nn.ModuleList(nn.Linear(hidden, hidden, bias=bias) for _ in range(cfg.model.n_hidden - 1))
         self.readout = nn.Linear(hidden, cfg.data.p, bias=bias)
 
-    def forward(self, x: torch.Tensor, gathered: bool = False) -> torch.Tensor:
-        """Logits (B, p). Under autograd W ê is the plain Linear unless `gathered`: then, as in evaluation,
-        it is the sum of rows of the tables T_l = E W_lᵀ (engine/models/first_layer.py), in plain autograd
-        ops that torch.vmap batches: the training forward of stacked members (engine/weights.py), where
-        `forward_train`'s custom autograd Function has no vmap rule."""
-        if torch.is_grad_enabled() and not gathered:
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        if torch.is_grad_enabled():
             e = self.embedding(x).flatten(1)  # (B, L) -> (B, L, d) -> (B, L·d)
             h = self.first_layer(e)  # (B, hidden)
-        else:
+        else:  # evaluation: the same W ê from the tables T_l = E W_lᵀ (engine/models/first_layer.py)
             h = gather_sum(tables(self.embedding.weight, self.first_layer.weight), x, self.first_layer.bias)
         return self._head(h)
 

@@ -166,8 +166,8 @@ def paired_lines(
     ]
     by = cells(rows, [*ctx_keys, dim])
     lines: list[str] = []
-    pooled: dict[tuple[str, str], list[list[tuple[float, bool]]]] = {}  # per context, its seeds' (log ratio, fewer)
-    unreached_in: dict[tuple[str, str], int] = {}
+    # (arm, baseline) -> per cell: its seeds' (log steps ratio, fewer), and how many count at the budget
+    pooled: dict[tuple[str, str], list[tuple[list[tuple[float, bool]], int]]] = {}
     for key, rs in by.items():
         *ctx, val = key
         if val == base:
@@ -178,8 +178,7 @@ def paired_lines(
         base_label = base if dim == "arm" else f"{dim.split('.')[-1]}={base}"
         if steps := _paired_steps_line(rs, base_rows, f"{label} - {base_label}"):
             lines.append(steps[0] + where)
-            pooled.setdefault((label, base_label), []).append(steps[1])
-            unreached_in[(label, base_label)] = unreached_in.get((label, base_label), 0) + steps[2]
+            pooled.setdefault((label, base_label), []).append(steps[1:])
         for k in metrics:
             mine = {r["seed"]: finals[r["member"]][k] for r in rs if k in finals.get(r["member"], {})}
             theirs = {r["seed"]: finals[r["member"]][k] for r in base_rows if k in finals.get(r["member"], {})}
@@ -193,20 +192,23 @@ def paired_lines(
                 f"(n={p['n']}){where}"
             )
     for (label, base_label), per_cell in pooled.items():
-        logs = [v for cell in per_cell for v in cell]
+        logs = [v for cell, _ in per_cell for v in cell]
         if len(per_cell) > 1 and logs:  # over every cell (task, batch, ...): the arm's pooled ratio
-            n_out = unreached_in[(label, base_label)]
+            n_out = sum(n for _, n in per_cell)
             bound = f" ({n_out} unreached counted at the budget, so a bound)" if n_out else ""
-            lines.append(_ratio_line(logs, f"{label} / {base_label}, {len(per_cell)} cells pooled") + bound)
+            lines.append(
+                f"steps to {GENERALIZED} val: {label} / {base_label}, {len(per_cell)} cells pooled = {_ratio(logs)}, "
+                f"{sum(f for _, f in logs)}/{len(logs)} seeds fewer{bound}"
+            )
     return lines
 
 
-def _ratio_line(logs: list[tuple[float, bool]], label: str) -> str:
-    """The steps ratio as the geometric mean over paired seeds, with the bootstrap interval of the mean
-    log ratio: a ratio's interval, which a difference of steps across tasks of unequal pace is not."""
+def _ratio(logs: list[tuple[float, bool]]) -> str:
+    """The steps ratio over paired seeds: their geometric mean with the bootstrap interval of the mean log
+    ratio, e.g. "0.55× [0.40, 0.71]" (a ratio's interval; a difference of steps across tasks of unequal
+    pace is not one)."""
     g, lo, hi = (math.exp(v) for v in mean_ci([v for v, _ in logs]))
-    fewer = sum(f for _, f in logs)
-    return f"steps to {GENERALIZED} val: {label} = {g:.2f}× [{lo:.2f}, {hi:.2f}], {fewer}/{len(logs)} seeds fewer"
+    return f"{g:.2f}× [{lo:.2f}, {hi:.2f}]"
 
 
 def _steps_by_seed(rows: list[dict[str, Any]]) -> dict[str, tuple[float, bool]]:
@@ -239,10 +241,7 @@ def _paired_steps_line(
     logs = [
         (math.log(mine[s][0] / theirs[s][0]), mine[s][0] < theirs[s][0]) for s in seeds if mine[s][0] > 0 < theirs[s][0]
     ]
-    ratio = ""
-    if logs:
-        g, lo, hi = (math.exp(v) for v in mean_ci([v for v, _ in logs]))
-        ratio = f", ratio {g:.2f}× [{lo:.2f}, {hi:.2f}]"
+    ratio = f", ratio {_ratio(logs)}" if logs else ""
     line = (
         f"steps to {GENERALIZED} val: {label} = {p['diff_mean']:+.0f} [{p['lo']:+.0f}, {p['hi']:+.0f}], "
         f"{fewer}/{p['n']} seeds fewer, sign p {_p(p['sign_p'])}, Wilcoxon p {_p(p['wilcoxon_p'])} "
