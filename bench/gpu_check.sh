@@ -3,7 +3,8 @@
 #   doctor, a CUDA `grok run --preset adamlr_mul`, the step as a CUDA graph against eager
 #   (bench/gpu_graph.py), `grok bench`, bench/bench_many.py, a batched `grok sweep --preset
 #   fig6_optimizers --seeds 1` checked member by member against solo runs (bench/gpu_compare.py),
-#   one run's step under the profiler (bench/gpu_profile.py), and the TUI on a live run under tmux
+#   one run's step under the profiler (bench/gpu_profile.py), what each instrument costs a whole
+#   `grok run` (bench/command_instruments.sh), and the TUI on a live run under tmux
 #   for 20 s with a screen capture. GPU_CHECK_FULL=1 adds where a batched member and its solo run
 #   part, in float32 and float64 (bench/gpu_divergence.py, about 3 minutes more).
 #
@@ -69,11 +70,12 @@ if [ "$DEVICE" = cpu ]; then  # the dry run: every step, small sizes
     RUN_ARGS=(--steps 100); BENCH_ARGS=(--quick --many 1,4); MANY_ARGS=(--sizes 1,4 --steps 10 --reps 1)
     SWEEP_ARGS=(--seeds 1 --steps 20 --workers 2); TUI_ARGS=(--steps 100000)
     DIV_ARGS=(--steps 40 --every 20 --members 2 --quick); PROF_ARGS=(--steps 10 --warmup 5)
-    GRAPH_ARGS=(--steps 20 --reps 1 --pairs 1 --run-steps 50)
+    GRAPH_ARGS=(--steps 20 --reps 1 --pairs 1 --run-steps 50); INSTR_ENV=(STEPS=20 REPS=1)
 else
     RUN_ARGS=(); BENCH_ARGS=(); MANY_ARGS=(--sizes 1,8,32,128 --steps 20 --reps 3)
     SWEEP_ARGS=(--seeds 1); TUI_ARGS=(); GRAPH_ARGS=()
     DIV_ARGS=(--steps 1000 --every 20 --members 4); PROF_ARGS=(--steps 200 --warmup 100)
+    INSTR_ENV=(STEPS=3000 REPS=2)
 fi
 
 ROWS=()
@@ -110,6 +112,14 @@ if step "cuda graph" graph.log "$PY" bench/gpu_graph.py --device "$DEVICE" "${GR
     while IFS= read -r line; do row "cuda graph" "$(echo "$line" | sed 's/  */ /g')"; done < <(grep -E '^(early|one run|many|grok run random)' "$OUT/graph.log")
 else
     row "cuda graph" "FAILED (graph.log)"
+fi
+
+# 2c what each instrument costs the whole command (probes, evaluations, the recorded step)
+if step "instruments" instruments.log env "${INSTR_ENV[@]}" DEVICE="$DEVICE" PYTHON="$PY" OUT="$OUT/instruments" \
+    bench/command_instruments.sh; then
+    while IFS= read -r line; do row "instruments" "$(echo "$line" | sed 's/  */ /g')"; done < <(grep -E '^median' "$OUT/instruments.log")
+else
+    row "instruments" "FAILED (instruments.log)"
 fi
 
 # 3 engine vs peer, share of the fp32 ceiling

@@ -59,11 +59,11 @@ def power_iteration(
         if should_stop is not None and should_stop():
             return Eig(NAN, v, k - 1, False)
         hv = hvp(v)
-        lam = float(torch.dot(v, hv))
-        size = float(hv.norm())
+        # λ, ‖Hv‖ and the residual in one host read (on a GPU each read waits for the queue to drain)
+        lam_t = torch.dot(v, hv)
+        lam, size, res = torch.stack([lam_t, hv.norm(), (hv - lam_t * v).norm()]).tolist()
         if size == 0.0 or not math.isfinite(size):  # no curvature along v (or a non-finite loss)
             return Eig(0.0 if size == 0.0 else NAN, v, k, size == 0.0)
-        res = float((hv - lam * v).norm())
         converged = abs(lam - prev) <= tol * abs(lam) and res <= math.sqrt(tol) * abs(lam)
         v = hv / size
         prev = lam
