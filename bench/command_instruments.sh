@@ -7,7 +7,8 @@
 #   DEVICE=cuda STEPS=3000 REPS=2 bench/command_instruments.sh [extra grok run options, e.g. --set train.threads=1]
 #
 # One line per run, then the medians, on stdout and in $OUT/instruments.txt (OUT defaults to
-# ./instruments). PYTHON: the interpreter (default .venv/bin/python, else python3).
+# ./instruments). PYTHON: the interpreter (default .venv/bin/python, else python3). A run that takes
+# more than RUN_TIMEOUT seconds (default 300) is ended and shows rc 124.
 set -u -o pipefail
 cd "$(dirname "$0")/.."
 OUT="${OUT:-$PWD/instruments}"; mkdir -p "$OUT"; OUT="$(cd "$OUT" && pwd)"
@@ -20,7 +21,7 @@ run() {  # NAME ARGS...: one whole command, one line
     local dir="$OUT/runs/$name"; rm -rf "$dir"
     local t0 t1 rc
     t0=$(date +%s.%N)
-    "$PY" -m grok_tui run --preset random_mul --device "$DEVICE" --steps "$STEPS" -q --out "$dir" "$@" > /dev/null 2> "$OUT/last.err"
+    timeout -k 5 "${RUN_TIMEOUT:-300}" "$PY" -m grok_tui run --preset random_mul --device "$DEVICE" --steps "$STEPS" -q --out "$dir" "$@" > /dev/null 2> "$OUT/last.err"
     rc=$?; t1=$(date +%s.%N)
     "$PY" - "$dir" "$name" "$rc" "$t0" "$t1" <<'PYEOF' | tee -a "$LOG"
 import json, pathlib, sys

@@ -11,6 +11,8 @@
 #   bench/gpu_check.sh                  # on a GPU box (device cuda)
 #   bench/gpu_check.sh --device cpu     # dry run with small sizes (under 3 minutes), anywhere
 #
+# Each step is ended after STEP_TIMEOUT seconds (default 240) and the check goes on with the next, so
+# one hung step cannot take the whole time a GPU is lent for.
 # It prints a table and writes it to $OUT/gpu_check.txt, with every step's log beside it
 # (OUT defaults to ./gpu-check). Python: $PYTHON, else .venv/bin/python, else python3.
 # On a GPU box with its own python3 and CUDA torch but no package index, bring the tree with a
@@ -24,7 +26,7 @@ while [ $# -gt 0 ]; do
     case "$1" in
         --device) DEVICE="$2"; shift 2 ;;
         --device=*) DEVICE="${1#--device=}"; shift ;;
-        -h|--help) sed -n '2,19p' "$0"; exit 0 ;;
+        -h|--help) sed -n '2,21p' "$0"; exit 0 ;;
         *) echo "error: unknown argument $1 (use --device cuda|cuda:N|cpu)" >&2; exit 2 ;;
     esac
 done
@@ -80,12 +82,14 @@ fi
 
 ROWS=()
 row() { ROWS+=("$(printf '%-28s %s' "$1" "$2")"); }
+STEP_TIMEOUT="${STEP_TIMEOUT:-240}"  # seconds per step: a hung step ends, and the check goes on to the next
 step() {  # step NAME LOG CMD...: run, keep the log, say how long it took
     local name="$1" log="$OUT/$2" t=$SECONDS rc
     shift 2
     echo "== $name: $*"
-    "$@" >"$log" 2>&1
+    timeout -k 10 "$STEP_TIMEOUT" "$@" >"$log" 2>&1
     rc=$?
+    [ "$rc" = 124 ] && echo "   timed out after $STEP_TIMEOUT s (STEP_TIMEOUT)" >>"$log"
     tail -n 40 "$log"
     echo "   ($((SECONDS - t)) s, exit $rc)"
     return $rc
