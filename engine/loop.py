@@ -38,6 +38,7 @@ from engine.threads import apply_threads
 from engine.weights import OneModel, StackedModels, Weights
 
 PROGRESS_EVERY = 10  # steps between StepsTaken events (and NaN checks)
+LIVENESS_S = 1.0  # seconds between checks that the loop thread is alive while the consumer waits on it
 
 
 def resolve_device(name: str) -> torch.device:
@@ -406,8 +407,8 @@ def on_loop_thread(loop: Callable[[], Iterator[T]], on_close: Callable[[], None]
     to_loop: queue.Queue[str] = queue.Queue(maxsize=1)
 
     def work() -> None:
-        torch.set_flush_denormal(True)
         try:
+            torch.set_flush_denormal(True)
             for item in loop():
                 to_consumer.put(("item", item))
                 if to_loop.get() == "close":
@@ -421,7 +422,7 @@ def on_loop_thread(loop: Callable[[], Iterator[T]], on_close: Callable[[], None]
     thread.start()
     try:
         while True:
-            kind, item = to_consumer.get()
+            kind, item = _next_from(to_consumer, thread)
             if kind == "done":
                 return
             if kind == "error":
@@ -436,6 +437,19 @@ def on_loop_thread(loop: Callable[[], Iterator[T]], on_close: Callable[[], None]
             except queue.Full:
                 pass
             thread.join(timeout=10)
+
+
+def _next_from(to_consumer: queue.Queue[tuple[str, Any]], thread: threading.Thread) -> tuple[str, Any]:
+    """The loop thread's next message; an error if the thread is gone without one (never a wait forever)."""
+    while True:
+        try:
+            return to_consumer.get(timeout=LIVENESS_S)
+        except queue.Empty:
+            if not thread.is_alive():
+                try:  # it may have posted between the timeout and the check
+                    return to_consumer.get_nowait()
+                except queue.Empty:
+                    raise RuntimeError(f"the training loop's thread ({thread.name}) ended without a result") from None
 
 
 def _to_cpu(obj: Any) -> Any:
