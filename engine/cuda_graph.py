@@ -32,7 +32,6 @@ from typing import Protocol, cast
 import torch
 
 from engine.config import RunConfig
-from engine.evaluation import Loss
 from engine.optim import scheduled
 from engine.weights import Weights
 
@@ -47,13 +46,13 @@ class StepLoop(Protocol):
     """What a recording reads of the training loop (engine/loop.py)."""
 
     cfgs: list[RunConfig]
-    N: int
     device: torch.device
     weights: Weights
     opts: list[torch.optim.Optimizer]
-    loss_fn: Loss
-    flat_x: torch.Tensor  # (N·n, L): every member's training examples, member i's from row i·n
-    flat_y: torch.Tensor
+
+    def update(
+        self, idx: torch.Tensor, before_update: Callable[[torch.Tensor], None] | None = None
+    ) -> tuple[torch.Tensor, torch.Tensor]: ...
 
     def count_tokens(self, x: torch.Tensor) -> None: ...
 
@@ -111,20 +110,14 @@ class StepGraph:
                     g["capturable"] = False  # the state_dict and any eager step stay as before
 
     def _step(self, count: bool = True) -> None:
-        """The step as recorded: the eager step of engine/loop.py without its host-side parts; the warm-up
+        """The step as recorded: the loop's own `update` without the eager step's host side; the warm-up
         runs it without the token counts, which it does not undo."""
         loop = self.loop
-        loop.weights.zero_grad()  # no kernel: the gradients are None, so backward writes, not adds
-        x, y = loop.flat_x[self.idx], loop.flat_y[self.idx]  # (N, B, L), (N, B)
-        losses = loop.weights.losses(x, y, loop.loss_fn)
+        losses, x = loop.update(self.idx)  # gradients start at None: backward writes them, not adds to them
         self.x, self.losses = x, losses.detach()
-        losses.sum().backward()
-        loop.weights.hand_grads()
         # Replays write the gradients where the recording put them; the attributes are set back to them
         # after each replay (an eager step or another shape's graph may have pointed them elsewhere).
         self._grads = [(p, p.grad) for p in self._params + loop.weights.leaves()]
-        for opt in loop.opts:
-            opt.step()
         if count:
             loop.count_tokens(x)
 

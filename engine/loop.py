@@ -95,7 +95,7 @@ class TrainLoop:
             torch.stack([getattr(d, k) for d in self.data]) for k in ("x_train", "y_train", "x_test", "y_test")
         )  # (N, n, L) and (N, n)
         n = self.xs_train.shape[1]
-        self.flat_x, self.flat_y = self.xs_train.reshape(N * n, -1), self.ys_train.reshape(N * n)  # (N·n, L), (N·n)
+        self._flat_x, self._flat_y = self.xs_train.reshape(N * n, -1), self.ys_train.reshape(N * n)  # (N·n, L), (N·n)
         self._offset = torch.arange(N, device=dev)[:, None] * n  # member i's examples start at row i·n
         self.counts = torch.zeros(N, c0.data.vocab_size, dtype=torch.int64, device=dev)  # steps each token was in
         self._present = torch.zeros_like(self.counts)
@@ -178,6 +178,19 @@ class TrainLoop:
         e_name = self.weights.e_names[0] if self.weights.e_names else ""
         wants_grad = [s.wants_grad for s in self.samplers]
         observe = bool(e_name) and (any(wants_grad) or any(p.steps for p in self.probe_sets))
+
+        def before_update(x: torch.Tensor) -> None:
+            """The eager step's host side, between backward and the update (none of it changes either)."""
+            if o.adaptive and self.step == 0:
+                self._adapt(x)  # c from the first step on, not lr_ratio until step adaptive_every
+            for hook in self.weights.grad_hooks:
+                hook()
+            if observe:
+                self._observe(x, e_name, wants_grad)
+            if lr_scheduled:
+                for opt, (a, _) in zip(self.opts, self.ranges, strict=True):  # equal settings, equal lr
+                    apply_lr(opt, lr_at(self.cfgs[a], self.step), self.runs[a].lr_ratio)
+
         losses: torch.Tensor | None = None
         if self.step == 0:
             yield from self._evaluate()
@@ -196,25 +209,7 @@ class TrainLoop:
                 if observe:  # the step's gradients, as the optimizer used them
                     self._observe(x, e_name, wants_grad)
             else:
-                x, y = self.flat_x[idx], self.flat_y[idx]  # (N, B, L), (N, B)
-                if o.adaptive and self.step == 0:
-                    self._adapt(x)  # c from the first step on, not lr_ratio until step adaptive_every
-                losses = self.weights.losses(x, y, self.loss_fn)
-                self.weights.zero_grad()
-                # Σ L_j: members are independent, ∂(Σ L_j)/∂θ_i = ∂L_i/∂θ_i. A scalar's backward, not
-                # backward(ones): autograd checks a given gradient's shape with torch.fx's symbolic shapes,
-                # whose first import (sympy) costs about 0.3 CPU-s of the first step; sum's backward is ones.
-                losses.sum().backward()
-                for hook in self.weights.grad_hooks:
-                    hook()
-                if observe:
-                    self._observe(x, e_name, wants_grad)
-                if lr_scheduled:
-                    for opt, (a, _) in zip(self.opts, self.ranges, strict=True):  # equal settings, equal lr
-                        apply_lr(opt, lr_at(self.cfgs[a], self.step), self.runs[a].lr_ratio)
-                self.weights.hand_grads()
-                for opt in self.opts:
-                    opt.step()
+                losses, x = self.update(idx, before_update)
                 self.count_tokens(x)
             self.step += 1
             step = self.step
@@ -251,6 +246,26 @@ class TrainLoop:
         # path than an uninterrupted run (resume is bit-for-bit; summary.json has the exact step).
         for i in self._running():
             yield self._end(i, self._stop or "finished", losses)
+
+    def update(
+        self, idx: torch.Tensor, before_update: Callable[[torch.Tensor], None] | None = None
+    ) -> tuple[torch.Tensor, torch.Tensor]:
+        """One step's arithmetic on the rows idx (N, B): forward, backward, the optimizers' update. The eager
+        step and the recorded one (engine/cuda_graph.py) both run this; `before_update(x)` is the eager
+        step's host side, between backward and the update. Returns the losses (N,) and the batch (N, B, L)."""
+        self.weights.zero_grad()  # set_to_none: backward writes the gradients (inside a recording, too)
+        x, y = self._flat_x[idx], self._flat_y[idx]  # (N, B, L), (N, B)
+        losses = self.weights.losses(x, y, self.loss_fn)
+        # Σ L_j: members are independent, ∂(Σ L_j)/∂θ_i = ∂L_i/∂θ_i. A scalar's backward, not
+        # backward(ones): autograd checks a given gradient's shape with torch.fx's symbolic shapes,
+        # whose first import (sympy) costs about 0.3 CPU-s of the first step; sum's backward is ones.
+        losses.sum().backward()
+        if before_update is not None:
+            before_update(x)
+        self.weights.hand_grads()
+        for opt in self.opts:
+            opt.step()
+        return losses, x
 
     def _observe(self, x: torch.Tensor, e_name: str, wants_grad: list[bool]) -> None:
         """The step's ∇E to the gradient sampler and the per-step probes, member by member."""

@@ -14,8 +14,8 @@ import engine.loop as loop_mod
 from engine.loop import _next_from, on_loop_thread
 
 
-def _threads() -> set[str]:
-    return {t.name for t in threading.enumerate() if t.name == "grok-engine-loop"}
+def _loop_threads() -> set[threading.Thread]:
+    return {t for t in threading.enumerate() if t.name == "grok-engine-loop"}
 
 
 def test_items_arrive_in_order_on_the_loop_thread() -> None:
@@ -60,11 +60,13 @@ def test_a_consumer_that_stops_early_asks_the_loop_to_stop_and_ends_its_thread()
             yield i
             i += 1
 
+    before = _loop_threads()
     gen = on_loop_thread(loop, closed.set)
     assert next(gen) == 0
+    assert len(_loop_threads() - before) == 1
     gen.close()
     assert closed.is_set()
-    assert not _threads()
+    assert not _loop_threads() - before  # this generator's thread was joined, not left running
 
 
 def test_a_thread_gone_without_a_message_is_an_error_not_a_hang(monkeypatch: pytest.MonkeyPatch) -> None:
