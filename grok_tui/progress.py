@@ -64,10 +64,6 @@ class PlainProgress:
                     f"val_acc {r['val_acc']:.4f}  train_loss {r['train_loss']:.4g}  "
                     f"{self.sps:6.1f} steps/s  eta {eta_from_rate(self.max_steps - ev.step, self.sps)}"
                 )
-        elif isinstance(ev, RunFinished):
-            note = stop_note(self.started, ev)
-            if note:
-                self._print(note)
 
     def close(self) -> None:
         pass
@@ -86,6 +82,7 @@ class RichProgress:
             MofNCompleteColumn(),
             TextColumn("{task.fields[sps]:>6.1f} steps/s"),
             TextColumn("train {task.fields[tr]:.3f}  val {task.fields[va]:.3f}"),
+            TextColumn("ETA"),
             TimeRemainingColumn(),
             refresh_per_second=4,
         )
@@ -109,8 +106,8 @@ class RichProgress:
                 self.progress.update(self.task, completed=ev.step, tr=ev.row["train_acc"], va=ev.row["val_acc"])
             elif isinstance(ev, RunFinished) and self.task is not None:
                 note = stop_note(self.started, ev)
-                if note:  # the bar would otherwise freeze short of its total with no word why
-                    self.progress.update(self.task, description=note)
+                if note:  # the bar would otherwise freeze short of its total; the summary says the rest
+                    self.progress.update(self.task, description="stopped early")
         except OSError:
             self.dead = True
 

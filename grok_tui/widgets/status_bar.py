@@ -40,7 +40,8 @@ def status_text(d: RunData) -> Text:
         if d.status == "idle":
             t.append("  no run: press n to start one  ·  ? help  ·  q quit", style="bold")
             return t
-        t.append(f" step {d.step:,}/{d.max_steps:,}")
+        if d.status != "starting":  # before RunStarted the step budget is not known yet
+            t.append(f" step {d.step:,}/{d.max_steps:,}")
         va = d.latest("val_acc")
         if math.isfinite(va):
             t.append(f"  val {va:.3f}", style="bold")
@@ -51,7 +52,10 @@ def status_text(d: RunData) -> Text:
         t.append(f"  {d.device or '?'}  {sps} steps/s")
         t.append("\n")
         ph = d.phases
-        t.append(f" memorized {_step(ph.memorized_step)} · generalized {_step(ph.generalized_step)}")
+        t.append(f" memorized {_step(ph.memorized_step)}")
+        if d.columns and not d.probe_off("progress"):  # the Circuit view's C and U (engine/phases.py)
+            t.append(f" · C {_step(ph.circuit_step)} · U {_step(ph.cleanup_step)}")
+        t.append(f" · generalized {_step(ph.generalized_step)}")
         t.append(f" · delay {_step(ph.delay)}", style="bold")
         if d.error:
             t.append(f"  {d.status}: {clean_text(d.error)}", style="bold red")
