@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from grok_tui import options as o
-from grok_tui.errors import user_errors
+from grok_tui.errors import one_line_usage_errors, user_errors
 from grok_tui.rundata import clean_text
 
 if TYPE_CHECKING:
@@ -70,4 +70,4 @@ def standalone() -> None:
     """The `grok-tui` console script: the same command as `grok tui`."""
     cli = typer.Typer(add_completion=False, pretty_exceptions_enable=False)
     cli.command(name="grok-tui")(user_errors(tui))
-    cli()
+    one_line_usage_errors(cli)

@@ -53,3 +53,33 @@ def fold(rows: list[list[str]], width: int = COLUMNS, keep: int = 1, gap: int = 
         lines = [(" " * gap).join(r[i].ljust(widths[i]) for i in cols) for r in rows]
         out.append("\n".join(fit(ln, width) for ln in lines))
     return "\n\n".join(out)
+
+
+def wrap(text: str, width: int = COLUMNS, indent: int = 2) -> str:
+    """Prose lines longer than `width` folded at spaces, the continuation lines indented by `indent`
+    (a word longer than a line is cut with …)."""
+    import textwrap
+
+    out = []
+    for line in text.split("\n"):
+        if len(line) <= width:
+            out.append(line)
+            continue
+        lead = len(line) - len(line.lstrip(" "))
+        parts = textwrap.wrap(
+            line.strip(),
+            width,
+            initial_indent=" " * lead,
+            subsequent_indent=" " * (lead + indent),
+            break_long_words=False,
+            break_on_hyphens=False,
+        )
+        out += [fit(p, width) for p in parts]
+    return "\n".join(out)
+
+
+def echo(text: str = "", wide: bool = False) -> None:
+    """typer.echo of prose, wrapped to COLUMNS unless `wide`."""
+    import typer
+
+    typer.echo(text if wide else wrap(text))

@@ -101,7 +101,7 @@ def test_ls_finished_live_killed_and_group(lab: Path, tmp_path: Path) -> None:
         holder.communicate(timeout=30)
     s = grok("show", str(killed))
     assert s.returncode == 0, s.stderr
-    assert "no process: interrupted or killed; resume with `grok run --resume" in s.stdout
+    assert f"no process: interrupted or killed; resume with:\n  grok run --resume {killed}" in s.stdout
     assert "steps             40" in s.stdout
 
 
