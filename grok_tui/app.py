@@ -349,6 +349,13 @@ class GrokApp(App[None]):
         if path is not None:
             self.last_figure = path
             self.call_from_thread(self.notify, f"figure {clean_text(path)}", timeout=8, markup=False)
+        else:  # help promises a figure of the view: say why there is none
+            self.call_from_thread(
+                self.notify,
+                "figure skipped: matplotlib is not installed (pip install 'grok-tui[figures]')",
+                severity="warning",
+                timeout=8,
+            )
 
     def _set_axis(self, **changes: Any) -> None:
         self.axis = dataclasses.replace(self.axis, **changes)

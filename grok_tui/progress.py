@@ -59,10 +59,11 @@ class PlainProgress:
             self.n_evals += 1
             if self.n_evals % self.every == 1 or self.every == 1:
                 r = ev.row
+                # within 80 columns up to step 10,000,000 of 10,000,000 (train and val accuracy, train loss)
                 self._print(
-                    f"step {ev.step:>7}/{self.max_steps}  train_acc {r['train_acc']:.4f}  "
-                    f"val_acc {r['val_acc']:.4f}  train_loss {r['train_loss']:.4g}  "
-                    f"{self.sps:6.1f} steps/s  eta {eta_from_rate(self.max_steps - ev.step, self.sps)}"
+                    f"step {ev.step:>7}/{self.max_steps}  train {r['train_acc']:.3f}  val {r['val_acc']:.3f}  "
+                    f"loss {r['train_loss']:.3g}  {self.sps:.0f} steps/s  "
+                    f"ETA {eta_from_rate(self.max_steps - ev.step, self.sps)}"
                 )
 
     def close(self) -> None:

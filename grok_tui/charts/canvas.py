@@ -135,15 +135,27 @@ def _y_bounds(plot: Plot) -> tuple[float, float] | None:
 
 
 def _head(plot: Plot, width: int, mono: bool) -> Text:
-    if plot.cursor is not None:
-        head = Text(f"@ step {fmt_step(plot.cursor)}", style="bold reverse")
-    else:
-        head = Text(plot.title, style="bold")
-    for line in plot.lines:
-        if line.points and line.label:  # an unlabelled line (a band, a raw curve under its EMA) stays out
-            head.append("  ")
+    """The title and the key of every labelled series; where that is too wide, the key keeps every
+    series by dropping the title, then the spaces, then cutting each label to its first word."""
+    keyed = [ln for ln in plot.lines if ln.points and ln.label]  # a band or a raw curve under its EMA: no key
+    cursor = plot.cursor is not None
+    title = f"@ step {fmt_step(plot.cursor or 0)}" if cursor else plot.title
+    head = Text()
+    for with_title, gap, short in ((True, "  ", False), (False, "  ", False), (False, " ", False), (False, " ", True)):
+        head = Text(title if with_title or cursor else "", style="bold reverse" if cursor else "bold")
+        for line in keyed:
+            if head.plain:
+                head.append(gap)
             head.append(f"{line.glyph} " if mono else "━ ", style="" if mono else line.color)
-            head.append(line.label)
+            label = line.label
+            if short and " " in label and cursor:  # a readout: `val 0.31` keeps its value
+                name, _, value = label.rpartition(" ")
+                label = f"{name.split()[-1]} {value}"
+            elif short:
+                label = label.split()[-1]
+            head.append(label)
+        if head.cell_len <= width:
+            return head
     head.truncate(width, overflow="ellipsis")
     return head
 
@@ -272,10 +284,11 @@ def render_plot(plot: Plot, width: int, height: int, mono: bool) -> Lines:
             for y in range(min(a, b), max(a, b) + 1):
                 pixels.add((x, y))
             cur = (x, py(p.last))
-            if prev is not None and cur[0] - prev[0] > 1:
-                n = cur[0] - prev[0]
+            if prev is not None:  # join to the previous point along its longer side: a steep jump stays a line
+                dx, dy = cur[0] - prev[0], cur[1] - prev[1]
+                n = max(abs(dx), abs(dy))
                 for i in range(1, n):
-                    pixels.add((prev[0] + i, int(round(prev[1] + (cur[1] - prev[1]) * i / n))))
+                    pixels.add((prev[0] + int(round(dx * i / n)), prev[1] + int(round(dy * i / n))))
             prev = cur
         bits: dict[tuple[int, int], int] = {}
         for x, y in pixels:

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from grok_tui.commands.width import COLUMNS, ELLIPSIS
+from grok_tui.commands.width import ELLIPSIS, columns
 from grok_tui.errors import user_errors
 
 if TYPE_CHECKING:
@@ -169,12 +169,13 @@ def row_cells(e: dict[str, Any]) -> list[str]:
 Header = tuple[str, ...]
 
 
-def narrow(rows: list[list[str]], header: tuple[str, ...], width: int = COLUMNS) -> tuple[list[list[str]], Header]:
+def narrow(rows: list[list[str]], header: tuple[str, ...], width: int | None = None) -> tuple[list[list[str]], Header]:
     """The table for an 80-column terminal: without the PRESET column where every name already holds its
     preset (`<date>-<preset>-s<seed>`), and names cut at the start with … when the lines are still too
     wide (the time, preset and seed or `sweep` at the end stay; `--wide` gives whole names)."""
     if all(r[1] == "-" or r[1] in r[0] for r in rows):
         rows, header = [[r[0], *r[2:]] for r in rows], (header[0], *header[2:])
+    width = width or columns()
     others = sum(max(len(h), *(len(r[i]) for r in rows)) + 2 for i, h in enumerate(header) if i)
     room = max(width - others, 12)
     for r in rows:

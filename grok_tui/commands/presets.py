@@ -6,14 +6,15 @@ from typing import Annotated
 
 import typer
 
-from grok_tui.commands.width import COLUMNS, fit
+from grok_tui.commands.width import columns, fit
 from grok_tui.errors import user_errors
 
 
-def fold_toml(toml: str, width: int = COLUMNS) -> str:
+def fold_toml(toml: str, width: int | None = None) -> str:
     """A TOML text whose long `key = "string"` lines become multi-line basic strings that fit `width`:
     a line ending in a backslash joins the next one without the newline (TOML 1.0), so the value read
     back is the same string."""
+    width = width or columns()
     out = []
     for line in toml.splitlines():
         key, sep, value = line.partition(" = ")

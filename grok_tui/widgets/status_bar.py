@@ -1,4 +1,5 @@
-"""The status bar: preset, device, step, steps/s, ETA, phase markers and the run directory."""
+"""The status bar: preset, device, step, steps/s, ETA, phase markers and the run directory; for a flagship
+preset, a third line saying what it shows and which preset to try next."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ from rich.text import Text
 
 from grok_tui.charts.lines import Lines
 from grok_tui.eta import format_eta
+from grok_tui.guide import guide
 from grok_tui.rundata import RunData, clean_text
 from grok_tui.widgets.drawn import Drawn
 
@@ -65,6 +67,10 @@ def status_text(d: RunData) -> Text:
                 t.append(f"  train {tr:.3f}")
             if d.run_dir:
                 t.append(f"  {clean_text(d.run_dir)}", style="dim")
+        line = guide(d.preset)
+        if line:  # a flagship preset: what it shows, and what to try next (grok_tui/guide.py)
+            t.append("\n")
+            t.append(f" {line}", style="italic")
         return t
 
 
@@ -85,6 +91,7 @@ class StatusBar(Drawn):
         text = status_text(data)
         if text.plain != self._text.plain:
             self._text = text
+            self.styles.height = text.plain.count("\n") + 1  # 3 with a first-launch guide line
             self.repaint()
 
     def lines(self, width: int, height: int, mono: bool) -> Lines:
