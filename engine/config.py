@@ -31,6 +31,7 @@ FOURIER_ORDERS = ("token", "dlog")
 HESSIAN_W = ("first", "all")  # probe.hessian_w: W = the first layer reading E, or all downstream parameters
 DTYPES = ("float32", "float64")
 LOSSES = ("ce", "stablemax")
+NOT_STOP_METRICS = ("step", "epoch", "wall_s")  # metrics.csv bookkeeping columns: a stop rule on them is a budget
 
 
 class ConfigError(ValueError):
@@ -224,8 +225,13 @@ class TrainConfig:
     target_rate: float = 1.0  # r: draw weight of pairs holding a data.starve_k target; 1 = off; 0 = matched
     seed: int = 0  # sets the split, the init and the batch order
     device: str = "auto"  # auto = cuda, then mps, then cpu
-    target_val_acc: float = 0.99  # early stop once val_acc >= target ...
-    patience: int = 0  # ... for this many evaluations in a row; 0 = never stop early
+    # The early-stop rule: stop once the logged column stop_metric is >= target_val_acc for `patience`
+    # evaluations in a row. A stop rule must not decide the outcome a study measures (a member stopped on
+    # overall val_acc has its target tokens' accuracy capped by construction): such presets run a fixed
+    # budget (patience 0), or stop on a column that is not the outcome.
+    target_val_acc: float = 0.99  # the threshold on stop_metric ...
+    patience: int = 0  # ... held for this many evaluations in a row; 0 = never stop early
+    stop_metric: str = "val_acc"  # a metrics.csv column (engine/columns.py, or a probe's)
     dtype: str = "float32"  # float32 | float64 for parameters and activations
     loss: str = "ce"  # ce | stablemax
     checkpoint_every: int = 2000  # steps between checkpoints (also written on every exit)
@@ -245,6 +251,11 @@ class TrainConfig:
         _check(self.target_rate >= 0, "train.target_rate", f"must be >= 0, 0 = matched (got {self.target_rate})")
         _check(0 <= self.target_val_acc <= 1, "train.target_val_acc", f"must be in [0, 1] (got {self.target_val_acc})")
         _check(self.patience >= 0, "train.patience", f"must be >= 0 (got {self.patience})")
+        _check(
+            self.stop_metric not in NOT_STOP_METRICS and self.stop_metric.isidentifier(),
+            "train.stop_metric",
+            f"must be a logged metric column such as val_acc or train_acc (got {self.stop_metric!r})",
+        )
         _check(self.checkpoint_every >= 1, "train.checkpoint_every", f"must be >= 1 (got {self.checkpoint_every})")
         _check(self.threads >= 0, "train.threads", f"must be >= 0 (got {self.threads})")
         _check(0 <= self.seed <= MAX_SEED, "train.seed", f"must be in [0, 2^63) (got {self.seed})")
