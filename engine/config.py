@@ -20,6 +20,7 @@ OPS = ("add", "sub", "mul", "div", "poly")
 SPLITS = ("random", "uniform", "skewed", "skewed_test", "block", "strip")
 SKEW_ON = ("a", "both")
 SKEW_ORDERS = ("value", "random")
+STARVE_POSITIONS = ("any", "same", "mixed")
 MODEL_KINDS = ("mlp_raw", "mlp_embed", "mlp_onehot", "transformer")
 FORMATS = ("a_op_b_eq", "a_b_eq", "a_b")  # token sequences, see DataConfig.vocab_size
 SCHEDULES = ("constant", "cosine")
@@ -65,6 +66,10 @@ class DataConfig:
     skew_order: str = "value"  # rank r(t): value = t; random = a permutation of 0..p-1 seeded by train.seed
     starve_k: int = 0  # random split: k operand tokens chosen by the seed ...
     starve_m: int = 0  # ... keep at most m training pairs each (-1: no cap); the rest of the training set is random
+    # Where a target's kept pairs hold it (the operand-position control, issue 33): any = as drawn; same = all
+    # in one position, a or b, chosen per target by the seed; mixed = half as a, half as b (m >= 2). The MLP
+    # reads [e_a, e_b] through separate blocks of W, so a token seen only as a trains W's a-block alone.
+    starve_position: str = "any"  # any | same | mixed
     split_k: int = 0  # block/strip size k; 0 = the k that holds out about frac_test of the pairs
     format: str = "a_op_b_eq"  # [a, op, b, =], op = p, '=' = p+1 (§3.3) | a_b_eq: [a, b, =], '=' = p | a_b: [a, b]
 
@@ -72,6 +77,12 @@ class DataConfig:
         _one_of(self.op, "data.op", OPS)
         _one_of(self.format, "data.format", FORMATS)
         _one_of(self.split, "data.split", SPLITS)
+        _one_of(self.starve_position, "data.starve_position", STARVE_POSITIONS)
+        _check(
+            self.starve_position != "mixed" or self.starve_m >= 2,
+            "data.starve_position",
+            f"mixed needs data.starve_m >= 2, one pair per position at least (got m = {self.starve_m})",
+        )
         _check(self.p >= 3, "data.p", f"must be >= 3 (got {self.p})")
         _check(self.p <= MAX_P, "data.p", f"must be <= {MAX_P}: all p^2 pairs are built (got {self.p})")
         if self.op in ("mul", "div"):
@@ -290,6 +301,7 @@ class ProbeConfig:
     norm_every: int = 0  # ‖E‖, ‖W‖, ‖θ‖
     update_every: int = 0  # ‖ΔE‖/‖ΔW‖ between evaluations (App. B, eq. 23)
     progress_every: int = 0  # progress measures: key frequencies, restricted/excluded loss, ring (docs/PROBES.md)
+    targets_every: int = 0  # the data.starve_k targets: accuracy by operand position seen, row norm and ring place
     rare_k: int = 10  # val_acc_rare: test pairs holding one of the k least-trained present tokens, ties all in (Fig. 4)
 
     def __post_init__(self) -> None:

@@ -191,6 +191,8 @@ class RunMetrics:
             "rare_k": len(tokens.rare),
             "target_pairs": [holding[t] for t in tokens.target],
         }
+        if len(self.target):  # two targets in one training pair share its credit (engine/data.py)
+            out["target_shared_pairs"] = D.shared_target_pairs(self.rare_train_pairs, self.target, p)
         s = self.sampler
         if s is not None:
             share = s.draw_share()
@@ -220,7 +222,16 @@ class RunMetrics:
             **self.split_facts(),
             "learned_acc": LEARNED_ACC,
             "learned_step": list(self.learned_from),
+            **self.batch_facts(steps),
         }
+
+    def batch_facts(self, steps: int) -> dict[str, Any]:
+        """target_batch_share: the share of steps whose batch held a target, averaged over the targets (the
+        rate at which a target's row of E is updated at all, eq. 4's p_i; issue 33), beside the draw share."""
+        if not len(self.target) or steps <= 0:
+            return {}
+        held = self.updates[torch.as_tensor(self.target, device=self.updates.device)].double() / steps
+        return {"target_batch_share": round(float(held.mean()), 6)}
 
     def state_dict(self) -> dict[str, Any]:
         return {
