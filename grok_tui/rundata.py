@@ -191,7 +191,7 @@ def load_run(run_dir: str | Path) -> RunData:
     for ev in [*read_tokens(rec.path), *read_fourier(rec.path), *read_circuit(rec.path)]:  # engine/rundir.py
         data.apply(ev)
     if rec.status != "running":  # a run another process is writing shows as it stands
-        data.apply(RunFinished(rec.status, rec.summary, str(rec.summary.get("error", ""))))
+        data.apply(RunFinished(rec.status, rec.summary.fields(), rec.summary.error or ""))
     with data.lock:
         data.status, data.step, data.phases = rec.status, rec.step, rec.phases
     return data

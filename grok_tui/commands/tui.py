@@ -55,7 +55,7 @@ def farewell(app: GrokApp) -> int:
     if app.trained and app.data.run_dir:
         run_dir = Path(app.data.run_dir)
         say(f"run directory: {clean_text(str(run_dir))}")
-        say(format_summary(read_summary(run_dir) or app.data.summary))
+        say(format_summary(read_summary(run_dir).fields() or app.data.summary))
     return 128 + app.stop_signal if app.stop_signal else 0
 
 

@@ -131,9 +131,7 @@ def token_points(group: Group) -> list[tuple[str, list[float], list[float], list
     """Per arm × grid cell, over its ended seeds: each operand token's training pairs against its learned
     step (`grok tokens`, the per-token form of Fig. 4), the pairs of the tokens never learned, Spearman's
     rank correlation of the learned ones, pooled over seeds. (label, pairs, steps, never-learned pairs, rho)."""
-    import numpy as np
-
-    from grok_tui.commands.tokens import _spearman, token_table
+    from engine.token_facts import spearman, token_table
     from grok_tui.figures.data import cell_label
 
     dirs = member_dirs(group)
@@ -155,6 +153,6 @@ def token_points(group: Group) -> list[tuple[str, list[float], list[float], list
                 ys.append(float(r["learned_step"]))
     out = []
     for label, (xs, ys, never) in cells.items():
-        rho = _spearman(np.array(xs), np.array(ys)) if len(xs) >= 3 else math.nan
+        rho = spearman(xs, ys)
         out.append((label, xs, ys, never, rho))
     return out
