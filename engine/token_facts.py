@@ -71,5 +71,6 @@ def token_table(run_dir: str | Path) -> tuple[list[dict[str, Any]], float, dict[
     facts: dict[str, Any] = {"p": p, "op": cfg.data.op, "seed": cfg.train.seed, "n_eval_last": rec.step}
     learned_rows = [r for r in rows if r["learned_step"] is not None]
     if len(learned_rows) >= 3:
-        facts["spearman"] = spearman([r["train_pairs"] for r in learned_rows], [r["learned_step"] for r in learned_rows])
+        pairs, steps = [r["train_pairs"] for r in learned_rows], [r["learned_step"] for r in learned_rows]
+        facts["spearman"] = spearman(pairs, steps)
     return rows, threshold, facts

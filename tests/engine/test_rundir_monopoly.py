@@ -1,7 +1,8 @@
 """The run-directory modules are the only code that reads or writes the files of a run directory or a group.
 
 The rule, checked on the source (ast) of every module of engine/ and grok_tui/ but the run directory's own
-(engine/rundir.py and the modules it is split into, by concept: OWNERS): no call that opens, loads, saves, writes, renames or deletes a file.
+(engine/rundir.py and the modules it is split into, by concept: OWNERS): no call that opens, loads, saves,
+writes, renames or deletes a file.
 That is the builtin `open`, `os.open`/`io.open`, `torch.save`/`torch.load`, `json.dump`/`json.load`
 (the string forms `dumps`/`loads` are fine), `csv.reader`/`csv.writer`/`csv.DictReader`/`csv.DictWriter`,
 `os.replace`/`os.rename`/`os.remove`/`os.unlink`/`os.makedirs`/`os.fsync`, shutil's copies, moves and
@@ -115,9 +116,8 @@ def _violations() -> list[str]:
 
 def test_only_rundir_does_file_io() -> None:
     found = _violations()
-    assert not found, "file I/O outside the run-directory modules (move it there, or allow it with a reason):\n" + "\n".join(
-        found
-    )
+    why = "file I/O outside the run-directory modules (move it there, or allow it with a reason):\n"
+    assert not found, why + "\n".join(found)
 
 
 def test_every_allowance_is_still_needed() -> None:
