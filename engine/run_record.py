@@ -19,8 +19,9 @@ import numpy as np
 
 from engine.config import ConfigError, RunConfig, from_dict
 from engine.csvlog import read_metrics
-from engine.events import TokenSets
+from engine.events import CircuitLogged, FourierLogged, TokenSets, TokensLogged
 from engine.phases import Phases, early_stop_note, phases_of_rows
+from engine.probe_logs import read_circuit, read_fourier, read_tokens
 from engine.rundir import read_config_doc
 from engine.runfiles import CONFIG, is_run_dir
 from engine.runlock import lock_holder
@@ -62,6 +63,21 @@ class RunRecord:
         where a probe was not due)."""
         names = list(self.rows[0]) if self.rows else []
         return {k: np.array([r[k] for r in self.rows], dtype=float) for k in names}
+
+    @property
+    def fourier(self) -> list[FourierLogged]:
+        """fourier.csv: the embedding's Fourier norms at each step they were measured (engine/probe_logs.py)."""
+        return read_fourier(self.path)
+
+    @property
+    def tokens_logged(self) -> list[TokensLogged]:
+        """tokens.csv: each evaluation's per-token updates, grad norms and val_acc (engine/probe_logs.py)."""
+        return read_tokens(self.path)
+
+    @property
+    def circuit(self) -> list[CircuitLogged]:
+        """keyfreq.csv and ring.csv: the progress probe's measurements (engine/probe_logs.py)."""
+        return read_circuit(self.path)
 
     def to_pandas(self) -> Any:
         """metrics.csv as a pandas DataFrame, one row per evaluation (pandas: the optional `pandas` extra)."""

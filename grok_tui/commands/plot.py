@@ -89,22 +89,22 @@ def run_chart(path: Path, metrics: list[str], many: bool) -> Chart:
 
 
 def group_chart(path: Path, metrics: list[str]) -> Chart:
-    """Mean over seeds and min–max band per arm × grid cell (the compare view's aggregation)."""
+    """Mean over seeds and min–max band per arm × grid cell (engine/group_record.py, as the compare view)."""
     from engine.config import ConfigError
+    from engine.group_record import read_group
     from engine.rundir import clean_text
-    from engine.sweep.spec import Group
-    from grok_tui.groupdata import load_group
 
-    Group.open(path)  # a clear error for a broken group.json before anything is drawn
+    group = read_group(path)  # a clear error for a broken group.json before anything is drawn
     what = metrics[0] if len(metrics) == 1 else ", ".join(metrics)
     chart = Chart(f"{_short(clean_text(path.name))} {what}: mean over seeds, · min–max", metrics)
     for m in metrics:
-        data = load_group(path, m)
-        for cell in data.cells:
-            if not cell.steps:
+        for cell in group.curves(m):  # engine/group_record.py: the compare view's and the figures' curves
+            if not cell.n:
                 continue
-            label = clean_text(cell.label) + (f" {m}" if len(metrics) > 1 else "") + f" (n={cell.seeds})"
-            chart.series.append(Series(label, [float(s) for s in cell.steps], cell.mean, cell.lo, cell.hi))
+            label = clean_text(cell.label) + (f" {m}" if len(metrics) > 1 else "") + f" (n={cell.n})"
+            chart.series.append(
+                Series(label, cell.steps.tolist(), cell.mean.tolist(), cell.min.tolist(), cell.max.tolist())
+            )
     if not chart.series:
         raise ConfigError(f"{path}: no member has logged {', '.join(metrics)} yet")
     return chart
