@@ -24,6 +24,7 @@ import numpy as np
 
 from engine.run_record import RunRecord, read_run
 from engine.runfiles import GROUP_FILE, METRICS, is_run_dir
+from engine.sweep.report import DEFAULT_TAIL, member_finals
 from engine.sweep.spec import Group, Member
 from engine.sweep.stats import mean_ci_rows
 
@@ -93,6 +94,11 @@ class GroupRecord:
     def results(self) -> dict[str, dict[str, Any]]:
         """results.csv: member id -> its row (engine/sweep/results.py)."""
         return self.group.results()
+
+    def finals(self, metrics: list[str] | None = None, tail: int = DEFAULT_TAIL) -> dict[str, dict[str, float]]:
+        """Member id -> {metric: its final value} for the members that ended, as `grok report` compares them:
+        the mean of the member's last `tail` evaluations (engine/sweep/report.py member_finals)."""
+        return member_finals(self.group, metrics, tail)
 
     def curves(self, metric: str = "val_acc", x: str = "step") -> list[CellCurve]:
         """Each cell's curve of `metric` (see the module's rule for members that stopped early)."""

@@ -88,6 +88,8 @@ class RunSummary:
     target_rate: float | None = _field(or_null(NUMBER))  # the resolved train.target_rate
     draw_share: list[float] | None = _field(NUMBERS)  # NaN for a token never drawn (engine/samplers.py)
     target_draw_ratio: float | None = _field(or_null(NUMBER))
+    target_shared_pairs: int | None = _field(STEP)  # training pairs holding two targets (engine/data.py)
+    target_batch_share: float | None = _field(FRACTION)  # share of steps whose batch held a target (eq. 4's p_i)
     learned_acc: float | None = _field(FRACTION)  # the threshold of `learned_step` (engine/columns.py)
     learned_step: list[int | None] | None = _field(LEARNED_STEPS)  # per operand token; None: not learned
     extra: Mapping[str, Any] = field(default_factory=dict)  # keys this engine does not know, as read

@@ -60,6 +60,8 @@ BAD_SUMMARY: dict[str, list[Any]] = {
     "target_draw_ratio": [math.inf],
     "learned_acc": [2.0, None],
     "learned_step": [[1, "2"], [-1]],
+    "target_shared_pairs": [-1, 0.5],
+    "target_batch_share": [1.5],
 }
 BAD_CONFIG: dict[str, list[Any]] = {
     "preset": [5],
