@@ -23,7 +23,7 @@ from engine.events import CircuitLogged, FourierLogged, TokenSets, TokensLogged
 from engine.phases import Phases, early_stop_note, phases_of_rows
 from engine.probe_logs import read_circuit, read_fourier, read_tokens
 from engine.rundir import read_config_doc
-from engine.runfiles import CONFIG, is_run_dir
+from engine.runfiles import CONFIG, METRICS, is_run_dir
 from engine.runlock import lock_holder
 from engine.safetext import clean_text
 from engine.summary import RunSummary, read_summary
@@ -90,6 +90,14 @@ class RunRecord:
         if self.status != "finished":
             return None
         return early_stop_note(self.phases.early_stop_step, self.config.train)
+
+
+def run_stamp(path: str | Path) -> float:
+    """The mtime of the run's metrics.csv (0 before it has one): changes with every logged evaluation."""
+    try:
+        return (Path(path) / METRICS).stat().st_mtime
+    except OSError:
+        return 0.0
 
 
 def read_run(path: str | Path) -> RunRecord:

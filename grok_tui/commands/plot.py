@@ -16,6 +16,8 @@ from typing import Annotated
 
 import typer
 
+from grok_tui.axis import log_ticks, smooth
+from grok_tui.axis import tick_label as _tick
 from grok_tui.errors import user_errors
 
 COLORS = ("cyan", "magenta", "green", "orange", "blue", "red", "yellow", "gray")
@@ -42,19 +44,6 @@ class Chart:
     metrics: list[str]
     series: list[Series] = field(default_factory=list)
     markers: list[tuple[float, str]] = field(default_factory=list)  # (step, "M" or "G") phase markers
-
-
-def smooth(values: list[float], k: int) -> list[float]:
-    """Trailing mean over k points (k <= 1 leaves the curve as logged)."""
-    if k <= 1:
-        return values
-    out, window = [], []
-    for v in values:
-        window.append(v)
-        if len(window) > k:
-            window.pop(0)
-        out.append(sum(window) / len(window))
-    return out
 
 
 def _short(name: str) -> str:
@@ -157,27 +146,9 @@ def render(chart: Chart, log_x: bool, k: int, width: int, height: int, color: bo
     return text if color else plt.uncolorize(text)
 
 
-def log_ticks(lo: float, hi: float) -> list[float]:
-    """Ticks at 1·10^k, or 1, 2, 5·10^k when the range spans less than two decades."""
-    decades = range(math.floor(math.log10(lo)), math.ceil(math.log10(hi)) + 1)
-    for mantissas in ((1,), (1, 3), (1, 2, 5)):
-        ticks = [m * 10.0**e for e in decades for m in mantissas if lo <= m * 10.0**e <= hi]
-        if len(ticks) >= 3:
-            return ticks
-    return ticks or [lo, hi]
-
-
 def _top(chart: Chart) -> float:
     vals = [v for s in chart.series for v in (s.hi or s.values) if math.isfinite(v)]
     return max(vals) if vals else 1.0
-
-
-def _tick(x: float) -> str:
-    if x >= 1e6:
-        return f"{x / 1e6:g}M"
-    if x >= 1e3:
-        return f"{x / 1e3:g}k"
-    return f"{x:g}"
 
 
 def charts(paths: list[str], metrics: list[str]) -> list[Chart]:

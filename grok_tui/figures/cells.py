@@ -97,7 +97,7 @@ class Heat:
 
     def text(self, i: int, j: int) -> str:
         """`1.2k` over `3/3`; `>3k` when the median is past the budget; `·` before a seed has ended."""
-        from grok_tui.commands.plot import _tick
+        from grok_tui.axis import tick_label as _tick
 
         if self.ended[i][j] == 0:
             return "·"

@@ -21,6 +21,7 @@ from textual.widgets import Footer, Label, OptionList
 from textual.widgets.option_list import Option
 
 from engine.config import ConfigError
+from engine.run_record import run_stamp
 from engine.rundir import clean_text, is_group, is_run_dir
 from grok_tui.charts import views
 from grok_tui.charts.canvas import Line, Plot
@@ -197,8 +198,7 @@ class CompareScreen(Screen[None]):
                         self.groups[value] = (mtimes, load_group(value, self.column))
                         self.version += 1
                     continue
-                path = Path(value) / "metrics.csv"
-                mtime = path.stat().st_mtime if path.exists() else 0.0
+                mtime = run_stamp(value)
                 if value not in self.loaded or self.loaded[value][0] != mtime:
                     self.loaded[value] = (mtime, load_run(value))
                     self.version += 1

@@ -162,3 +162,59 @@ json.dumps(x)
         "unlink",
         "shutil.rmtree",
     ]
+
+
+# --- the faces read a run or a group through the records only ----------------------------------------
+# The run-directory modules, and the few names the faces (grok_tui/) may take from them: the predicates,
+# the text cleaner, the lock (for a writer, and as a liveness probe) and the ended statuses. Everything a
+# face reads of a run or a group comes from engine/run_record.py's RunRecord and engine/group_record.py's
+# GroupRecord, so no face knows a file's name or layout.
+RUN_DIR_MODULES = {
+    "engine.rundir",
+    "engine.runfiles",
+    "engine.atomic",
+    "engine.csvlog",
+    "engine.runlog",
+    "engine.summary",
+    "engine.probe_logs",
+    "engine.runlock",
+    "engine.safetext",
+    "engine.schema",
+}
+FACE_API = {"is_run_dir", "is_group", "is_paper_dir", "clean_text", "clean_block", "lock_holder", "RunLock", "ENDED"}
+
+
+def _reader_imports(tree: ast.AST) -> list[tuple[int, str]]:
+    """(line, what) for each import of a run-directory module's name outside FACE_API."""
+    out = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.module in RUN_DIR_MODULES:
+            out += [(node.lineno, f"{node.module}.{a.name}") for a in node.names if a.name not in FACE_API]
+        elif isinstance(node, ast.Import):
+            out += [(node.lineno, a.name) for a in node.names if a.name in RUN_DIR_MODULES]
+    return out
+
+
+def test_the_faces_read_runs_and_groups_only_through_the_records() -> None:
+    found = []
+    for path in sorted((ROOT / "grok_tui").rglob("*.py")):
+        rel = path.relative_to(ROOT).as_posix()
+        found += [f"{rel}:{line}: {what}" for line, what in _reader_imports(ast.parse(path.read_text(), rel))]
+    assert not found, "read it through RunRecord or GroupRecord (engine/run_record.py, group_record.py):\n" + "\n".join(
+        found
+    )
+
+
+def test_the_boundary_sees_a_reader_import() -> None:
+    src = """
+from engine.rundir import is_run_dir, read_metrics
+from engine.csvlog import read_csv
+import engine.summary
+from engine.run_record import read_run
+from engine.safetext import clean_text
+"""
+    assert [w for _, w in _reader_imports(ast.parse(src))] == [
+        "engine.rundir.read_metrics",
+        "engine.csvlog.read_csv",
+        "engine.summary",
+    ]
