@@ -18,42 +18,43 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from engine.atomic import fsync_dir as fsync_dir
-from engine.atomic import json_object, replace_atomic, unique_dir, write_json_atomic
+from engine.atomic import fsync_dir, json_object, replace_atomic, unique_dir, write_json_atomic
 from engine.config import ConfigError, RunConfig
-from engine.csvlog import csv_header as csv_header
-from engine.csvlog import read_csv as read_csv
-from engine.csvlog import read_metrics as read_metrics
-from engine.csvlog import truncate_csv as truncate_csv
-from engine.csvlog import truncate_logs as truncate_logs
-from engine.probe_logs import read_circuit as read_circuit
-from engine.probe_logs import read_fourier as read_fourier
-from engine.probe_logs import read_learned_steps as read_learned_steps
-from engine.probe_logs import read_tokens as read_tokens
-from engine.runfiles import CHECKPOINT, CONFIG, GROUP_FILE, PAPER_FILE, RESULTS
-from engine.runfiles import ERROR as ERROR
-from engine.runfiles import JOINS as JOINS
-from engine.runfiles import KEYFREQ as KEYFREQ
-from engine.runfiles import METRICS as METRICS
-from engine.runfiles import RING as RING
-from engine.runfiles import SUMMARY as SUMMARY
-from engine.runfiles import is_group as is_group
-from engine.runfiles import is_paper_dir as is_paper_dir
-from engine.runfiles import is_run_dir as is_run_dir
-from engine.runlock import LOCK_FILE as LOCK_FILE
-from engine.runlock import RunInUse as RunInUse
-from engine.runlock import RunLock as RunLock
-from engine.runlock import lock_holder
-from engine.runlog import RunLog as RunLog
-from engine.runlog import RunWriteError
-from engine.runlog import versions as versions
-from engine.runlog import write_error as write_error
-from engine.safetext import clean_block as clean_block
-from engine.safetext import clean_text
+from engine.csvlog import csv_header, read_csv, read_metrics, truncate_csv, truncate_logs
+from engine.probe_logs import read_circuit, read_fourier, read_learned_steps, read_tokens
+from engine.runfiles import (
+    CHECKPOINT,
+    CONFIG,
+    ERROR,
+    GROUP_FILE,
+    JOINS,
+    KEYFREQ,
+    METRICS,
+    PAPER_FILE,
+    RESULTS,
+    RING,
+    SUMMARY,
+    is_group,
+    is_paper_dir,
+    is_run_dir,
+)
+from engine.runlock import LOCK_FILE, RunInUse, RunLock, lock_holder
+from engine.runlog import RunLog, RunWriteError, versions, write_error
+from engine.safetext import clean_block, clean_text
 from engine.schema import check_config, check_group
-from engine.summary import read_summary as read_summary
+from engine.summary import read_summary
 
-__all__ = ["CHECKPOINT", "CONFIG", "GROUP_FILE", "PAPER_FILE", "RESULTS", "RunWriteError", "lock_holder"]
+# The names the rest of the code imports from here: this module's own, and its parts'.
+__all__ = [
+    "CHECKPOINT", "CONFIG", "ERROR", "GROUP_FILE", "JOINS", "KEYFREQ", "LOCK_FILE", "METRICS", "PAPER_FILE",
+    "RESULTS", "RING", "SUMMARY", "RunDirError", "RunInUse", "RunLock", "RunLog", "RunWriteError", "clean_block",
+    "clean_text", "csv_header", "empty_run_dir", "fsync_dir", "is_group", "is_paper_dir", "is_run_dir",
+    "load_checkpoint", "lock_holder", "new_paper_dir", "new_run_dir", "read_circuit", "read_config",
+    "read_config_doc", "read_csv", "read_fourier", "read_group_doc", "read_learned_steps", "read_metrics",
+    "read_paper_doc", "read_results", "read_summary", "read_tokens", "replace_atomic", "save_checkpoint",
+    "short_name", "truncate_csv", "truncate_logs", "unique_dir", "versions", "write_error", "write_json_atomic",
+    "write_paper_doc", "write_results",
+]  # fmt: skip
 
 
 class RunDirError(ConfigError):
@@ -71,6 +72,12 @@ def new_run_dir(root: Path, preset: str, seed: int) -> Path:
     except OSError as e:
         raise RunDirError(f"cannot write run directory under {root}: {e.strerror or e}") from None
     return path
+
+
+def short_name(name: str) -> str:
+    """A run directory's name without the `YYYYmmdd-HHMMSS-` prefix `new_run_dir` gives it."""
+    parts = name.split("-", 2)
+    return parts[2] if len(parts) == 3 and parts[0].isdigit() and parts[1].isdigit() else name
 
 
 def empty_run_dir(run_dir: Path) -> None:

@@ -54,7 +54,7 @@ def results_row(
 ) -> dict[str, Any]:
     """One member's row, as Group.record writes it; `run_dir` is the directory's name in the group. The
     summary goes through RunSummary whether it comes from a worker or from summary.json, so both rows agree."""
-    s = summary if isinstance(summary, RunSummary) else RunSummary.of(summary)
+    s = summary if isinstance(summary, RunSummary) else RunSummary.written(summary)
     row: dict[str, Any] = {"member": member}
     row.update({k: getattr(s, k) for k in SUMMARY_FIELDS})
     row["max_steps"] = max_steps

@@ -46,17 +46,11 @@ class Chart:
     markers: list[tuple[float, str]] = field(default_factory=list)  # (step, "M" or "G") phase markers
 
 
-def _short(name: str) -> str:
-    """A run directory's name without its `YYYYmmdd-HHMMSS-` prefix."""
-    parts = name.split("-", 2)
-    return parts[2] if len(parts) == 3 and parts[0].isdigit() and parts[1].isdigit() else name
-
-
 def run_chart(path: Path, metrics: list[str], many: bool) -> Chart:
     """A run's metrics; M and G markers from its summary, or from its rows while it is live or dead."""
     from engine.config import ConfigError
     from engine.run_record import read_run
-    from engine.rundir import clean_text
+    from engine.rundir import clean_text, short_name
 
     rec = read_run(path)
     if not rec.rows:
@@ -65,7 +59,7 @@ def run_chart(path: Path, metrics: list[str], many: bool) -> Chart:
     if missing:
         have = ", ".join(k for k in rec.rows[0] if k not in ("step", "epoch"))
         raise ConfigError(f"{path}: unknown metric(s) {', '.join(missing)}; have {have}")
-    name = _short(clean_text(path.name))
+    name = short_name(clean_text(path.name))
     chart = Chart(name, metrics)
     for m in metrics:
         pts = [(r["step"], r[m]) for r in rec.rows if math.isfinite(r[m])]
@@ -81,11 +75,11 @@ def group_chart(path: Path, metrics: list[str]) -> Chart:
     """Mean over seeds and min–max band per arm × grid cell (engine/group_record.py, as the compare view)."""
     from engine.config import ConfigError
     from engine.group_record import read_group
-    from engine.rundir import clean_text
+    from engine.rundir import clean_text, short_name
 
     group = read_group(path)  # a clear error for a broken group.json before anything is drawn
     what = metrics[0] if len(metrics) == 1 else ", ".join(metrics)
-    chart = Chart(f"{_short(clean_text(path.name))} {what}: mean over seeds, · min–max", metrics)
+    chart = Chart(f"{short_name(clean_text(path.name))} {what}: mean over seeds, · min–max", metrics)
     for m in metrics:
         for cell in group.curves(m):  # engine/group_record.py: the compare view's and the figures' curves
             if not cell.n:

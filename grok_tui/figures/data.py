@@ -16,7 +16,7 @@ from engine.config import ConfigError
 from engine.group_record import GroupRecord
 from engine.group_record import cell_label as cell_label
 from engine.run_record import read_run
-from engine.rundir import clean_text
+from engine.rundir import clean_text, short_name
 from engine.sweep.spec import Group, Member
 
 # Summary fields marked on a run's curves: memorization, circuit formation, cleanup (the
@@ -37,12 +37,6 @@ class Curve:
     n: int = 1
     member: Member | None = None  # the first member of a group cell (its arm and grid values)
     values: dict[str, Any] = field(default_factory=dict)  # the cell's grid values
-
-
-def short_name(name: str) -> str:
-    """A run directory's name without its `YYYYmmdd-HHMMSS-` prefix."""
-    parts = name.split("-", 2)
-    return parts[2] if len(parts) == 3 and parts[0].isdigit() and parts[1].isdigit() else name
 
 
 def _to_x(rows: list[dict[str, float]], step: float, x: str) -> float:

@@ -181,7 +181,17 @@ RUN_DIR_MODULES = {
     "engine.safetext",
     "engine.schema",
 }
-FACE_API = {"is_run_dir", "is_group", "is_paper_dir", "clean_text", "clean_block", "lock_holder", "RunLock", "ENDED"}
+FACE_API = {
+    "is_run_dir",
+    "is_group",
+    "is_paper_dir",
+    "short_name",
+    "clean_text",
+    "clean_block",
+    "lock_holder",
+    "RunLock",
+}
+FACE_API |= {"ENDED"}
 
 
 def _reader_imports(tree: ast.AST) -> list[tuple[int, str]]:
