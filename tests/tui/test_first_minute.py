@@ -140,3 +140,27 @@ async def test_the_flagship_says_what_it_shows_and_what_to_try_next(tmp_path: Pa
         assert len(lines) == 3 and app.status_bar.size.height == 3
         assert "random_mul" in lines[2] and len(GUIDES["skewed_mul"]) + 1 <= 80
         await pilot.press("q")
+
+
+def test_a_narrow_key_abbreviates_before_it_cuts() -> None:
+    """At 80×24 a chart's key keeps every series: title, spaces, then words go before any …."""
+    from grok_tui.charts.canvas import Line, _head
+    from grok_tui.charts.series import Point
+
+    pts = [Point(0.5, 1.0, 1.0, 1.0)]
+    plot = Plot(
+        "accuracy", [Line(lb, pts, "cyan", g) for lb, g in (("train", "+"), ("val", "*"), ("val rare", "o"))], 10, True
+    )
+    assert _head(plot, 60, False).plain == "accuracy  ━ train  ━ val  ━ val rare"
+    assert _head(plot, 30, False).plain == "━ train  ━ val  ━ val rare"
+    assert _head(plot, 22, False).plain == "━ train ━ val ━ rare"
+    assert "…" not in _head(plot, 22, True).plain
+
+
+def test_the_heat_maps_end_step_is_never_cut() -> None:
+    from grok_tui.charts.blocks import render_heat
+
+    frames = [(s, (1.0, 2.0, 3.0)) for s in range(0, 7_500, 100)]
+    for width in (16, 18, 22, 40):  # 8 to 32 columns of plot
+        axis = render_heat("heat", frames, width, 8, True).plain.splitlines()[-1]
+        assert axis.rstrip().endswith("7,400"), axis  # never `step 74` or `step 7,4`
