@@ -1,0 +1,144 @@
+"""The docs against themselves: status tables a reviewer reads in a minute, one source for every result.
+
+docs/REPRODUCTION.md opens with the status of the paper's claims; README and the presets' comments
+may only repeat what it says, word for word, or link to it. Intervals from fewer than 8 seeds are
+never called 95% confidence intervals (engine/sweep/stats.py: below 8 seeds a spread is a range).
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+README = ROOT / "README.md"
+REPRO = ROOT / "docs" / "REPRODUCTION.md"
+PERF = ROOT / "docs" / "PERFORMANCE.md"
+VERDICTS = ("reproduced", "partly", "not reproduced", "contradicted", "inconclusive", "supported", "not supported")
+# What a reader takes for a confidence interval: banned outright, because no run here has 8 seeds per cell
+# with a t-interval printed (grok report labels its own "95% t-interval" and "95% stratified bootstrap").
+CI_WORDS = re.compile(r"95\s*%\s*(CI\b|confidence|bootstrap|percentile|interval|band)", re.IGNORECASE)
+RESULT_WORDS = re.compile(r"\b(reproduces|reproduced|contradict\w*|partly|inconclusive|not supported)\b", re.I)
+
+
+def _section(text: str, title: str) -> str:
+    """The text under the `## title` heading, up to the next heading of that level."""
+    m = re.search(rf"(?m)^## {re.escape(title)}\n(.*?)(?=^## |\Z)", text, re.S)
+    assert m, f"no '## {title}' section"
+    return m.group(1)
+
+
+def _tables(text: str) -> list[list[list[str]]]:
+    """Every Markdown table in `text`: its rows (header first, the --- row left out) as lists of cells."""
+    tables: list[list[list[str]]] = []
+    rows: list[list[str]] = []
+    for line in [*text.splitlines(), ""]:
+        if line.startswith("|"):
+            cells = [c.strip() for c in re.split(r"(?<!\\)\|", line.strip())[1:-1]]
+            if not all(re.fullmatch(r":?-+:?", c) for c in cells):
+                rows.append(cells)
+        elif rows:
+            tables.append(rows)
+            rows = []
+    return tables
+
+
+def _slug(heading: str) -> str:
+    """A heading's anchor as GitHub makes it: lower case, punctuation dropped, each space a hyphen."""
+    return "".join(c for c in heading.strip().lower() if c.isalnum() or c in " -_").replace(" ", "-")
+
+
+def test_the_status_tables_are_one_line_a_claim_and_short() -> None:
+    text = REPRO.read_text()
+    status = _section(text, "Status")
+    verdicts, claims, extensions = _tables(status)
+    assert [r[0] for r in verdicts[1:]] == [
+        "reproduced",
+        "partly",
+        "not reproduced",
+        "contradicted",
+        "inconclusive",
+        "supported / not supported",
+    ]
+    assert [r[0] for r in claims[1:]] == [str(i) for i in range(1, 9)], "the paper's 8 claims, one row each"
+    assert claims[0][1:] == [
+        "claim (paper's figure)",
+        "verdict",
+        "headline number (spread)",
+        "k of n seeds",
+        "seeds × tasks",
+        "where",
+    ]
+    for table in (claims, extensions):
+        for row in table[1:]:
+            assert len(row) == len(table[0]), row
+            for cell in row:
+                words = len(re.sub(r"\]\(#[^)]*\)", "]", cell).split())
+                assert words <= 40, f"{words} words: {cell}"
+            verdict = row[table[0].index("verdict")]
+            assert verdict.split(":")[0].split(",")[0].strip() in VERDICTS, verdict
+    for row in claims[1:]:  # the claim itself in at most 12 words, with the paper's figure or section
+        assert len(row[1].split()) <= 12 and re.search(r"\((Figs?\.|§)", row[1]), row[1]
+    for ext in ("Token-starved", "Decoupling", "fixes", "Progress measures", "Forks"):
+        assert any(ext.lower() in r[0].lower() for r in extensions[1:]), ext
+
+
+def test_every_anchor_link_resolves() -> None:
+    for doc in (REPRO, README):
+        text = doc.read_text()
+        target = REPRO.read_text()
+        anchors = {_slug(h) for h in re.findall(r"(?m)^#{1,4} (.*)$", target)}
+        for link in re.findall(r"\]\((?:docs/REPRODUCTION\.md)?#([^)]+)\)", text):
+            if doc == README and "REPRODUCTION" not in text.split(f"#{link})")[0].rsplit("](", 1)[-1]:
+                continue  # README's own anchors
+            assert link in anchors, f"{doc.name}: #{link} names no heading of REPRODUCTION.md"
+
+
+def test_each_claim_section_ends_with_what_the_data_do_not_show() -> None:
+    text = REPRO.read_text()
+    sections = re.findall(r"(?ms)^## (.*?)\n(.*?)(?=^## |\Z)", text)
+    for title, body in sections:
+        if title in ("Status", "Appendix: provenance"):
+            continue
+        assert re.search(r"do(es)?\s+not\s+show", body, re.I), f"## {title}: no 'what the data do not show'"
+
+
+def test_no_interval_from_few_seeds_is_called_a_95_percent_ci() -> None:
+    for doc in (README, REPRO, PERF, *ROOT.glob("presets/*.toml")):
+        for i, line in enumerate(doc.read_text().splitlines(), 1):
+            assert not CI_WORDS.search(line), f"{doc.name}:{i}: {line.strip()}"
+
+
+def test_readme_states_no_result_the_status_page_does_not() -> None:
+    """README's results are sentences of the status page, verbatim, or a link to it."""
+    readme = README.read_text()
+    status = _section(REPRO.read_text(), "Status")
+    flat = " ".join(status.split())
+    results = _section(readme, "Results")
+    quotes = re.findall(r"(?m)^> (.*)$", results)
+    assert "docs/REPRODUCTION.md" in results
+    for q in quotes:
+        assert " ".join(q.split()) in flat, f"README quotes what the status page does not say: {q}"
+    outside = readme.replace(results, "")
+    for i, line in enumerate(outside.splitlines(), 1):
+        assert not RESULT_WORDS.search(line), f"README.md:{i}: a result outside ## Results: {line.strip()}"
+
+
+def test_preset_comments_quote_only_numbers_the_docs_have() -> None:
+    """A preset comment that says what was measured cites REPRODUCTION.md, and every decimal in it is there."""
+    docs = REPRO.read_text()
+    for toml in sorted(ROOT.glob("presets/*.toml")):
+        comment = "\n".join(line for line in toml.read_text().splitlines() if line.startswith("#"))
+        m = re.search(r"(?s)Measured[^\n]*\(([^)]*)docs/REPRODUCTION\.md.*?(?=\n#\s*\n|\n# [A-Z][a-z]+ [a-z]+ [a-z]+:|\Z)", comment)
+        if not m:
+            assert not RESULT_WORDS.search(comment), f"{toml.name}: a verdict without its source"
+            continue
+        for number in re.findall(r"(?<![\d.])\d\.\d{3}(?!\d)", m.group(0)):
+            assert number in docs, f"{toml.name}: {number} is not in docs/REPRODUCTION.md"
+
+
+@pytest.mark.parametrize(("doc", "limit"), [(README, 250), (PERF, 300)])
+def test_docs_for_the_user_stay_short(doc: Path, limit: int) -> None:
+    assert len(doc.read_text().splitlines()) <= limit
