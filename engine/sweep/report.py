@@ -346,26 +346,28 @@ def build_tables(
 def _tail_note(group: Group, tail: int) -> list[str]:
     """A warning when early stopping makes the last `tail` evaluations straddle generalization.
 
-    A member with train.patience = P stops at the P-th evaluation in a row with val accuracy at or
-    above train.target_val_acc (engine/phases.py), so with tail > P its final value mixes in
-    evaluations from before the jump.
+    A member with train.patience = P stops at the P-th evaluation in a row with its train.stop_metric
+    column at or above train.target_val_acc (engine/phases.py), so with tail > P its final value mixes
+    in evaluations from before the jump.
     """
     res = group.results()
     stopped = []
+    watched: list[str] = []
     for m in group.members:
         r = res.get(m.id, {})
         steps, budget = num(r.get("steps")), num(r.get("max_steps"))
         if r.get("status") in ENDED and steps is not None and budget is not None and steps < budget:
-            patience = group.config(m).train.patience
-            if 0 < patience < tail:
-                stopped.append(patience)
+            train = group.config(m).train
+            if 0 < train.patience < tail:
+                stopped.append(train.patience)
+                watched += [train.stop_metric] if train.stop_metric not in watched else []
     if not stopped:
         return []
     ps = sorted(set(stopped))
     return [
         f"note: {len(stopped)} member(s) stopped early (train.patience {', '.join(map(str, ps))}): their last "
-        f"{tail} evaluations include some before val_acc reached the stop rule's target; --tail {min(ps)} "
-        "keeps only those after"
+        f"{tail} evaluations include some before {' or '.join(watched)} reached the stop rule's target; "
+        f"--tail {min(ps)} keeps only those after"
     ]
 
 

@@ -119,6 +119,9 @@ def test_a_note_when_early_stopping_cuts_into_the_tail(tmp_path: Path) -> None:
     assert not build_tables(g, tail=3)[1][-1].startswith("note:")
     full = fake_group(tmp_path / "full", ARMS, _curve, STEPS, train__patience=3)  # ran its whole budget
     assert not build_tables(full, tail=5)[1][-1].startswith("note:")
+    on_train = fake_group(tmp_path / "train", ARMS, _curve, STEPS, max_steps=1000, train__patience=3,
+                          train__stop_metric="train_acc")  # fmt: skip
+    assert "before train_acc reached the stop rule's target" in build_tables(on_train, tail=5)[1][-1]
 
 
 def _record_steps(g, steps: dict[tuple[str, int], float | None], budget: int):  # type: ignore[no-untyped-def]
