@@ -77,6 +77,18 @@ def test_report_prints_intervals_and_paired_tests(tmp_path: Path) -> None:
     assert "| arm | val_acc | val_acc_rare |" in md
 
 
+def test_from_8_seeds_the_final_value_has_a_t_interval(tmp_path: Path) -> None:
+    """8 seeds of adam end at 0.5, 0.6, ..., 1.2: mean 0.85, s = 0.1 · sqrt(6) (as for 1..8), and the
+    half-width t(0.975, 7) · s / sqrt(8) = 2.364624 · 0.244949 / 2.828427 = 0.204781."""
+    g = fake_group(tmp_path, {**ARMS, "seeds": 8}, _curve, STEPS)
+    tables, _ = build_tables(g, tail=2)
+    (final,) = [t for t in tables if t.title.startswith("final value")]
+    row = final.rows[0]
+    assert row["arm"] == "adam" and row["val_acc_interval"] == "95% t-interval" and row["val_acc_n"] == 8
+    assert (row["val_acc"], row["val_acc_lo"], row["val_acc_hi"]) == pytest.approx((0.85, 0.645219, 1.054781), abs=1e-5)
+    assert "0.850 [95% t-interval 0.645, 1.055] n=8" in render(g, tail=2)
+
+
 def test_report_csv_has_the_interval_bounds(tmp_path: Path) -> None:
     g = fake_group(tmp_path, ARMS, _curve, STEPS)
     out = tmp_path / "r.csv"
