@@ -7,7 +7,7 @@ of the lucky seeds. The grokking delay is taken over the seeds that both memoriz
 A metric's spread over seeds is `seed_interval`: below `MIN_SEEDS_FOR_INTERVAL` seeds the range
 [min, max] and nothing more (a percentile bootstrap of 3 seeds *is* [min, max], since a resample
 of three copies of the minimum has probability 1/27 > 2.5%, and at n = 5 a nominal 95% percentile
-interval covers the mean of normal data about 86% of the time); from 8 seeds Student's
+interval covered the mean of simulated normal data 83% of the time); from 8 seeds Student's
 t-interval. A ratio pooled over tasks resamples seeds within each task (`stratified_mean_ci`), so
 no resample takes a task's pairs for another's. For arms run on the same seeds, `paired` adds an
 exact two-sided sign test and a two-sided Wilcoxon signed-rank test (exact for n <= 25 non-zero
