@@ -124,8 +124,8 @@ def _final_table(group: Group, rows: list[dict[str, Any]], dims: list[str], fina
     if not metrics:
         return None
     title = (
-        f"final value (mean of the last {tail} evaluations): mean over seeds (range below 8 seeds, "
-        "95% t-interval from 8)"
+        f"final value (mean of the last {tail} evaluations): mean over seeds, (min–max) below 8 seeds, "
+        "[95% t-interval] from 8"
     )
     if any(k.startswith(PEAK) for k in metrics):
         title += f"; {PEAK}COL is the member's largest COL over its run"
@@ -407,8 +407,14 @@ def _fmt_summary(r: dict[str, Any]) -> dict[str, str]:
 
 def _interval(r: dict[str, Any], c: str) -> str:
     m = r[c]
-    sp = Spread(m, r[f"{c}_lo"], r[f"{c}_hi"], r[f"{c}_n"], r[f"{c}_interval"])
-    return "-" if m != m else f"{spread(sp, '.3f')} n={sp.n}"
+    """A final value in a table cell: "0.842 (0.790–0.910) n=3", the range, below 8 seeds; "0.842 [0.800, 0.880]
+    n=10", the t-interval, from 8 (the table's title says which bracket is which)."""
+    lo, hi, n = r[f"{c}_lo"], r[f"{c}_hi"], r[f"{c}_n"]
+    if m != m:
+        return "-"
+    return (
+        f"{m:.3f} ({lo:.3f}–{hi:.3f}) n={n}" if r[f"{c}_interval"] == RANGE else f"{m:.3f} [{lo:.3f}, {hi:.3f}] n={n}"
+    )
 
 
 FORMATS = ("text", "markdown", "csv")  # `grok report --format`

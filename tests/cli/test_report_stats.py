@@ -47,7 +47,10 @@ def group(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def test_report_intervals_and_paired_tests(group: Path) -> None:
     r = grok("report", str(group), "--tail", "2")
     assert r.returncode == 0, r.stderr
-    title = "final value (mean of the last 2 evaluations): mean over seeds (range below 8 seeds, 95% t-interval from 8)"
+    title = (
+        "final value (mean of the last 2 evaluations): mean over seeds, (min–max) below 8 seeds, "
+        "[95% t-interval] from 8"
+    )
     assert title in r.stdout
     assert "steps to 95% val: median [IQR]" in r.stdout and "stopped at" in r.stdout and "40 of 40" in r.stdout
     (line,) = [x for x in r.stdout.splitlines() if x.startswith("val_acc: adamlr - adam = ")]

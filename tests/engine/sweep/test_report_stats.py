@@ -69,7 +69,7 @@ def test_report_prints_intervals_and_paired_tests(tmp_path: Path) -> None:
         f"sign p 0.625, Wilcoxon p {wilcoxon_p([0.05, 0.05, 0.05, -0.02]):.3g} (n=4)"
     )
     text = render(g, tail=2)
-    assert "0.650 (range 0.500 to 0.800) n=4" in text
+    assert "0.650 (0.500–0.800) n=4" in text
     assert "95% CI" not in text and "bootstrap" not in text
     assert "final value (mean of the last 2 evaluations)" in text and "val_acc_rare: adamlr - adam" in text
     assert "steps to 95% val: median [IQR]" in text  # the steps-to-95% table is still there
@@ -86,7 +86,7 @@ def test_from_8_seeds_the_final_value_has_a_t_interval(tmp_path: Path) -> None:
     row = final.rows[0]
     assert row["arm"] == "adam" and row["val_acc_interval"] == "95% t-interval" and row["val_acc_n"] == 8
     assert (row["val_acc"], row["val_acc_lo"], row["val_acc_hi"]) == pytest.approx((0.85, 0.645219, 1.054781), abs=1e-5)
-    assert "0.850 [95% t-interval 0.645, 1.055] n=8" in render(g, tail=2)
+    assert "0.850 [0.645, 1.055] n=8" in render(g, tail=2)
 
 
 def test_report_csv_has_the_interval_bounds(tmp_path: Path) -> None:
