@@ -157,12 +157,17 @@ def phases_of_rows(train: TrainConfig, rows: list[dict[str, float]], n_classes: 
 # memorization: from step 0 until circuit formation starts.
 # circuit formation starts at the first progress measurement at or after M where the restricted loss is
 #   below 1/CIRCUIT_FACTOR of the chance loss ln(C): the key frequencies alone already give the answers of
-#   all pairs a mean log-probability of -ln(C)/2, √C times chance (about 10% against 1% at p = 97).
+#   all pairs a mean log-probability of -ln(C)/2, √C times chance (about 10% against 1% at p = 97), AND the
+#   key frequencies carry at least CIRCUIT_KEY_SHARE of the logits' non-constant energy. Without the second
+#   condition a lookup table with no Fourier circuit (logits α·δ(c = answer)) passes: it puts about
+#   2/(n - 1) of its energy on every frequency, above the key threshold, so the cap picks 8 "keys" whose
+#   restricted loss falls below ln(C)/2 at α = 20 (tests/engine/test_probes_progress.py).
 # cleanup: where the weight norm's slope turns. ‖θ‖² falls from initialisation on under weight decay; after
 #   circuit formation its fall speeds up, then slows again. The cleanup step is the end of the interval
 #   between two measurements where ‖θ‖² fell fastest (relative fall per step) after circuit formation,
 #   confirmed once the fall has slowed below CLEANUP_SLOWER of that rate.
 CIRCUIT_FACTOR = 2.0
+CIRCUIT_KEY_SHARE = 0.5
 CLEANUP_SLOWER = 0.9
 JOIN_SHARE = 0.5  # a token is in the circuit with >= half its embedding energy on the key frequencies
 
@@ -183,7 +188,8 @@ class CircuitPhases:
             return  # the probe did not run at this evaluation
         last, self.last = self.last, (step, w)
         if self.circuit_step is None:
-            if memorized_step is not None and r * CIRCUIT_FACTOR < self.chance:
+            share = row.get("key_share", math.nan)  # NaN (no such column: an old run) compares False
+            if memorized_step is not None and r * CIRCUIT_FACTOR < self.chance and share >= CIRCUIT_KEY_SHARE:
                 self.circuit_step = step
             return
         if self.cleanup_step is not None or last is None or step <= last[0] or last[1] <= 0:
