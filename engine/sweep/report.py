@@ -35,6 +35,7 @@ from engine.sweep.stats import (
     seed_interval,
     summarize,
 )
+from engine.sweep.targets_report import LEARNED_COLUMN, has_targets, target_rows
 
 DEFAULT_TAIL = 5  # `grok report --tail`: evaluations averaged into a member's final value
 DEFAULT_FINAL_METRICS = ("val_acc",)  # plus any other val_acc_* column the members logged (rare, absent tokens)
@@ -49,6 +50,7 @@ class Table:
     keys: list[str]  # the dimension columns
     rows: list[dict[str, Any]] = field(default_factory=list)
     intervals: list[str] = field(default_factory=list)  # columns shown as a Spread from <c>, <c>_lo, <c>_hi, ...
+    texts: list[str] = field(default_factory=list)  # columns shown as they are (formatted by their table)
 
 
 def _probe_table(group: Group, rows: list[dict[str, Any]], dims: list[str]) -> Table | None:
@@ -339,8 +341,27 @@ def build_tables(
     probe = _probe_table(group, rows, dims)
     if probe:
         tables.append(probe)
+    targets = target_rows(group, dims, _target_norms(group, tail)) if has_targets(group) else None
+    if targets:
+        title = (
+            "decoupling targets (engine/sweep/targets_report.py): batch share, draw ratio and target norm "
+            f"(last {tail} evaluations) as mean (min–max) n below 8 seeds; learned step: median over a member's targets"
+        )
+        t = Table(title, dims, intervals=["batch share", "draw ratio", "target norm"], texts=[LEARNED_COLUMN])
+        for r in targets:
+            r["stopped at"] = stopped_at(summarize(r.pop("_members")))
+        t.rows = targets
+        tables.append(t)
     paired = paired_lines(group, rows, finals, tail, baseline)
     return tables, compare_lines(group, rows, baseline) + paired + _tail_note(group, tail)
+
+
+def _target_norms(group: Group, tail: int) -> dict[str, dict[str, float]]:
+    """Each member's tail mean of target_norm, where the targets probe ran (an older group has none)."""
+    try:
+        return member_finals(group, ["target_norm"], tail)
+    except ConfigError:  # no member logged target_norm
+        return {}
 
 
 def _tail_note(group: Group, tail: int) -> list[str]:
@@ -424,7 +445,12 @@ def _shown(t: Table) -> tuple[list[str], list[dict[str, str]]]:
     """A table's columns and its rows as strings: medians with their IQR, `>N` for unreached."""
     if t.intervals:
         shown = [
-            {**{k: r[k] for k in t.keys}, **{c: _interval(r, c) for c in t.intervals}, "stopped at": r["stopped at"]}
+            {
+                **{k: r[k] for k in t.keys},
+                **{c: _interval(r, c) for c in t.intervals},
+                **{c: r[c] for c in t.texts},
+                "stopped at": r["stopped at"],
+            }
             for r in t.rows
         ]
     elif t.rows and "n" in t.rows[0]:
