@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import os
 import signal
+import subprocess
 import sys
 import threading
 import time
+import traceback
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 import torch
@@ -37,6 +40,55 @@ def tiny_config(**over: object) -> RunConfig:
 @pytest.fixture
 def tiny() -> RunConfig:
     return tiny_config()
+
+
+# --- the `grok` command line -----------------------------------------------------------------------
+
+CLI_ENV = {"COLUMNS": "200", "NO_COLOR": "1"}
+
+
+def grok(
+    *args: str,
+    cwd: Path | None = None,
+    env: dict[str, str] | None = None,
+    timeout: float = 120,
+    process: bool = False,
+) -> subprocess.CompletedProcess[str]:
+    """`grok ARGS` with its exit code, stdout and stderr.
+
+    In this process (typer's CliRunner: no interpreter start, no torch import per call) unless `process`:
+    then in a subprocess as a user runs it, for what only a real process shows (signals, the console
+    script, the interpreter's exit). An exception that escapes the command is written to stderr with exit
+    code 1, as the interpreter would, so `"Traceback" not in stderr` means the same both ways.
+    """
+    full_env = {**CLI_ENV, **(env or {})}
+    if process:
+        return subprocess.run(
+            [sys.executable, "-m", "grok_tui", *args],
+            capture_output=True,
+            text=True,
+            cwd=cwd,
+            timeout=timeout,
+            env={**os.environ, **full_env},
+        )
+    from typer.testing import CliRunner
+
+    from grok_tui.cli import app
+
+    threads = torch.get_num_threads()
+    here = os.getcwd()
+    try:
+        if cwd is not None:
+            os.chdir(cwd)
+        r = CliRunner(env=full_env).invoke(app, list(args))
+    finally:
+        os.chdir(here)
+        torch.set_num_threads(threads)  # a command's train.threads must not change later tests
+    stderr, code = r.stderr, r.exit_code
+    if r.exception is not None and not isinstance(r.exception, SystemExit):
+        stderr += "".join(traceback.format_exception(r.exception))
+        code = 1
+    return subprocess.CompletedProcess(["grok", *args], code, r.stdout, stderr)
 
 
 # --- nothing outlives its test --------------------------------------------------------------------
