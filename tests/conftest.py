@@ -98,24 +98,39 @@ def grok(
 # and children are killed so that they cannot hang or slow the rest of the run.
 
 OUTLIVE_S = 10.0
+# Linux lists each thread's children there (CONFIG_PROC_CHILDREN); without it every pid is checked.
+_HAS_CHILDREN_FILE = os.path.exists(f"/proc/self/task/{os.getpid()}/children")
+
+
+def _child_pids() -> list[int]:
+    """Candidate child pids of this process: what its threads list in /proc/self/task/*/children (a few
+    small reads per test), or, where the kernel has no such file, every pid in /proc (a scan of them all)."""
+    if not _HAS_CHILDREN_FILE:
+        return [int(e.name) for e in os.scandir("/proc") if e.name.isdigit()]
+    pids: list[int] = []
+    for tid in os.listdir("/proc/self/task"):
+        try:
+            with open(f"/proc/self/task/{tid}/children") as fh:
+                pids += [int(p) for p in fh.read().split()]
+        except OSError:  # the thread ended since the listing
+            continue
+    return pids
 
 
 def _children() -> dict[int, str]:
     """Live (not zombie) child processes of this process: pid -> command name, from /proc."""
     out: dict[int, str] = {}
     me = os.getpid()
-    for entry in os.scandir("/proc"):
-        if not entry.name.isdigit():
-            continue
+    for pid in _child_pids():
         try:
-            with open(f"/proc/{entry.name}/stat") as fh:
+            with open(f"/proc/{pid}/stat") as fh:
                 stat = fh.read()
         except OSError:
             continue
         name, _, rest = stat.rpartition(")")
         fields = rest.split()
-        if len(fields) > 1 and int(fields[1]) == me and fields[0] != "Z" and not _shared_helper(entry.name):
-            out[int(entry.name)] = name.partition("(")[2]
+        if len(fields) > 1 and int(fields[1]) == me and fields[0] != "Z" and not _shared_helper(str(pid)):
+            out[pid] = name.partition("(")[2]
     return out
 
 
