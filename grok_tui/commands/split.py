@@ -58,6 +58,7 @@ def register(app: typer.Typer) -> None:
 
         from engine import data as D
         from engine.config import ConfigError
+        from engine.metrics import split_tokens
 
         if draws < 0:
             raise ConfigError(f"--draws: must be >= 0 (got {draws})")
@@ -73,7 +74,7 @@ def register(app: typer.Typer) -> None:
         batch = min(cfg.train.batch_size or n, n)
         presence = D.batch_presence(n, tr, batch)
         ceiling = D.coverage_ceiling(tr_pairs, te_pairs, p)
-        absent = np.flatnonzero(tr == 0)
+        absent = split_tokens(cfg).absent  # the tokens no training pair holds (engine/metrics.py)
         sampler, realized = _replay(cfg, D.tokens(cfg.data, pairs[s.train]), draws)
         expected = sampler.expected_share().numpy()
         targets = D.starved_tokens(cfg.data, cfg.train.seed)
