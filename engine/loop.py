@@ -58,7 +58,7 @@ def resolve_device(name: str) -> torch.device:
 
 
 class TrainLoop:
-    """N members of one shape trained in lockstep; `events()` yields (member index, event).
+    """N members of one shape trained in lockstep; `member_events()` yields (member index, event).
 
     Each member sees the events, rows and summary that it would alone (same split, init, sampler draws,
     c and probes), up to float rounding where its weights are stacked. A member ends on its own (NaN,
@@ -317,7 +317,7 @@ class TrainLoop:
         # again: `_evaluate` yields running members' rows only, and `member_state_dict` this snapshot.
         if self._running():
             self._final[i] = _to_cpu(self._member_state(i))
-        return i, RunFinished(status, self.summary(i))
+        return i, RunFinished(status, self.member_summary(i))
 
     def _wait_paused(self) -> Iterator[tuple[int, Event]]:
         paused_at = time.perf_counter()
@@ -351,7 +351,7 @@ class TrainLoop:
             for ev in run.events(self.step, self.epoch, wall, host[i], lr, has_e, self.probe_sets[i], updates[i]):
                 yield i, ev
 
-    def summary(self, i: int, status: str | None = None) -> dict[str, Any]:
+    def member_summary(self, i: int, status: str | None = None) -> dict[str, Any]:
         """Member i's summary.json fields; `status` (a failure's) overrides the member's own."""
         status, steps = status or self.status[i] or "running", self.ended_step[i] or self.step
         out = self.runs[i].summary(status, steps, self.wall_s(), str(self.device))
