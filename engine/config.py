@@ -233,6 +233,13 @@ class TrainConfig:
     # On a GPU the step is recorded once as a CUDA graph and replayed (engine/cuda_graph.py) where its
     # arguments are fixed: Adam or AdamW, constant lr, no adaptive c, no gradient filter.
     cuda_graph: bool = True  # false: every step launches its kernels one by one
+    # Kept checkpoints for `grok fork` (engine/checkpoints.py, docs/FORK.md), under checkpoints/.
+    keep_every: int = 0  # keep a checkpoint every N steps and at each phase logged (M, C, G); 0 = off
+    keep_budget_mb: float = 0.0  # past this total size the oldest kept checkpoints go; 0 = no cap
+    # Frozen entries are written back after every optimizer step: bit-identical under decay and moments.
+    frozen: str = ""  # parameter sets held fixed: E, E[tokens], W, rest, all or a name, comma separated
+    trainable: str = ""  # if set, only these parameter sets train (E[targets]: those rows of E alone)
+    add_pairs: str = ""  # token set (targets, rare, absent, ids) whose pairs outside the test set join training
 
     def __post_init__(self) -> None:
         _check(self.batch_size >= 0, "train.batch_size", f"must be >= 1, or 0 for full batch (got {self.batch_size})")
@@ -247,6 +254,13 @@ class TrainConfig:
         _check(self.patience >= 0, "train.patience", f"must be >= 0 (got {self.patience})")
         _check(self.checkpoint_every >= 1, "train.checkpoint_every", f"must be >= 1 (got {self.checkpoint_every})")
         _check(self.threads >= 0, "train.threads", f"must be >= 0 (got {self.threads})")
+        _check(self.keep_every >= 0, "train.keep_every", f"must be >= 0 (got {self.keep_every})")
+        _check(self.keep_budget_mb >= 0, "train.keep_budget_mb", f"must be >= 0 (got {self.keep_budget_mb})")
+        from engine.param_sets import check_param_sets, check_tokens
+
+        check_param_sets(self.frozen, "train.frozen")
+        check_param_sets(self.trainable, "train.trainable")
+        check_tokens(self.add_pairs, "train.add_pairs")
         _check(0 <= self.seed <= MAX_SEED, "train.seed", f"must be in [0, 2^63) (got {self.seed})")
         dev = self.device
         index = dev.removeprefix("cuda:")
