@@ -116,6 +116,8 @@ def fork_run(
     if cfg.train.max_steps <= step:
         raise ConfigError(f"train.max_steps: {cfg.train.max_steps} is not past the fork step {step}; pass --steps N")
     sets_of = split_tokens(pcfg)  # token roles in the parent's split (a fork's add_pairs does not move them)
+    if cfg.train.frozen != pcfg.train.frozen or cfg.train.trainable != pcfg.train.trainable:
+        _check_sets(cfg, sets_of)
     try:
         state = torch.load(ckpt, map_location="cpu", weights_only=True)
     except Exception as e:  # noqa: BLE001 - one line, the file named
@@ -158,6 +160,20 @@ def _rows(iv: Intervention, state: dict[str, Any], cfg: RunConfig, sets: Any) ->
         iv = dataclasses.replace(iv, arg=where)
     detail = apply_rows(iv, state["model"], e, tokens, cfg.data.p, source)
     return f"tokens {' '.join(map(str, tokens)) or '-'}: {detail}"
+
+
+def _check_sets(cfg: RunConfig, sets: Any) -> None:
+    """ConfigError, one line, where train.frozen or train.trainable names what this model does not have."""
+    import torch
+
+    from engine.interventions import frozen_masks
+    from engine.models import build_model
+
+    rng = torch.get_rng_state()
+    try:
+        frozen_masks(build_model(cfg), cfg, sets)
+    finally:
+        torch.set_rng_state(rng)
 
 
 def _e_names(cfg: RunConfig) -> list[str]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Annotated
 
 import typer
@@ -23,6 +24,28 @@ Intervene = Annotated[
     ),
 ]
 ForkOut = Annotated[str | None, typer.Option("--out", help="Directory for the fork (default: beside its parent).")]
+
+
+def fork_lines(run_dir: Path) -> list[str]:
+    """`grok show`'s lines on forks: whose fork this run is, its interventions, and its kept checkpoints."""
+    from engine.checkpoints import list_kept
+    from engine.lineage import lineage, read_interventions
+    from engine.rundir import clean_text, read_summary
+
+    out = []
+    lin = lineage(read_summary(run_dir))
+    if "parent" in lin:
+        out.append(f"fork of {clean_text(lin['parent'])} at step {lin.get('fork_step')}")
+        if lin.get("optimizer_state"):
+            out.append(f"  optimizer state: {clean_text(lin['optimizer_state'])}")
+    for e in read_interventions(run_dir):
+        out.append(clean_text(f"  intervention at {e['step']}: {e['kind']} {e['target']}: {e['detail']}"))
+    kept = list_kept(run_dir)
+    if kept:
+        total = sum(k.bytes for k in kept) / 1e6
+        shown = ", ".join(f"{k.step}" + (f" ({' '.join(k.why)})" if k.why else "") for k in kept)
+        out.append(f"kept checkpoints ({len(kept)}, {total:.2f} MB): {shown}")
+    return out
 
 
 def register(app: typer.Typer) -> None:

@@ -1,0 +1,53 @@
+"""`grok fork` as a user runs it: a fork that trains, refusals with exit 2, `grok show` and resume."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from tests.cli.conftest import grok
+
+
+def parent_run(tmp_path: Path, tiny_toml: str) -> Path:
+    r = grok(
+        "run", "-c", tiny_toml, "--set", "train.keep_every=20", "--set", "train.threads=1", "--out", str(tmp_path), "-q"
+    )
+    assert r.returncode == 0, r.stderr
+    (d,) = [p for p in tmp_path.iterdir() if p.is_dir()]
+    return d
+
+
+def test_fork_trains_and_show_names_its_parent(tmp_path: Path, tiny_toml: str) -> None:
+    parent = parent_run(tmp_path, tiny_toml)
+    r = grok("fork", str(parent), "--at", "20", "--set", "optim.lr=2e-3", "-i", "rescale:3=x2", "-q", "--steps", "80")
+    assert r.returncode == 0, r.stderr
+    fork = parent.with_name(parent.name + "-fork20")
+    s = json.loads((fork / "summary.json").read_text())
+    assert s["status"] == "finished" and s["steps"] == 80 and s["parent"] == parent.name
+    show = grok("show", str(fork))
+    assert f"fork of {parent.name} at step 20" in show.stdout
+    assert "intervention at 20: rescale 3: tokens 3: norm x2" in show.stdout
+    assert "intervention at 20: set optim.lr: 0.001 -> 0.002" in show.stdout
+    assert "kept checkpoints (3" in grok("show", str(parent)).stdout
+
+
+def test_unchangeable_key_exits_2_with_one_line(tmp_path: Path, tiny_toml: str) -> None:
+    parent = parent_run(tmp_path, tiny_toml)
+    r = grok("fork", str(parent), "--at", "20", "--set", "data.p=13")
+    assert r.returncode == 2
+    assert r.stderr.count("\n") == 1 and r.stderr.startswith("error: data.p: cannot change mid-run"), r.stderr
+    r = grok("fork", str(parent), "--at", "30")
+    assert r.returncode == 2 and "no checkpoint at step 30 (kept: 20, 40, 60)" in r.stderr
+    r = grok("fork", str(parent), "-i", "rescale:targets")
+    assert r.returncode == 2 and "rescale takes =ring or =xK" in r.stderr
+
+
+def test_prepared_fork_runs_with_resume(tmp_path: Path, tiny_toml: str) -> None:
+    parent = parent_run(tmp_path, tiny_toml)
+    r = grok("fork", str(parent), "--at", "40", "--prepare", "--out", str(tmp_path / "forks"))
+    assert r.returncode == 0, r.stderr
+    (fork,) = list((tmp_path / "forks").iterdir())
+    assert json.loads((fork / "summary.json").read_text())["status"] == "interrupted"
+    r = grok("run", "--resume", str(fork), "-q")
+    assert r.returncode == 0, r.stderr
+    assert json.loads((fork / "summary.json").read_text())["status"] == "finished"
