@@ -47,3 +47,22 @@ def read_interventions(run_dir: str | Path) -> list[dict[str, Any]]:
         except (KeyError, ValueError):
             continue
     return out
+
+
+def fork_marks(run_dir: str | Path) -> tuple[tuple[int, str], ...]:
+    """The charts' fork markers, by step: F where the run or one of its ancestors was forked, I where an
+    intervention or a changed setting took effect at another step. A file that cannot be read gives
+    none (a marker is not worth failing a chart for)."""
+    from engine.config import ConfigError
+    from engine.rundir import read_summary
+
+    try:
+        lin = lineage(read_summary(Path(run_dir)))
+        events = read_interventions(run_dir)
+    except (ConfigError, OSError):
+        return ()
+    forks = {int(a["fork_step"]) for a in lin.get("ancestors", []) if isinstance(a, dict) and "fork_step" in a}
+    if isinstance(lin.get("fork_step"), int):
+        forks.add(lin["fork_step"])
+    marks = {s: "F" for s in forks} | {e["step"]: "I" for e in events if e["step"] not in forks}
+    return tuple(sorted(marks.items()))

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import csv
+import io
 import json
 from pathlib import Path
 
@@ -29,6 +31,16 @@ def test_fork_trains_and_show_names_its_parent(tmp_path: Path, tiny_toml: str) -
     assert "intervention at 20: rescale 3: tokens 3: norm x2" in show.stdout
     assert "intervention at 20: set optim.lr: 0.001 -> 0.002" in show.stdout
     assert "kept checkpoints (3" in grok("show", str(parent)).stdout
+    # the export names the parent and puts the interventions on the row they follow
+    rows = list(csv.DictReader(io.StringIO(grok("export", str(fork), "-m", "val_acc").stdout)))
+    assert {r["parent"] for r in rows} == {parent.name} and {r["fork_step"] for r in rows} == {"20"}
+    assert [(r["step"], r["intervention"]) for r in rows if r["intervention"]] == [("20", "rescale 3; set optim.lr")]
+    table = list(csv.DictReader(io.StringIO(grok("export", str(fork), "--interventions").stdout)))
+    assert [(r["step"], r["kind"], r["target"]) for r in table] == [("20", "rescale", "3"), ("20", "set", "optim.lr")]
+    # grok plot marks the fork step
+    plot = grok("plot", str(fork), "-m", "val_loss", "--linear-x")
+    assert plot.returncode == 0, plot.stderr
+    assert "F" in plot.stdout.splitlines()[2]
 
 
 def test_unchangeable_key_exits_2_with_one_line(tmp_path: Path, tiny_toml: str) -> None:
