@@ -63,3 +63,19 @@ def test_prepared_fork_runs_with_resume(tmp_path: Path, tiny_toml: str) -> None:
     r = grok("run", "--resume", str(fork), "-q")
     assert r.returncode == 0, r.stderr
     assert json.loads((fork / "summary.json").read_text())["status"] == "finished"
+
+
+def test_ls_shows_the_fork_tree(tmp_path: Path, tiny_toml: str) -> None:
+    parent = parent_run(tmp_path, tiny_toml)
+    for args in (("--at", "40"), ("--at", "20")):
+        assert grok("fork", str(parent), *args, "--prepare").returncode == 0
+    child = parent.with_name(parent.name + "-fork40")
+    assert grok("fork", str(child), "--prepare").returncode == 0  # its latest checkpoint: step 40
+    lines = grok("ls", str(tmp_path)).stdout.splitlines()[1:]
+    names = [ln.split(" @")[0] + " @" + ln.split(" @")[1].split()[0] if " @" in ln else ln.split()[0] for ln in lines]
+    assert names == [
+        parent.name,
+        f"└ {parent.name}-fork20 @20",
+        f"└ {parent.name}-fork40 @40",
+        f"  └ {parent.name}-fork40-fork40 @40",
+    ]
