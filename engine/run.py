@@ -45,6 +45,7 @@ RESUMABLE_KEYS = frozenset(
         "train.patience",
         "train.keep_every",
         "train.keep_budget_mb",
+        "train.stop_metric",
         "preset",
         "description",
     }
