@@ -27,8 +27,8 @@ from typing import Any
 
 from engine.checkpoints import checkpoint_at
 from engine.config import ConfigError, RunConfig, apply_overrides
-from engine.interventions import ROW_KINDS, Intervention, parse_intervention, set_changes
 from engine.lineage import lineage, read_interventions, write_interventions
+from engine.param_sets import ROW_KINDS, Intervention, parse_intervention
 
 # Keys a fork may change; every other difference (data.*, model.*, train.seed, train.dtype) is refused.
 FORKABLE_GROUPS = ("optim.", "probe.")
@@ -89,9 +89,11 @@ def fork_run(
     interventions: list[str] | None = None,
     out: str | Path | None = None,
     steps: int | None = None,
+    into: Path | None = None,
 ) -> Path:
-    """Write the fork of `parent` at step `at` (None: its latest checkpoint) and return its directory;
-    run it with `Run.from_checkpoint`. ConfigError, one line, for anything that cannot fork."""
+    """Write the fork of `parent` at step `at` (None: its latest checkpoint) and return its directory: a new
+    one under `out` (default: beside the parent), or `into` (a sweep member's, made or emptied). Run it
+    with `Run.from_checkpoint`. ConfigError, one line, for anything that cannot fork."""
     import torch
 
     from engine.metrics import split_tokens
@@ -106,6 +108,8 @@ def fork_run(
     ckpt, step = checkpoint_at(src, at)
 
     cfg = apply_overrides(pcfg, sets or {}, "--set")
+    from engine.interventions import set_changes
+
     for iv in ivs:
         if iv.kind not in ROW_KINDS:
             cfg = set_changes(cfg, iv)
@@ -139,7 +143,7 @@ def fork_run(
         state["sampler"] = None
     if "optim.lr_ratio" in changed and not cfg.optim.adaptive:  # c in force from the fork step on
         state["lr_ratio"] = state["c_raw"] = cfg.optim.lr_ratio
-    return _write(src, step, cfg, pcfg, pdoc, psum, state, events, opt_note, changed, out)
+    return _write(src, step, cfg, pcfg, pdoc, psum, state, events, opt_note, changed, out, into)
 
 
 def _rows(iv: Intervention, state: dict[str, Any], cfg: RunConfig, sets: Any) -> str:
@@ -235,11 +239,13 @@ def _write(
     opt_note: str,
     changed: dict[str, Any],
     out: str | Path | None,
+    into: Path | None = None,
 ) -> Path:
     from engine.rundir import (
         CONFIG,
         SUMMARY,
         RunDirError,
+        empty_run_dir,
         save_checkpoint,
         truncate_csv,
         unique_dir,
@@ -248,7 +254,11 @@ def _write(
 
     root = Path(out) if out is not None else src.resolve().parent
     try:
-        d = unique_dir(root, f"{src.resolve().name}-fork{step}")
+        if into is not None:
+            empty_run_dir(into)
+            d = into
+        else:
+            d = unique_dir(root, f"{src.resolve().name}-fork{step}")
     except OSError as e:
         raise RunDirError(f"cannot write run directory under {root}: {e.strerror or e}") from None
     t = pcfg.train

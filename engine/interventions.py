@@ -20,7 +20,6 @@ whose gradient is zero, so the update itself is undone, and the entries stay bit
 from __future__ import annotations
 
 import dataclasses
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -30,55 +29,11 @@ from torch import nn
 from engine.config import ConfigError, RunConfig
 from engine.events import TokenSets
 from engine.models import embedding_names, w_names
-from engine.param_sets import ParamSet, TokenSpec, parse_param_sets, parse_tokens, split_sets
-
-ROW_KINDS = ("rescale", "reset", "zero", "copy")
-SET_KINDS = ("freeze", "unfreeze", "only")
-
-
-@dataclass(frozen=True)
-class Intervention:
-    """One `--intervene KIND:WHAT[=ARG]` as parsed."""
-
-    kind: str
-    what: str
-    arg: str = ""
-
-    def __str__(self) -> str:
-        return f"{self.kind}:{self.what}" + (f"={self.arg}" if self.arg else "")
-
-
-def parse_intervention(spec: str) -> Intervention:
-    """`rescale:targets=ring` -> Intervention("rescale", "targets", "ring"); ConfigError, one line, otherwise."""
-    kind, colon, rest = spec.strip().partition(":")
-    where = f"--intervene {spec!r}"
-    if not colon or kind not in ROW_KINDS + SET_KINDS:
-        raise ConfigError(f"{where}: expected KIND:WHAT with KIND one of {', '.join(ROW_KINDS + SET_KINDS)}")
-    what, _, arg = rest.partition("=")
-    what, arg = what.strip(), arg.strip()
-    if kind in SET_KINDS:
-        if arg:
-            raise ConfigError(f"{where}: {kind} takes parameter sets, no =value")
-        parse_param_sets(what, where)
-        if not what:
-            raise ConfigError(f"{where}: names no parameter set (E, E[tokens], W, rest, all or a name)")
-    else:
-        parse_tokens(what, where)
-        if kind == "rescale" and not (arg == "ring" or (arg.startswith("x") and _is_number(arg[1:]))):
-            raise ConfigError(f"{where}: rescale takes =ring or =xK (a factor K, e.g. x2)")
-        if kind == "copy" and not arg:
-            raise ConfigError(f"{where}: copy takes =RUN_DIR (or RUN_DIR@STEP)")
-        if kind in ("reset", "zero") and arg:
-            raise ConfigError(f"{where}: {kind} takes no =value")
-    return Intervention(kind, what, arg)
-
-
-def _is_number(s: str) -> bool:
-    try:
-        float(s)
-    except ValueError:
-        return False
-    return True
+from engine.param_sets import ROW_KINDS as ROW_KINDS  # the parsing is torch-free (sweep specs use it)
+from engine.param_sets import SET_KINDS as SET_KINDS
+from engine.param_sets import Intervention as Intervention
+from engine.param_sets import ParamSet, TokenSpec, parse_param_sets, split_sets
+from engine.param_sets import parse_intervention as parse_intervention
 
 
 def resolve_tokens(spec: TokenSpec, sets: TokenSets, p: int, where: str = "token set") -> list[int]:

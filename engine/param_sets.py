@@ -101,3 +101,54 @@ def check_tokens(spec: str, where: str) -> None:
     """ConfigError naming `where` when a non-empty `spec` does not parse as a token set."""
     if spec.strip():
         parse_tokens(spec, where)
+
+
+# --- interventions as written: `--intervene KIND:WHAT[=ARG]` (engine/interventions.py applies them) ---
+
+ROW_KINDS = ("rescale", "reset", "zero", "copy")
+SET_KINDS = ("freeze", "unfreeze", "only")
+
+
+@dataclass(frozen=True)
+class Intervention:
+    """One `--intervene KIND:WHAT[=ARG]` as parsed."""
+
+    kind: str
+    what: str
+    arg: str = ""
+
+    def __str__(self) -> str:
+        return f"{self.kind}:{self.what}" + (f"={self.arg}" if self.arg else "")
+
+
+def parse_intervention(spec: str) -> Intervention:
+    """`rescale:targets=ring` -> Intervention("rescale", "targets", "ring"); ConfigError, one line, otherwise."""
+    kind, colon, rest = spec.strip().partition(":")
+    where = f"--intervene {spec!r}"
+    if not colon or kind not in ROW_KINDS + SET_KINDS:
+        raise ConfigError(f"{where}: expected KIND:WHAT with KIND one of {', '.join(ROW_KINDS + SET_KINDS)}")
+    what, _, arg = rest.partition("=")
+    what, arg = what.strip(), arg.strip()
+    if kind in SET_KINDS:
+        if arg:
+            raise ConfigError(f"{where}: {kind} takes parameter sets, no =value")
+        parse_param_sets(what, where)
+        if not what:
+            raise ConfigError(f"{where}: names no parameter set (E, E[tokens], W, rest, all or a name)")
+    else:
+        parse_tokens(what, where)
+        if kind == "rescale" and not (arg == "ring" or (arg.startswith("x") and _is_number(arg[1:]))):
+            raise ConfigError(f"{where}: rescale takes =ring or =xK (a factor K, e.g. x2)")
+        if kind == "copy" and not arg:
+            raise ConfigError(f"{where}: copy takes =RUN_DIR (or RUN_DIR@STEP)")
+        if kind in ("reset", "zero") and arg:
+            raise ConfigError(f"{where}: {kind} takes no =value")
+    return Intervention(kind, what, arg)
+
+
+def _is_number(s: str) -> bool:
+    try:
+        float(s)
+    except ValueError:
+        return False
+    return True
