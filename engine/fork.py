@@ -279,6 +279,8 @@ def _write(
     fork = {"parent": parent, "fork_step": step, "ancestors": ancestors}
     write_interventions(d, all_events)
     meta = {k: v for k, v in (pdoc.get("_meta") or {}).items() if k != "resumed"}
+    if "train.add_pairs" in changed:  # the training set the fork trains on, as RunStarted would log it
+        meta.update(_training_set(cfg))
     write_json_atomic(d / CONFIG, {**cfg.to_dict(), "_meta": {**meta, "fork": {**fork, "optimizer_state": opt_note}}})
     summary = {
         "status": "interrupted",
@@ -293,6 +295,20 @@ def _write(
     state = {**state, "step": step}
     save_checkpoint(d, state, cfg)
     return d
+
+
+def _training_set(cfg: RunConfig) -> dict[str, Any]:
+    """config.json's n_train and token_freq for a fork's training set (train.add_pairs, engine/fork_data.py)."""
+    import numpy as np
+
+    from engine import data as D
+    from engine.fork_data import added_pairs
+
+    train = D.make_split(cfg.data, cfg.train.seed).train
+    if cfg.train.add_pairs:
+        train = np.concatenate([train, added_pairs(cfg)])
+    seqs = D.tokens(cfg.data, D.operand_pairs(cfg.data))[train]
+    return {"n_train": len(train), "token_freq": [int(c) for c in D.token_counts(cfg.data, seqs)]}
 
 
 def _recolumn(path: Path, cfg: RunConfig) -> None:

@@ -59,23 +59,27 @@ def test_fork_adamlr_at_memorization_tiny(tmp_path: Path) -> None:
 
 
 def test_fork_feed_starved_tiny(tmp_path: Path) -> None:
-    forks = load_preset("fork_feed_starved").sweep["forks"]
-    forks = {k: {**v, "train.max_steps": 120} for k, v in forks.items()}
-    over = {"train.max_steps": 60, "data.starve_k": 2, "train.keep_every": 20, "data.frac_train": 0.4}
-    g = tiny_group(tmp_path, "fork_feed_starved", over, fork_at="60", forks=forks)
+    over = {"train.max_steps": 120, "data.starve_k": 2, "train.keep_every": 20, "data.frac_train": 0.4}
+    g = tiny_group(tmp_path, "fork_feed_starved", over, fork_at="60")
+    assert [m.arm for m in g.members] == ["starved"] * 2 + ["feed"] * 2 + ["feed_rescaled"] * 2
     ended = run_whole(g)
     assert {r["status"] for r in ended.values()} == {"finished"}
     by_arm = {m.arm: m for m in g.members if m.seed == 0}
     summaries = {a: json.loads((g.member_dir(m) / "summary.json").read_text()) for a, m in by_arm.items()}
     assert [e["kind"] for e in summaries["feed_rescaled"]["interventions"]] == ["rescale", "set"]
     assert [e["target"] for e in summaries["feed"]["interventions"]] == ["train.add_pairs"]
-    assert summaries["continue"]["interventions"] == []
-    n_train = {
-        a: json.loads((g.member_dir(m) / "config.json").read_text())["train"]["add_pairs"] for a, m in by_arm.items()
+    assert summaries["feed"]["fork_step"] == 60 and summaries["feed"]["steps"] == 120
+    configs = {a: json.loads((g.member_dir(m) / "config.json").read_text()) for a, m in by_arm.items()}
+    assert {a: c["train"]["add_pairs"] for a, c in configs.items()} == {
+        "starved": "",
+        "feed": "targets",
+        "feed_rescaled": "targets",
     }
-    assert n_train == {"": "", "continue": "", "feed": "targets", "feed_rescaled": "targets"}
-    # the no-change fork goes on as its parent would have: same rows up to the fork step
-    assert rows(g.member_dir(by_arm["continue"]), 60) == rows(g.member_dir(by_arm[""]), 60)
+    # the forks share their parent's history up to the fork step, and part after it
+    parent = g.member_dir(by_arm["starved"])
+    assert rows(g.member_dir(by_arm["feed"]), 60) == rows(parent, 60)
+    assert rows(g.member_dir(by_arm["feed"]), 120) != rows(parent, 120)
+    assert configs["feed"]["_meta"]["n_train"] > configs["starved"]["_meta"]["n_train"]  # the fed training set
 
 
 def test_fork_member_whose_parent_never_reached_the_phase_fails_with_a_reason(tmp_path: Path) -> None:
