@@ -257,6 +257,7 @@ class TrainConfig:
     frozen: str = ""  # parameter sets held fixed: E, E[tokens], W, rest, all or a name, comma separated
     trainable: str = ""  # if set, only these parameter sets train (E[targets]: those rows of E alone)
     add_pairs: str = ""  # token set (targets, rare, absent, ids) whose pairs outside the test set join training
+    add_pairs_m: int = -1  # ... until each holds m training pairs: -1 = all of them, 0 = the median token's count
 
     def __post_init__(self) -> None:
         _check(self.batch_size >= 0, "train.batch_size", f"must be >= 1, or 0 for full batch (got {self.batch_size})")
@@ -283,6 +284,7 @@ class TrainConfig:
         check_param_sets(self.frozen, "train.frozen")
         check_param_sets(self.trainable, "train.trainable")
         check_tokens(self.add_pairs, "train.add_pairs")
+        _check(self.add_pairs_m >= -1, "train.add_pairs_m", f"must be >= 0, or -1 for all (got {self.add_pairs_m})")
         _check(0 <= self.seed <= MAX_SEED, "train.seed", f"must be in [0, 2^63) (got {self.seed})")
         dev = self.device
         index = dev.removeprefix("cuda:")

@@ -52,10 +52,18 @@ FORKABLE_TRAIN = frozenset(
         "frozen",
         "trainable",
         "add_pairs",
+        "add_pairs_m",
         "loss",
     }
 )
-SAMPLER_KEYS = ("train.sampler", "train.gamma", "train.target_rate", "train.batch_size", "train.add_pairs")
+SAMPLER_KEYS = (
+    "train.sampler",
+    "train.gamma",
+    "train.target_rate",
+    "train.batch_size",
+    "train.add_pairs",
+    "train.add_pairs_m",
+)
 ADAM_STATE = ("adam", "adamw")  # one state layout: step, exp_avg, exp_avg_sq
 LOG_FILES = ("metrics.csv", "tokens.csv", "fourier.csv", "keyfreq.csv", "ring.csv")
 
@@ -279,7 +287,9 @@ def _write(
     fork = {"parent": parent, "fork_step": step, "ancestors": ancestors}
     write_interventions(d, all_events)
     meta = {k: v for k, v in (pdoc.get("_meta") or {}).items() if k != "resumed"}
-    if "train.add_pairs" in changed:  # the training set the fork trains on, as RunStarted would log it
+    if (
+        "train.add_pairs" in changed or "train.add_pairs_m" in changed
+    ):  # the training set the fork trains on, as RunStarted would log it
         meta.update(_training_set(cfg))
     write_json_atomic(d / CONFIG, {**cfg.to_dict(), "_meta": {**meta, "fork": {**fork, "optimizer_state": opt_note}}})
     summary = {

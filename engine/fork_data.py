@@ -4,6 +4,9 @@ A starved split (engine/data.py `_starved_pick`) holds the test set out first, t
 set from the rest with each target token capped at starve_m pairs; the target pairs it passes over are
 in neither set. `train.add_pairs = TOKENS` adds every pair that holds one of those tokens and is in
 neither set, so val_acc and val_acc_target stay measured on the same held-out pairs, never trained on.
+`train.add_pairs_m` caps what is added: each named token gets pairs, drawn at random (a stream of the
+seed's own), until it holds m training pairs; 0 takes m as the median count of the tokens not named,
+what a typical token of the split holds.
 """
 
 from __future__ import annotations
@@ -32,7 +35,22 @@ def added_pairs(cfg: RunConfig) -> np.ndarray:
     named = np.zeros(cfg.data.p, dtype=bool)
     named[tokens] = True
     holds = named[pairs[:, 0]] | named[pairs[:, 1]]
-    return np.flatnonzero(holds & ~used)
+    spare = np.flatnonzero(holds & ~used)
+    m = cfg.train.add_pairs_m
+    if m < 0:
+        return spare
+    have = D.pairs_holding(pairs[split.train], cfg.data.p)
+    if m == 0:  # the median operand token's count among the tokens not named: a typical token's share
+        others = np.setdiff1d(np.arange(cfg.data.p), tokens)
+        m = int(np.median(have[others])) if len(others) else 0
+    kept: list[int] = []
+    for i in np.random.default_rng([cfg.train.seed, 4]).permutation(spare):  # a stream of its own
+        toks = {int(t) for t in pairs[i] if named[t]}  # a pair (t, t) counts once for t
+        if any(have[t] < m for t in toks):
+            kept.append(int(i))
+            for t in toks:
+                have[t] += 1
+    return np.sort(np.array(kept, dtype=np.int64))
 
 
 def with_added_pairs(d: Dataset, cfg: RunConfig, device: torch.device | str) -> Dataset:

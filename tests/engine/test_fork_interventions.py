@@ -11,7 +11,7 @@ import torch
 
 from engine import data as D
 from engine.checkpoints import list_kept
-from engine.config import ConfigError
+from engine.config import ConfigError, apply_overrides
 from engine.fork import fork_run
 from engine.fork_data import added_pairs
 from engine.interventions import parse_intervention
@@ -180,3 +180,20 @@ def test_unknown_parameter_name_is_refused(parent: Path, tmp_path: Path) -> None
     with pytest.raises(ConfigError, match="no parameter 'nothing.weight'"):
         fork_run(parent, at=40, interventions=["freeze:nothing.weight"], out=tmp_path)
     assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("m", [3, 0])
+def test_added_pairs_capped_at_m_or_the_median_token(parent: Path, m: int) -> None:
+    cfg = apply_overrides(read_config(parent), {"train.add_pairs": "targets", "train.add_pairs_m": m})
+    split = D.make_split(cfg.data, cfg.train.seed)
+    pairs = D.operand_pairs(cfg.data)
+    rows = targets(parent)
+    before = D.pairs_holding(pairs[split.train], cfg.data.p)
+    want = m or int(np.median(np.delete(before, rows)))
+    add = added_pairs(cfg)
+    assert not np.isin(add, split.test).any()
+    after = D.pairs_holding(pairs[np.concatenate([split.train, add])], cfg.data.p)
+    # every target reaches m (a pair holding both targets may take one past it), where it has pairs to spare
+    spare = D.pairs_holding(pairs[np.setdiff1d(np.arange(len(pairs)), split.test)], cfg.data.p)
+    for t in rows:
+        assert min(want, spare[t]) <= after[t] <= max(want, before[t]) + 1, (t, before[t], after[t], want)
