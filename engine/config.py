@@ -317,6 +317,10 @@ class ProbeConfig:
     norm_every: int = 0  # ‖E‖, ‖W‖, ‖θ‖
     update_every: int = 0  # ‖ΔE‖/‖ΔW‖ between evaluations (App. B, eq. 23)
     progress_every: int = 0  # progress measures: key frequencies, restricted/excluded loss, ring (docs/PROBES.md)
+    # Nanda et al. fix the key frequencies from the final model; by default they are re-picked at each
+    # measurement. To fix them, rerun the seed (bit-identical on one machine) with the keys of the first
+    # run's last measurement (keyfreq.csv, key = 1), e.g. "14,35,41" (docs/PROBES.md).
+    progress_keys: str = ""  # comma-separated key frequencies held fixed; empty = re-picked at each measurement
     targets_every: int = 0  # the data.starve_k targets: accuracy by operand position seen, row norm and ring place
     rare_k: int = 10  # val_acc_rare: test pairs holding one of the k least-trained present tokens, ties all in (Fig. 4)
 
@@ -331,6 +335,16 @@ class ProbeConfig:
         _check(0 < self.rank_tol < 1, "probe.rank_tol", f"must be in (0, 1) (got {self.rank_tol})")
         _check(self.fourier_top_k >= 1, "probe.fourier_top_k", f"must be >= 1 (got {self.fourier_top_k})")
         _one_of(self.fourier_order, "probe.fourier_order", FOURIER_ORDERS)
+        _check(
+            all(k.strip().isdigit() and int(k) >= 1 for k in self.progress_keys.split(",")) or not self.progress_keys,
+            "probe.progress_keys",
+            f"must be comma-separated frequencies >= 1, e.g. 14,35,41 (got {self.progress_keys!r})",
+        )
+
+    @property
+    def fixed_keys(self) -> list[int]:
+        """probe.progress_keys as frequencies; [] = re-picked at each measurement."""
+        return [int(k) for k in self.progress_keys.split(",")] if self.progress_keys else []
 
 
 @dataclass(frozen=True)

@@ -112,9 +112,6 @@ class Phases:
     final_val_acc: float = math.nan
     best_val_acc: float = math.nan
 
-    STEPS = ("memorized_step", "generalized_step", "circuit_step", "cleanup_step", "early_stop_step")
-    ACCS = ("final_train_acc", "final_val_acc", "best_val_acc")
-
     @property
     def delay(self) -> int | None:
         """The grokking delay (`grokking_delay`)."""
@@ -135,9 +132,12 @@ class Phases:
                 return None
             return float(v)
 
-        m, g, c, u, e = (None if (v := num(k)) is None else int(v) for k in cls.STEPS)
-        tr, va, best = (math.nan if (v := num(k)) is None else v for k in cls.ACCS)
-        return cls(m, g, c, u, e, tr, va, best)
+        # a step field defaults to None, an accuracy to NaN: each unknown reads as its default
+        out: dict[str, Any] = {}
+        for f in dataclasses.fields(cls):
+            v = num(f.name)
+            out[f.name] = f.default if v is None else int(v) if f.default is None else v
+        return cls(**out)
 
 
 def phases_of_rows(train: TrainConfig, rows: list[dict[str, float]], n_classes: int = 0) -> Phases:
@@ -157,12 +157,17 @@ def phases_of_rows(train: TrainConfig, rows: list[dict[str, float]], n_classes: 
 # memorization: from step 0 until circuit formation starts.
 # circuit formation starts at the first progress measurement at or after M where the restricted loss is
 #   below 1/CIRCUIT_FACTOR of the chance loss ln(C): the key frequencies alone already give the answers of
-#   all pairs a mean log-probability of -ln(C)/2, √C times chance (about 10% against 1% at p = 97).
+#   all pairs a mean log-probability of -ln(C)/2, √C times chance (about 10% against 1% at p = 97), AND the
+#   key frequencies carry at least CIRCUIT_KEY_SHARE of the logits' non-constant energy. Without the second
+#   condition a lookup table with no Fourier circuit (logits α·δ(c = answer)) passes: it puts about
+#   2/(n - 1) of its energy on every frequency, above the key threshold, so the cap picks 8 "keys" whose
+#   restricted loss falls below ln(C)/2 at α = 20 (tests/engine/test_probes_progress.py).
 # cleanup: where the weight norm's slope turns. ‖θ‖² falls from initialisation on under weight decay; after
 #   circuit formation its fall speeds up, then slows again. The cleanup step is the end of the interval
 #   between two measurements where ‖θ‖² fell fastest (relative fall per step) after circuit formation,
 #   confirmed once the fall has slowed below CLEANUP_SLOWER of that rate.
 CIRCUIT_FACTOR = 2.0
+CIRCUIT_KEY_SHARE = 0.5
 CLEANUP_SLOWER = 0.9
 JOIN_SHARE = 0.5  # a token is in the circuit with >= half its embedding energy on the key frequencies
 
@@ -183,7 +188,8 @@ class CircuitPhases:
             return  # the probe did not run at this evaluation
         last, self.last = self.last, (step, w)
         if self.circuit_step is None:
-            if memorized_step is not None and r * CIRCUIT_FACTOR < self.chance:
+            share = row.get("key_share", math.nan)  # NaN (no such column: an old run) compares False
+            if memorized_step is not None and r * CIRCUIT_FACTOR < self.chance and share >= CIRCUIT_KEY_SHARE:
                 self.circuit_step = step
             return
         if self.cleanup_step is not None or last is None or step <= last[0] or last[1] <= 0:
@@ -215,19 +221,13 @@ def circuit_phases_from_rows(rows: list[dict[str, float]], n_classes: int) -> di
 
 def join_steps(ring_rows: list[dict[str, str]]) -> dict[int, int | None]:
     """Each token's join step from ring.csv rows: the first measurement from which its key-frequency share
-    stays >= JOIN_SHARE to the last one; None for a token not in the circuit at the end."""
+    stays >= JOIN_SHARE to the last one (engine/columns.py learned_step); None for a token not in the circuit
+    at the end."""
+    from engine.columns import learned_step
+
     by_token: dict[int, list[tuple[int, float]]] = {}
     for r in ring_rows:
         v = r.get("membership", "")
         by_token.setdefault(int(r["token"]), []).append((int(r["step"]), float(v) if v else math.nan))
-    out: dict[int, int | None] = {}
-    for tok, series in by_token.items():
-        series.sort()
-        joined: int | None = None
-        for step, share in series:
-            if share >= JOIN_SHARE:
-                joined = step if joined is None else joined
-            else:
-                joined = None
-        out[tok] = joined
-    return out
+    ordered = {tok: sorted(series) for tok, series in by_token.items()}
+    return {tok: learned_step([s for s, _ in ser], [v for _, v in ser], JOIN_SHARE) for tok, ser in ordered.items()}

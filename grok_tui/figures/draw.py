@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from engine.config import ConfigError
+from grok_tui.axis import smooth
 from grok_tui.figures import style
 from grok_tui.figures.cells import Heat
 from grok_tui.figures.data import Curve
@@ -83,12 +84,6 @@ def _shared_xlim(panels: list[Panel], log_x: bool) -> tuple[float, float] | None
     return (lo / 1.1, hi * 1.1) if log_x else (lo, hi)
 
 
-def smooth(values: list[float], k: int) -> list[float]:
-    from grok_tui.commands.plot import smooth as trailing_mean
-
-    return trailing_mean(values, k)
-
-
 def legend_label(c: Curve) -> str:
     return c.label + (f" (n={c.n})" if c.lo is not None else "")
 
@@ -145,9 +140,9 @@ def plain_log_labels(axis: Any, lo: float, hi: float) -> None:
 def _plain() -> Any:
     from matplotlib.ticker import FuncFormatter
 
-    from grok_tui.commands.plot import _tick
+    from grok_tui.axis import tick_label
 
-    return FuncFormatter(lambda v, _: _tick(v))
+    return FuncFormatter(lambda v, _: tick_label(v))
 
 
 def _log_axis(ax: Any, xs: list[float], at_points: bool = False) -> None:
@@ -157,12 +152,12 @@ def _log_axis(ax: Any, xs: list[float], at_points: bool = False) -> None:
     """
     from matplotlib.ticker import NullFormatter
 
-    from grok_tui.commands.plot import _tick, log_ticks
+    from grok_tui.axis import log_ticks, tick_label
 
     ax.set_xscale("log")
     if xs:
         ticks = sorted(set(xs)) if at_points else log_ticks(min(xs), max(xs))
-        ax.set_xticks(ticks, [_tick(t) for t in ticks])
+        ax.set_xticks(ticks, [tick_label(t) for t in ticks])
         ax.xaxis.set_minor_formatter(NullFormatter())
 
 

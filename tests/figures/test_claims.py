@@ -348,7 +348,7 @@ def test_paper_looks_into_folders_but_not_into_groups_or_runs(tmp_path: Path) ->
 def test_fig4_tokens_learned_step_against_pairs(tmp_path: Path) -> None:
     import json
 
-    from grok_tui.commands.tokens import token_table
+    from engine.token_facts import token_table
     from grok_tui.figures.claims import NEVER_ABOVE
 
     table = {"seeds": 2, "arms": {"random": {"data.split": "random"}}}
