@@ -68,9 +68,7 @@ def _read_index(d: Path) -> dict[str, list[str]]:
 def checkpoint_at(run_dir: str | Path, step: int | None) -> tuple[Path, int]:
     """The checkpoint file holding `step` (None: the latest one) and its step; ConfigError naming the
     steps there are when none holds it."""
-    import torch
-
-    from engine.rundir import CHECKPOINT
+    from engine.runfiles import CHECKPOINT
 
     d = Path(run_dir)
     kept = {k.step: k.path for k in list_kept(d)}
@@ -78,8 +76,8 @@ def checkpoint_at(run_dir: str | Path, step: int | None) -> tuple[Path, int]:
     latest_step: int | None = None
     if latest.is_file():
         try:
-            latest_step = int(torch.load(latest, map_location="cpu", weights_only=True)["step"])
-        except Exception:  # noqa: BLE001 - an unreadable checkpoint is named below, with what there is
+            latest_step = int(load_state(latest)["step"])
+        except ConfigError:  # an unreadable checkpoint: the kept ones are named below
             latest_step = None
     if step is None:
         if latest_step is not None:
@@ -95,6 +93,22 @@ def checkpoint_at(run_dir: str | Path, step: int | None) -> tuple[Path, int]:
     have = sorted({*kept, *([latest_step] if latest_step is not None else [])})
     shown = ", ".join(map(str, have[-12:])) or "none"
     raise ConfigError(f"{d}: no checkpoint at step {step} (kept: {shown}); keep more with --set train.keep_every=N")
+
+
+def load_state(path: Path) -> dict[str, Any]:
+    """A checkpoint file's state (checkpoint.pt or a kept one), loaded without running code from it
+    (weights_only); ConfigError, one line naming the file, for anything that is not a checkpoint."""
+    import torch
+
+    try:
+        state = torch.load(path, map_location="cpu", weights_only=True)
+    except (PermissionError, IsADirectoryError, FileNotFoundError) as e:
+        raise ConfigError(f"{path}: cannot read: {e.strerror or e}") from None
+    except Exception as e:  # noqa: BLE001 - unpickling refused, a bad zip, a truncated file
+        raise ConfigError(f"{path}: not a grok-tui checkpoint ({type(e).__name__})") from None
+    if not isinstance(state, dict) or not {"step", "model", "opt", "rng"} <= state.keys():
+        raise ConfigError(f"{path}: not a grok-tui checkpoint (missing its step, model, optimizer or RNG state)")
+    return state
 
 
 class Keeper:
@@ -135,7 +149,7 @@ class Keeper:
 
     def keep(self, checkpoint: Path, step: int, why: list[str]) -> None:
         """Link (or copy) `checkpoint` as the kept one of `step`, note why, then trim to the budget."""
-        from engine.rundir import write_json_atomic
+        from engine.atomic import write_json_atomic
 
         d = self.dir / KEPT_DIR
         d.mkdir(exist_ok=True)

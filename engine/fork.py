@@ -21,13 +21,12 @@ from __future__ import annotations
 
 import dataclasses
 import os
-import shutil
 from pathlib import Path
 from typing import Any
 
-from engine.checkpoints import checkpoint_at
+from engine.checkpoints import checkpoint_at, load_state
 from engine.config import ConfigError, RunConfig, apply_overrides
-from engine.lineage import lineage, read_interventions, write_interventions
+from engine.lineage import copy_logs, lineage, read_interventions, recolumn, write_interventions
 from engine.param_sets import ROW_KINDS, Intervention, parse_intervention
 
 # Keys a fork may change; every other difference (data.*, model.*, train.seed, train.dtype) is refused.
@@ -65,7 +64,6 @@ SAMPLER_KEYS = (
     "train.add_pairs_m",
 )
 ADAM_STATE = ("adam", "adamw")  # one state layout: step, exp_avg, exp_avg_sq
-LOG_FILES = ("metrics.csv", "tokens.csv", "fourier.csv", "keyfreq.csv", "ring.csv")
 
 
 def forkable(key: str) -> bool:
@@ -102,7 +100,6 @@ def fork_run(
     """Write the fork of `parent` at step `at` (None: its latest checkpoint) and return its directory: a new
     one under `out` (default: beside the parent), or `into` (a sweep member's, made or emptied). Run it
     with `Run.from_checkpoint`. ConfigError, one line, for anything that cannot fork."""
-    import torch
 
     from engine.metrics import split_tokens
     from engine.run import config_changes
@@ -130,10 +127,7 @@ def fork_run(
     sets_of = split_tokens(pcfg)  # token roles in the parent's split (a fork's add_pairs does not move them)
     if cfg.train.frozen != pcfg.train.frozen or cfg.train.trainable != pcfg.train.trainable:
         _check_sets(cfg, sets_of)
-    try:
-        state = torch.load(ckpt, map_location="cpu", weights_only=True)
-    except Exception as e:  # noqa: BLE001 - one line, the file named
-        raise ConfigError(f"{ckpt}: not a grok-tui checkpoint ({type(e).__name__})") from None
+    state = load_state(ckpt)
     events: list[dict[str, Any]] = []
     for iv in ivs:
         if iv.kind in ROW_KINDS:
@@ -241,7 +235,7 @@ def _write(
     cfg: RunConfig,
     pcfg: RunConfig,
     pdoc: dict[str, Any],
-    psum: dict[str, Any],
+    psum: Any,  # the parent's RunSummary
     state: dict[str, Any],
     events: list[dict[str, Any]],
     opt_note: str,
@@ -249,16 +243,10 @@ def _write(
     out: str | Path | None,
     into: Path | None = None,
 ) -> Path:
-    from engine.rundir import (
-        CONFIG,
-        SUMMARY,
-        RunDirError,
-        empty_run_dir,
-        save_checkpoint,
-        truncate_csv,
-        unique_dir,
-        write_json_atomic,
-    )
+    from engine.atomic import write_json_atomic
+    from engine.rundir import RunDirError, empty_run_dir, save_checkpoint, unique_dir
+    from engine.runfiles import CONFIG, METRICS
+    from engine.summary import RunSummary, write_summary
 
     root = Path(out) if out is not None else src.resolve().parent
     try:
@@ -270,12 +258,12 @@ def _write(
     except OSError as e:
         raise RunDirError(f"cannot write run directory under {root}: {e.strerror or e}") from None
     t = pcfg.train
-    for name in LOG_FILES:  # the parent's rows up to the fork step, as a resume would keep them
-        if (src / name).is_file():
-            shutil.copyfile(src / name, d / name)
-            truncate_csv(d / name, step, keep_last=lambda s: s % t.eval_every == 0 or s == t.max_steps)
-    if any(k.startswith("probe.") for k in changed):
-        _recolumn(d / "metrics.csv", cfg)
+    # the parent's rows up to the fork step, as a resume would keep them
+    copy_logs(src, d, step, keep_last=lambda s: s % t.eval_every == 0 or s == t.max_steps)
+    if any(k.startswith("probe.") for k in changed) and (d / METRICS).is_file():
+        from engine.trainer import Trainer
+
+        recolumn(d / METRICS, list(Trainer(cfg).columns))
     parent = _where(src, d.parent)
     old = lineage(psum)
     ancestors = [{"run": parent, "fork_step": step}]
@@ -301,7 +289,7 @@ def _write(
         "interventions": all_events,
         "optimizer_state": opt_note,
     }
-    write_json_atomic(d / SUMMARY, summary)
+    write_summary(d, RunSummary.written(summary))
     state = {**state, "step": step}
     save_checkpoint(d, state, cfg)
     return d
@@ -319,23 +307,3 @@ def _training_set(cfg: RunConfig) -> dict[str, Any]:
         train = np.concatenate([train, added_pairs(cfg)])
     seqs = D.tokens(cfg.data, D.operand_pairs(cfg.data))[train]
     return {"n_train": len(train), "token_freq": [int(c) for c in D.token_counts(cfg.data, seqs)]}
-
-
-def _recolumn(path: Path, cfg: RunConfig) -> None:
-    """metrics.csv rewritten under the fork's columns (its probes changed): cells it has no value for stay empty."""
-    import csv
-
-    from engine.rundir import read_csv, replace_atomic
-    from engine.trainer import Trainer
-
-    columns = list(Trainer(cfg).columns)
-    rows = read_csv(path)
-
-    def write(tmp: Path) -> None:
-        with open(tmp, "w", newline="") as fh:
-            w = csv.writer(fh)
-            w.writerow(columns)
-            for r in rows:
-                w.writerow([r.get(c, "") for c in columns])
-
-    replace_atomic(path, write)

@@ -193,7 +193,7 @@ def initial_embedding(cfg: RunConfig, e_name: str) -> torch.Tensor:
 
 def copied_embedding(cfg: RunConfig, arg: str, e_name: str) -> tuple[torch.Tensor, str]:
     """E from RUN_DIR[@STEP] of a run with the same split; ConfigError, one line, where it is not."""
-    from engine.checkpoints import checkpoint_at
+    from engine.checkpoints import checkpoint_at, load_state
     from engine.rundir import read_config
 
     run, _, at = arg.rpartition("@") if "@" in arg else (arg, "", "")
@@ -204,7 +204,7 @@ def copied_embedding(cfg: RunConfig, arg: str, e_name: str) -> tuple[torch.Tenso
     if not at.isdigit() and at:
         raise ConfigError(f"--intervene copy: {at!r} is not a step")
     path, step = checkpoint_at(src, int(at) if at else None)
-    state = torch.load(path, map_location="cpu", weights_only=True)
+    state = load_state(path)
     E = state["model"].get(e_name)
     if E is None or tuple(E.shape) != (cfg.data.vocab_size, cfg.model.d_embed):
         raise ConfigError(f"--intervene copy: {src} has no embedding of this shape")

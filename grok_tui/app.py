@@ -434,14 +434,19 @@ class GrokApp(App[None]):
     def action_fork(self) -> None:
         """The fork form at the cursor's step, snapped to the latest kept checkpoint at or before it
         (the scrubber's step, else the latest checkpoint); the fork then trains here (docs/FORK.md)."""
-        from engine.checkpoints import list_kept
+        from engine.config import ConfigError
+        from engine.run_record import read_run
         from grok_tui.screens.fork_form import ForkForm, ForkRequest, snap
 
         if not self.data.run_dir:
             self.notify("no run directory to fork yet", severity="warning")
             return
         parent = Path(self.data.run_dir)
-        kept = [k.step for k in list_kept(parent)]
+        try:
+            kept = [k.step for k in read_run(parent).kept]
+        except ConfigError as e:
+            self.notify(clean_text(e), severity="error", markup=False)
+            return
         at = self.axis.cursor_step(float(self.data.max_steps)) if self.axis.cursor is not None else self.scrub
         step = snap(kept, at) if at is not None else None
 

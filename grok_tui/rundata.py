@@ -101,7 +101,7 @@ class RunData:
             self.token_freq = ev.token_freq
             self.status = "running"
             if ev.run_dir:  # a fork's lineage and interventions.csv, written before its first step
-                from engine.lineage import fork_marks
+                from engine.run_record import fork_marks
 
                 self.fork_marks = fork_marks(ev.run_dir)
         elif isinstance(ev, StatusChanged):

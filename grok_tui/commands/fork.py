@@ -28,19 +28,19 @@ ForkOut = Annotated[str | None, typer.Option("--out", help="Directory for the fo
 
 def fork_lines(run_dir: Path) -> list[str]:
     """`grok show`'s lines on forks: whose fork this run is, its interventions, and its kept checkpoints."""
-    from engine.checkpoints import list_kept
-    from engine.lineage import lineage, read_interventions
-    from engine.rundir import clean_text, read_summary
+    from engine.run_record import read_run
+    from engine.rundir import clean_text
 
+    rec = read_run(run_dir)
     out = []
-    lin = lineage(read_summary(run_dir))
+    lin = rec.lineage
     if "parent" in lin:
         out.append(f"fork of {clean_text(lin['parent'])} at step {lin.get('fork_step')}")
         if lin.get("optimizer_state"):
             out.append(f"  optimizer state: {clean_text(lin['optimizer_state'])}")
-    for e in read_interventions(run_dir):
+    for e in rec.interventions:
         out.append(clean_text(f"  intervention at {e['step']}: {e['kind']} {e['target']}: {e['detail']}"))
-    kept = list_kept(run_dir)
+    kept = rec.kept
     if kept:
         total = sum(k.bytes for k in kept) / 1e6
         shown = ", ".join(f"{k.step}" + (f" ({' '.join(k.why)})" if k.why else "") for k in kept)

@@ -51,16 +51,15 @@ def run_entry(rec: RunRecord) -> dict[str, Any]:
         "final_val_acc": val if val is not None else _num(last.get("val_acc")),
         "wall_s": wall if wall is not None else _num(last.get("wall_s")),
         "created": clean_text((rec.meta or {}).get("created", "")),
-        **_lineage(rec.summary),
+        **_lineage(rec),
     }
 
 
-def _lineage(summary: dict[str, Any]) -> dict[str, Any]:
+def _lineage(rec: RunRecord) -> dict[str, Any]:
     """A fork's parent (relative to its own directory's parent) and fork step (docs/FORK.md)."""
-    from engine.lineage import lineage
     from engine.rundir import clean_text
 
-    lin = lineage(summary)
+    lin = rec.lineage
     return {"parent": clean_text(lin["parent"]), "fork_step": lin.get("fork_step")} if "parent" in lin else {}
 
 

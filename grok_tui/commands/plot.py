@@ -68,9 +68,7 @@ def run_chart(path: Path, metrics: list[str], many: bool) -> Chart:
     for step, mark in ((rec.phases.memorized_step, "M"), (rec.phases.generalized_step, "G")):
         if step is not None:
             chart.markers.append((float(step), mark))
-    from engine.lineage import fork_marks
-
-    chart.markers += [(float(step), mark) for step, mark in fork_marks(path)]  # a fork's F and I (docs/FORK.md)
+    chart.markers += [(float(step), mark) for step, mark in rec.fork_marks]  # a fork's F and I (docs/FORK.md)
     return chart
 
 
