@@ -148,21 +148,26 @@ class Keeper:
             self._seen.update(m for m in k.why if m != "every")
 
     def keep(self, checkpoint: Path, step: int, why: list[str]) -> None:
-        """Link (or copy) `checkpoint` as the kept one of `step`, note why, then trim to the budget."""
+        """Link (or copy) `checkpoint` as the kept one of `step`, note why, then trim to the budget; a failed
+        write (a full disk) is the run's RunWriteError, one line naming the file."""
         from engine.atomic import write_json_atomic
+        from engine.runlog import RunWriteError
 
         d = self.dir / KEPT_DIR
-        d.mkdir(exist_ok=True)
         dst = kept_path(self.dir, step)
-        dst.unlink(missing_ok=True)
         try:
-            os.link(checkpoint, dst)
-        except OSError:
-            shutil.copyfile(checkpoint, dst)
-        index: dict[str, Any] = _read_index(d)
-        index[str(step)] = why
-        self._trim(index)
-        write_json_atomic(d / INDEX, dict(sorted(index.items(), key=lambda kv: int(kv[0]))))
+            d.mkdir(exist_ok=True)
+            dst.unlink(missing_ok=True)
+            try:
+                os.link(checkpoint, dst)
+            except OSError:  # a file system without hard links
+                shutil.copyfile(checkpoint, dst)
+            index: dict[str, Any] = _read_index(d)
+            index[str(step)] = why
+            self._trim(index)
+            write_json_atomic(d / INDEX, dict(sorted(index.items(), key=lambda kv: int(kv[0]))))
+        except OSError as e:
+            raise RunWriteError(dst, e) from None
         self.pending = []
         self._last = step
 

@@ -160,3 +160,14 @@ def test_a_killed_fork_resumes_like_any_run(tmp_path: Path) -> None:
     assert metrics(part) == metrics(whole)
     s = json.loads((part / "summary.json").read_text())
     assert s["parent"] == f"../p/{parent.name}" and s["fork_step"] == 20 and s["status"] == "finished"
+
+
+def test_a_fork_that_turns_a_probe_on_gains_its_columns(tmp_path: Path) -> None:
+    parent = trained(tmp_path)
+    fork = fork_run(parent, at=20, sets={"probe.norm_every": "20"})
+    header = (fork / "metrics.csv").read_text().splitlines()[0].split(",")
+    assert "norm_E" in header and "norm_E" not in (parent / "metrics.csv").read_text().splitlines()[0]
+    finish(fork)
+    rows = metrics(fork)
+    assert [r["norm_E"] != "" for r in rows] == [False, False, True, True]  # steps 0, 20 the parent's; 40, 60
+    assert [r["val_acc"] for r in rows[:2]] == [r["val_acc"] for r in metrics(parent)[:2]]
