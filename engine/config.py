@@ -14,6 +14,7 @@ import typing
 from dataclasses import dataclass, field
 from typing import Any
 
+from engine.errors import ConfigError as ConfigError  # defined apart, so engine/param_sets.py can raise it
 from engine.numbers import is_prime
 
 OPS = ("add", "sub", "mul", "div", "poly")
@@ -33,10 +34,6 @@ HESSIAN_W = ("first", "all")  # probe.hessian_w: W = the first layer reading E, 
 DTYPES = ("float32", "float64")
 LOSSES = ("ce", "stablemax")
 NOT_STOP_METRICS = ("step", "epoch", "wall_s")  # metrics.csv bookkeeping columns: a stop rule on them is a budget
-
-
-class ConfigError(ValueError):
-    """A user-facing configuration error; its message is one line naming the field."""
 
 
 MAX_P = 2**16  # every one of the p^2 pairs is materialized (§3.3); 2^32 pairs fit no machine this runs on

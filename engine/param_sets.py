@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from engine.config import ConfigError
+from engine.errors import ConfigError
 
 TOKEN_ROLES = ("targets", "rare", "absent")
 WHOLE_SETS = ("E", "W", "rest", "all")
