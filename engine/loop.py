@@ -29,6 +29,7 @@ from engine.cuda_graph import MAX_GRAPHS, StepGraph, cuda_recorder, unfit
 from engine.dataset import Dataset, load_dataset
 from engine.evaluation import RunMetrics
 from engine.events import Event, RunFinished, RunStarted, StatusChanged, StepsTaken
+from engine.interventions import Freezer
 from engine.losses import build_loss
 from engine.models import build_model
 from engine.optim import apply_lr, build_optimizer, lr_at, member_state, scheduled, shared_ranges
@@ -78,7 +79,12 @@ class TrainLoop:
         self.data: list[Dataset] = []
         models = []
         for c in cfgs:
-            self.data.append(load_dataset(c.data, c.train.seed, dev))
+            d = load_dataset(c.data, c.train.seed, dev)
+            if c.train.add_pairs:  # a fork's added pairs (engine/fork_data.py)
+                from engine.fork_data import with_added_pairs
+
+                d = with_added_pairs(d, c, dev)
+            self.data.append(d)
             torch.manual_seed(c.train.seed)  # each member's init is the one its single run has
             models.append(build_model(c).to(device=dev, dtype=self.dtype))
         if len({len(d.x_train) for d in self.data}) > 1 or len({len(d.x_test) for d in self.data}) > 1:
@@ -122,6 +128,9 @@ class TrainLoop:
         self._final: dict[int, dict[str, Any]] = {}  # checkpoints of members that ended while others train on
         # CUDA graphs of the step where it can be recorded (engine/cuda_graph.py): the reason where not
         self.graph_off = unfit(self)
+        self.freezers = frozen_sets(self)  # train.frozen / train.trainable (engine/interventions.py)
+        if self.freezers:
+            self.graph_off = self.graph_off or "frozen parameters (train.frozen, train.trainable)"
         self.graphs: dict[tuple[int, ...], StepGraph] = {}
         self.recorder = cuda_recorder
         self.step = 0
@@ -197,6 +206,8 @@ class TrainLoop:
                 for opt, (a, _) in zip(self.opts, self.ranges, strict=True):  # equal settings, equal lr
                     apply_lr(opt, lr_at(self.cfgs[a], self.step), self.runs[a].lr_ratio)
 
+        for f in self.freezers:  # the frozen entries' values as the run (or its checkpoint) has them now
+            f.snapshot()
         losses: torch.Tensor | None = None
         if self.step == 0:
             yield from self._evaluate()
@@ -271,6 +282,8 @@ class TrainLoop:
         self.weights.hand_grads()
         for opt in self.opts:
             opt.step()
+        for f in self.freezers:  # the update undone on frozen entries: bit-identical under decay and moments
+            f.restore()
         return losses, x
 
     def _observe(self, x: torch.Tensor, e_name: str, wants_grad: list[bool]) -> None:
@@ -402,7 +415,8 @@ class TrainLoop:
         self.wall_offset = s["wall_s"]
         self.weights.module(i).load_state_dict(s["model"])
         opt.load_state_dict(s["opt"])
-        self.samplers[i].load_state_dict(s["sampler"])
+        if s["sampler"] is not None:  # None: a fork that changed the sampler or the data starts a fresh one
+            self.samplers[i].load_state_dict(s["sampler"])
         self.runs[i].load_state_dict(s)
         apply_lr(opt, lr_at(self.cfgs[i], self.step), self.runs[i].lr_ratio)
         self.probe_sets[i].load_state_dict(s["probes"])
@@ -412,6 +426,20 @@ class TrainLoop:
 
 
 T = TypeVar("T")
+
+
+def frozen_sets(loop: TrainLoop) -> list[Freezer]:
+    """One Freezer per member with frozen entries (train.frozen, train.trainable); [] when none has any."""
+    from engine.interventions import Freezer, frozen_masks
+    from engine.metrics import split_tokens
+
+    out = []
+    for i, c in enumerate(loop.cfgs):
+        if c.train.frozen.strip() or c.train.trainable.strip():
+            masks = frozen_masks(loop.weights.template, c, split_tokens(c))
+            if masks:
+                out.append(Freezer(loop.weights.params(i), masks))
+    return out
 
 
 def on_loop_thread(loop: Callable[[], Iterator[T]], on_close: Callable[[], None]) -> Generator[T, None, None]:

@@ -68,6 +68,7 @@ def run_chart(path: Path, metrics: list[str], many: bool) -> Chart:
     for step, mark in ((rec.phases.memorized_step, "M"), (rec.phases.generalized_step, "G")):
         if step is not None:
             chart.markers.append((float(step), mark))
+    chart.markers += [(float(step), mark) for step, mark in rec.fork_marks]  # a fork's F and I (docs/FORK.md)
     return chart
 
 
@@ -134,8 +135,9 @@ def render(chart: Chart, log_x: bool, k: int, width: int, height: int, color: bo
         plt.yticks([0, 0.25, 0.5, 0.75, 1], ["0", "0.25", "0.50", "0.75", "1.00"])
     for step, mark in chart.markers:
         if not log_x or step > 0:
-            plt.vline(step, "red" if mark == "M" else "green")
-            plt.text(mark, step, _top(chart), color="red" if mark == "M" else "green")
+            color = {"M": "red", "F": "blue", "I": "blue"}.get(mark, "green")
+            plt.vline(step, color)
+            plt.text(mark, step, _top(chart), color=color)
     text = plt.build()
     return text if color else plt.uncolorize(text)
 
