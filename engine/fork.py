@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from engine.checkpoints import checkpoint_at, load_state
-from engine.config import ConfigError, RunConfig, apply_overrides
+from engine.config import ConfigError, DataConfig, RunConfig, apply_overrides
 from engine.lineage import copy_logs, lineage, read_interventions, recolumn, write_interventions
 from engine.param_sets import ROW_KINDS, Intervention, parse_intervention
 
@@ -148,6 +148,13 @@ def fork_run(
     return _write(src, step, cfg, pcfg, pdoc, psum, state, events, opt_note, changed, out, into)
 
 
+def axis_tokens(data: DataConfig) -> list[int] | None:
+    """The operand tokens in group-axis order (engine/dlog.py; mul and div leave 0 out), None for poly."""
+    from engine.dlog import SIGNS, group_axis
+
+    return [int(t) for t in group_axis(data).order] if data.op in SIGNS else None
+
+
 def _rows(iv: Intervention, state: dict[str, Any], cfg: RunConfig, sets: Any) -> str:
     """Apply a row intervention to the checkpoint's E; the detail the log records."""
     from engine.interventions import apply_rows, copied_embedding, initial_embedding, resolve_tokens
@@ -164,7 +171,7 @@ def _rows(iv: Intervention, state: dict[str, Any], cfg: RunConfig, sets: Any) ->
     elif iv.kind == "copy":
         source, where = copied_embedding(cfg, iv.arg, e)
         iv = dataclasses.replace(iv, arg=where)
-    detail = apply_rows(iv, state["model"], e, tokens, cfg.data.p, source)
+    detail = apply_rows(iv, state["model"], e, tokens, cfg.data.p, source, axis_tokens(cfg.data))
     return f"tokens {' '.join(map(str, tokens)) or '-'}: {detail}"
 
 

@@ -2,8 +2,9 @@
 
 Row interventions act on the rows of E of a token set (engine/param_sets.py), every other entry of
 every parameter left bit-identical:
-- `rescale:TOKENS=ring` sets each row's norm to the ring's median radius, its direction kept: the ring
-  is the other operand rows, the radius the median of their norms. §4.2 predicts that a rarely
+- `rescale:TOKENS=ring` sets each row's distance from the ring's centre to the ring's median radius, its
+  direction from the centre kept: the ring is the other operand rows on the group axis, its centre the
+  constant of the ring fitted to them, the radius their median distance from it. §4.2 predicts that a rarely
   updated row loses norm to weight decay while its direction joins the ring; this undoes the norm
   alone. `rescale:TOKENS=xK` multiplies the rows by K.
 - `reset:TOKENS` puts back the rows' initial values (the run's seed, engine/loop.py's init);
@@ -23,6 +24,7 @@ import dataclasses
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import torch
 from torch import nn
 
@@ -146,11 +148,33 @@ class Freezer:
 # --- row interventions on a checkpoint's weights --------------------------------------------
 
 
+def ring_centre(E: torch.Tensor, ring: list[int], axis: list[int] | None) -> torch.Tensor:
+    """The centre of the ring that rows `ring` of E form: the constant of the ring fitted to them on the
+    group axis (engine/probes/targets.py `ring_fit`, the centre the targets probe measures norms from), or
+    their mean where the task has no axis (poly)."""
+    if axis is None:
+        return E[torch.tensor(ring)].double().mean(0)
+    from engine.probes.targets import ring_fit
+
+    where = {t: i for i, t in enumerate(axis)}
+    rows = [t for t in ring if t in where]
+    pos = np.array([where[t] for t in rows], dtype=np.float64)
+    _, coef, _ = ring_fit(E[torch.tensor(rows)].double().numpy(), pos, len(axis))
+    return torch.as_tensor(coef[0])
+
+
 def apply_rows(
-    iv: Intervention, model: dict[str, torch.Tensor], e_name: str, tokens: list[int], p: int, source: Any = None
+    iv: Intervention,
+    model: dict[str, torch.Tensor],
+    e_name: str,
+    tokens: list[int],
+    p: int,
+    source: Any = None,
+    axis: list[int] | None = None,
 ) -> str:
     """Apply a row intervention to the state dict `model` in place (rows `tokens` of `model[e_name]`);
-    `source` is the rows' values for reset and copy. Returns the detail the log records."""
+    `source` is the rows' values for reset and copy, `axis` the operand tokens in group-axis order (the
+    ring's tokens; engine/dlog.py), None where the task has none. Returns the detail the log records."""
     E = model[e_name]
     rows = torch.tensor(tokens, dtype=torch.long)
     if not tokens:
@@ -158,12 +182,21 @@ def apply_rows(
     before = E[rows].norm(dim=1)
     if iv.kind == "rescale":
         if iv.arg == "ring":
-            ring = [t for t in range(p) if t not in set(tokens)]
+            # §4.2: a rarely updated row shrinks towards the ring's centre under weight decay while its
+            # direction from the centre may be right. Undo the norm alone: each row's distance from the
+            # centre c of the ring the other operand rows form is set to their median distance, its
+            # direction from c kept (the targets probe then reads target_norm = 1).
+            ring = [t for t in (axis if axis is not None else range(p)) if t not in set(tokens)]
             if not ring:
                 raise ConfigError(f"--intervene {iv}: every operand row is in the set, no ring is left")
-            radius = E[torch.tensor(ring)].norm(dim=1).median()  # torch's median: the lower middle value
-            scale = torch.where(before > 0, radius / before, torch.zeros_like(before))
-            detail = f"norm to ring median {radius.item():.6g}"
+            c = ring_centre(E, ring, axis)
+            radius = float(np.median((E[torch.tensor(ring)].double() - c).norm(dim=1).numpy()))
+            off = E[rows].double() - c
+            dist = off.norm(dim=1, keepdim=True)
+            E[rows] = (c + torch.where(dist > 0, off * (radius / dist), off)).to(E.dtype)
+            after = E[rows].norm(dim=1)
+            detail = f"distance from the ring's centre to its median radius {radius:.6g}"
+            return f"{detail}; mean norm {before.mean().item():.6g} -> {after.mean().item():.6g}"
         else:
             k = float(iv.arg[1:])
             scale = torch.full_like(before, k)

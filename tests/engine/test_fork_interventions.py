@@ -12,11 +12,12 @@ import torch
 from engine import data as D
 from engine.checkpoints import list_kept
 from engine.config import ConfigError, apply_overrides
-from engine.fork import fork_run
+from engine.fork import axis_tokens, fork_run
 from engine.fork_data import added_pairs
-from engine.interventions import parse_intervention
+from engine.interventions import parse_intervention, ring_centre
 from engine.metrics import split_tokens
 from engine.models import build_model
+from engine.probes.targets import ring_place
 from engine.run import Run
 from engine.rundir import read_config
 from tests.conftest import tiny_config
@@ -71,13 +72,22 @@ def test_rescale_to_the_ring_radius_keeps_direction(parent: Path, tmp_path: Path
     before, after = fork_weights(parent, tmp_path, "rescale:targets=ring")
     rows = targets(parent)
     only_rows_changed(before, after, rows)
-    p = read_config(parent).data.p
-    ring = sorted(before[E][[t for t in range(p) if t not in rows]].norm(dim=1).tolist())
-    radius = ring[(len(ring) - 1) // 2]  # torch.median: the lower of the two middle values
-    norms = after[E][rows].norm(dim=1)
-    assert norms.tolist() == pytest.approx([radius] * len(rows), rel=TOL)
-    cos = torch.nn.functional.cosine_similarity(before[E][rows], after[E][rows], dim=1)
-    assert cos.tolist() == pytest.approx([1.0] * len(rows), abs=TOL)
+    data = read_config(parent).data
+    axis = axis_tokens(data)
+    assert axis is not None
+    ring = [t for t in axis if t not in rows]
+    c = ring_centre(before[E], ring, axis)  # the centre of the ring the other rows form
+    radius = float(np.median((before[E][ring].double() - c).norm(dim=1).numpy()))
+    off_before, off_after = before[E][rows].double() - c, after[E][rows].double() - c
+    assert off_after.norm(dim=1).tolist() == pytest.approx([radius] * len(rows), rel=TOL)
+    cos = torch.nn.functional.cosine_similarity(off_before, off_after, dim=1)
+    assert cos.tolist() == pytest.approx([1.0] * len(rows), abs=TOL)  # direction from the centre kept
+    # the targets probe measures what the intervention set: target_norm = 1 (engine/probes/targets.py)
+    pos = {t: i for i, t in enumerate(axis)}
+    norm, _, _ = ring_place(
+        after[E][axis].double().numpy(), np.arange(len(axis)), np.array([pos[t] for t in rows]), len(axis)
+    )
+    assert norm == pytest.approx(1.0, rel=1e-5)
 
 
 def test_rescale_by_k(parent: Path, tmp_path: Path) -> None:
@@ -153,8 +163,8 @@ def test_added_pairs_hold_the_tokens_and_never_the_test_set(parent: Path, tmp_pa
     holds = np.flatnonzero(np.isin(pairs, rows).any(axis=1))
     assert set(holds) <= set(split.test) | set(split.train) | set(add)
     run = Run.from_checkpoint(fork)
-    assert len(run.trainer.x_train) == len(split.train) + len(add)
-    assert torch.equal(run.trainer.x_test, torch.as_tensor(D.tokens(cfg.data, pairs)[split.test]))
+    assert len(run.trainer.data[0].x_train) == len(split.train) + len(add)
+    assert torch.equal(run.trainer.data[0].x_test, torch.as_tensor(D.tokens(cfg.data, pairs)[split.test]))
     list(run.events())
     assert run.status == "finished"
 
