@@ -102,6 +102,16 @@ class RunRecord:
         """keyfreq.csv and ring.csv: the progress probe's measurements (engine/probe_logs.py)."""
         return read_circuit(self.path)
 
+    def require(self, columns: list[str]) -> None:
+        """ConfigError `DIR: unknown metric(s) ...; have ...` unless every one of `columns` is logged (and a
+        row is there to say so): what `grok plot` and `grok figure` say for a column the run does not log."""
+        if not self.rows:
+            raise ConfigError(f"{self.path}: no metrics rows yet")
+        missing = [m for m in columns if m not in self.rows[0]]
+        if missing:
+            have = ", ".join(k for k in self.rows[0] if k not in ("step", "epoch"))
+            raise ConfigError(f"{self.path}: unknown metric(s) {', '.join(missing)}; have {have}")
+
     def to_pandas(self) -> Any:
         """metrics.csv as a pandas DataFrame, one row per evaluation (pandas: the optional `pandas` extra)."""
         from engine.frames import data_frame

@@ -192,7 +192,8 @@ def load_run(run_dir: str | Path) -> RunData:
     )
     for r in rec.rows:
         data.apply(EvalLogged(int(r["step"]), r))
-    for ev in [*rec.tokens_logged, *rec.fourier, *rec.circuit]:  # the probes' logs (engine/probe_logs.py)
+    logged: list[Event] = [*rec.tokens_logged, *rec.fourier, *rec.circuit]  # the probes' logs (engine/probe_logs.py)
+    for ev in logged:
         data.apply(ev)
     if rec.status != "running":  # a run another process is writing shows as it stands
         data.apply(RunFinished(rec.status, rec.summary.fields(), rec.summary.error or ""))

@@ -48,17 +48,11 @@ class Chart:
 
 def run_chart(path: Path, metrics: list[str], many: bool) -> Chart:
     """A run's metrics; M and G markers from its summary, or from its rows while it is live or dead."""
-    from engine.config import ConfigError
     from engine.run_record import read_run
     from engine.rundir import clean_text, short_name
 
     rec = read_run(path)
-    if not rec.rows:
-        raise ConfigError(f"{path}: no metrics rows yet")
-    missing = [m for m in metrics if m not in rec.rows[0]]
-    if missing:
-        have = ", ".join(k for k in rec.rows[0] if k not in ("step", "epoch"))
-        raise ConfigError(f"{path}: unknown metric(s) {', '.join(missing)}; have {have}")
+    rec.require(metrics)
     name = short_name(clean_text(path.name))
     chart = Chart(name, metrics)
     for m in metrics:
