@@ -33,6 +33,7 @@ from engine.losses import build_loss
 from engine.models import build_model
 from engine.optim import apply_lr, build_optimizer, lr_at, member_state, plain_lrs, scheduled, shared_ranges
 from engine.probes import ProbeSet
+from engine.probes.spectra import RankProbe, share_spectra
 from engine.samplers import Sampler, build_sampler
 from engine.threads import apply_threads
 from engine.weights import OneModel, StackedModels, Weights
@@ -123,6 +124,8 @@ class TrainLoop:
             ProbeSet(self.weights.context(i, c, d, self.loss_fn, lambda: self._stop is not None))
             for i, (c, d) in enumerate(zip(cfgs, self.data, strict=True))
         ]
+        if stacked:  # one batched SVD per matrix for every member's rank probe (engine/probes/spectra.py)
+            share_spectra([p for ps in self.probe_sets for p in ps.probes if isinstance(p, RankProbe)])
         self.columns = BASE_COLUMNS + tuple(self.probe_sets[0].columns())
         self.status: list[str | None] = [None] * N  # set when a member ends
         self.ended_step = [0] * N
