@@ -29,6 +29,9 @@ PROGRESS_COLUMNS = (
     "gini_E",
     "weight_sq",
     "rqi",
+    "rqi_shuffled",  # the same rule on E's rows in a fixed random order: chance, about 1/n
+    "ring_distance",  # median over tokens of the leave-one-out distance from the ring
+    "ring_distance_shuffled",
     "ring_members",
 )
 

@@ -20,6 +20,7 @@ OPS = ("add", "sub", "mul", "div", "poly")
 SPLITS = ("random", "uniform", "skewed", "skewed_test", "block", "strip")
 SKEW_ON = ("a", "both")
 SKEW_ORDERS = ("value", "random")
+STARVE_POSITIONS = ("any", "same", "mixed")
 MODEL_KINDS = ("mlp_raw", "mlp_embed", "mlp_onehot", "transformer")
 FORMATS = ("a_op_b_eq", "a_b_eq", "a_b")  # token sequences, see DataConfig.vocab_size
 SCHEDULES = ("constant", "cosine")
@@ -31,6 +32,7 @@ FOURIER_ORDERS = ("token", "dlog")
 HESSIAN_W = ("first", "all")  # probe.hessian_w: W = the first layer reading E, or all downstream parameters
 DTYPES = ("float32", "float64")
 LOSSES = ("ce", "stablemax")
+NOT_STOP_METRICS = ("step", "epoch", "wall_s")  # metrics.csv bookkeeping columns: a stop rule on them is a budget
 
 
 class ConfigError(ValueError):
@@ -64,6 +66,10 @@ class DataConfig:
     skew_order: str = "value"  # rank r(t): value = t; random = a permutation of 0..p-1 seeded by train.seed
     starve_k: int = 0  # random split: k operand tokens chosen by the seed ...
     starve_m: int = 0  # ... keep at most m training pairs each (-1: no cap); the rest of the training set is random
+    # Where a target's kept pairs hold it (the operand-position control, issue 33): any = as drawn; same = all
+    # in one position, a or b, chosen per target by the seed; mixed = half as a, half as b (m >= 2). The MLP
+    # reads [e_a, e_b] through separate blocks of W, so a token seen only as a trains W's a-block alone.
+    starve_position: str = "any"  # any | same | mixed
     split_k: int = 0  # block/strip size k; 0 = the k that holds out about frac_test of the pairs
     format: str = "a_op_b_eq"  # [a, op, b, =], op = p, '=' = p+1 (§3.3) | a_b_eq: [a, b, =], '=' = p | a_b: [a, b]
 
@@ -71,6 +77,12 @@ class DataConfig:
         _one_of(self.op, "data.op", OPS)
         _one_of(self.format, "data.format", FORMATS)
         _one_of(self.split, "data.split", SPLITS)
+        _one_of(self.starve_position, "data.starve_position", STARVE_POSITIONS)
+        _check(
+            self.starve_position != "mixed" or self.starve_m >= 2,
+            "data.starve_position",
+            f"mixed needs data.starve_m >= 2, one pair per position at least (got m = {self.starve_m})",
+        )
         _check(self.p >= 3, "data.p", f"must be >= 3 (got {self.p})")
         _check(self.p <= MAX_P, "data.p", f"must be <= {MAX_P}: all p^2 pairs are built (got {self.p})")
         if self.op in ("mul", "div"):
@@ -224,8 +236,13 @@ class TrainConfig:
     target_rate: float = 1.0  # r: draw weight of pairs holding a data.starve_k target; 1 = off; 0 = matched
     seed: int = 0  # sets the split, the init and the batch order
     device: str = "auto"  # auto = cuda, then mps, then cpu
-    target_val_acc: float = 0.99  # early stop once val_acc >= target ...
-    patience: int = 0  # ... for this many evaluations in a row; 0 = never stop early
+    # The early-stop rule: stop once the logged column stop_metric is >= target_val_acc for `patience`
+    # evaluations in a row. A stop rule must not decide the outcome a study measures (a member stopped on
+    # overall val_acc has its target tokens' accuracy capped by construction): such presets run a fixed
+    # budget (patience 0), or stop on a column that is not the outcome.
+    target_val_acc: float = 0.99  # the threshold on stop_metric ...
+    patience: int = 0  # ... held for this many evaluations in a row; 0 = never stop early
+    stop_metric: str = "val_acc"  # a metrics.csv column (engine/columns.py, or a probe's)
     dtype: str = "float32"  # float32 | float64 for parameters and activations
     loss: str = "ce"  # ce | stablemax
     checkpoint_every: int = 2000  # steps between checkpoints (also written on every exit)
@@ -253,6 +270,11 @@ class TrainConfig:
         _check(self.target_rate >= 0, "train.target_rate", f"must be >= 0, 0 = matched (got {self.target_rate})")
         _check(0 <= self.target_val_acc <= 1, "train.target_val_acc", f"must be in [0, 1] (got {self.target_val_acc})")
         _check(self.patience >= 0, "train.patience", f"must be >= 0 (got {self.patience})")
+        _check(
+            self.stop_metric not in NOT_STOP_METRICS and self.stop_metric.isidentifier(),
+            "train.stop_metric",
+            f"must be a logged metric column such as val_acc or train_acc (got {self.stop_metric!r})",
+        )
         _check(self.checkpoint_every >= 1, "train.checkpoint_every", f"must be >= 1 (got {self.checkpoint_every})")
         _check(self.threads >= 0, "train.threads", f"must be >= 0 (got {self.threads})")
         _check(0 <= self.seed <= MAX_SEED, "train.seed", f"must be in [0, 2^63) (got {self.seed})")
@@ -287,6 +309,11 @@ class ProbeConfig:
     norm_every: int = 0  # ‖E‖, ‖W‖, ‖θ‖
     update_every: int = 0  # ‖ΔE‖/‖ΔW‖ between evaluations (App. B, eq. 23)
     progress_every: int = 0  # progress measures: key frequencies, restricted/excluded loss, ring (docs/PROBES.md)
+    # Nanda et al. fix the key frequencies from the final model; by default they are re-picked at each
+    # measurement. To fix them, rerun the seed (bit-identical on one machine) with the keys of the first
+    # run's last measurement (keyfreq.csv, key = 1), e.g. "14,35,41" (docs/PROBES.md).
+    progress_keys: str = ""  # comma-separated key frequencies held fixed; empty = re-picked at each measurement
+    targets_every: int = 0  # the data.starve_k targets: accuracy by operand position seen, row norm and ring place
     rare_k: int = 10  # val_acc_rare: test pairs holding one of the k least-trained present tokens, ties all in (Fig. 4)
 
     def __post_init__(self) -> None:
@@ -300,6 +327,16 @@ class ProbeConfig:
         _check(0 < self.rank_tol < 1, "probe.rank_tol", f"must be in (0, 1) (got {self.rank_tol})")
         _check(self.fourier_top_k >= 1, "probe.fourier_top_k", f"must be >= 1 (got {self.fourier_top_k})")
         _one_of(self.fourier_order, "probe.fourier_order", FOURIER_ORDERS)
+        _check(
+            all(k.strip().isdigit() and int(k) >= 1 for k in self.progress_keys.split(",")) or not self.progress_keys,
+            "probe.progress_keys",
+            f"must be comma-separated frequencies >= 1, e.g. 14,35,41 (got {self.progress_keys!r})",
+        )
+
+    @property
+    def fixed_keys(self) -> list[int]:
+        """probe.progress_keys as frequencies; [] = re-picked at each measurement."""
+        return [int(k) for k in self.progress_keys.split(",")] if self.progress_keys else []
 
 
 @dataclass(frozen=True)

@@ -99,32 +99,101 @@ def skew_weights(cfg: DataConfig, pairs: np.ndarray, rank: np.ndarray, sign: flo
 
 def starved_tokens(cfg: DataConfig, seed: int) -> np.ndarray:
     """The starve_k target tokens, chosen by the seed: they keep at most starve_m training pairs each
-    (starve_m = -1: no cap, a plain random split), and train.target_rate weights their pairs' draws."""
+    (starve_m = -1: no cap, a plain random split), and train.target_rate weights their pairs' draws.
+    On mul and div token 0 is never a target: its products are all 0 (and it has no inverse), so it is not
+    a token whose place in the circuit the decoupling can ask about; a draw of 0 is replaced by the next."""
     if cfg.starve_k == 0:
         return np.zeros(0, dtype=np.int64)
-    return np.sort(np.random.default_rng([seed, 2]).choice(cfg.p, size=cfg.starve_k, replace=False))
+    rng = np.random.default_rng([seed, 2])
+    chosen = rng.choice(cfg.p, size=cfg.starve_k, replace=False)
+    if cfg.op in ("mul", "div") and 0 in chosen:
+        rest = np.setdiff1d(np.arange(1, cfg.p), chosen)
+        chosen[chosen == 0] = rng.choice(rest)
+    return np.sort(chosen)
+
+
+def target_positions(cfg: DataConfig, starved: np.ndarray, seed: int) -> dict[int, int]:
+    """data.starve_position = same: the operand position (0 = a, 1 = b) each target keeps, by the seed
+    (a stream of its own, so the split's draws do not move)."""
+    pos = np.random.default_rng([seed, 3]).integers(0, 2, size=len(starved))
+    return {int(t): int(q) for t, q in zip(starved, pos, strict=True)}
+
+
+def shared_target_pairs(pairs: np.ndarray, starved: np.ndarray, p: int) -> int:
+    """How many of these (a, b) pairs hold two different targets (their accuracy is credited to both)."""
+    mark = np.zeros(p, dtype=bool)
+    mark[starved] = True
+    return int((mark[pairs[:, 0]] & mark[pairs[:, 1]] & (pairs[:, 0] != pairs[:, 1])).sum())
+
+
+def position_seen(
+    train_pairs: np.ndarray, test_pairs: np.ndarray, targets: np.ndarray, p: int
+) -> tuple[np.ndarray, np.ndarray]:
+    """The test pairs holding a target, split by operand position: (seen, unseen) bool masks over test_pairs.
+
+    A target t at position q (0 = a, 1 = b) of a test pair is at a seen position when some training pair
+    holds t at q ((t, t) holds it at both). A pair is `seen` when every target it holds sits at a seen
+    position, `unseen` when one does not; pairs without a target are in neither."""
+    seen = np.zeros((p, 2), dtype=bool)
+    seen[train_pairs[:, 0], 0] = True
+    seen[train_pairs[:, 1], 1] = True
+    is_t = np.zeros(p, dtype=bool)
+    is_t[targets] = True
+    a, b = test_pairs[:, 0], test_pairs[:, 1]
+    holds = is_t[a] | is_t[b]
+    blind = (is_t[a] & ~seen[a, 0]) | (is_t[b] & ~seen[b, 1])
+    return holds & ~blind, holds & blind
 
 
 def _starved_pick(
-    cfg: DataConfig, pairs: np.ndarray, pool: np.ndarray, n: int, starved: np.ndarray, rng: np.random.Generator
+    cfg: DataConfig,
+    pairs: np.ndarray,
+    pool: np.ndarray,
+    n: int,
+    starved: np.ndarray,
+    rng: np.random.Generator,
+    seed: int,
 ) -> np.ndarray:
     """Random pick of n pairs from the pool in which each starved token is in at most starve_m pairs.
 
-    Pairs that hold a starved token are visited in random order and kept while every starved token
-    they hold is under its quota (a pair (t, t) counts once for t); the rest is drawn at random from
-    the pairs without a starved token.
+    Pairs that hold a starved token are visited in random order and kept while the starved token they hold
+    is under its quota; the rest is drawn at random from the pairs without a starved token. A pair that
+    holds two different targets is never kept (each target's m pairs are its own), and with
+    data.starve_position = same or mixed a pair (t, t) is never kept either (it holds t in both positions):
+    the quota then counts per position (same: all m in the target's position; mixed: ⌈m/2⌉ as a, ⌊m/2⌋ as b).
     """
     is_starved = np.zeros(cfg.p, dtype=bool)
     is_starved[starved] = True
     touches = is_starved[pairs[pool, 0]] | is_starved[pairs[pool, 1]]
-    used = np.zeros(cfg.p, dtype=np.int64)
+    m, mode = cfg.starve_m, cfg.starve_position
+    quota = np.zeros((cfg.p, 2), dtype=np.int64)  # (token, position) -> pairs it may still keep
+    if mode == "any":
+        quota[:, :] = m  # any position: both counters move together (below)
+    elif mode == "same":
+        for t, q in target_positions(cfg, starved, seed).items():
+            quota[t, q] = m
+    else:
+        quota[:, 0], quota[:, 1] = (m + 1) // 2, m // 2
     kept: list[int] = []
     for i in rng.permutation(pool[touches]):
-        toks = {int(t) for t in pairs[i] if is_starved[t]}
-        if all(used[t] < cfg.starve_m for t in toks) and len(kept) < n:
+        a, b = int(pairs[i, 0]), int(pairs[i, 1])
+        toks = {t for t in (a, b) if is_starved[t]}
+        if len(kept) >= n or len(toks) > 1:
+            continue
+        (t,) = toks
+        if a == b:
+            if mode != "any":
+                continue
+            q = 0
+        else:
+            q = 0 if a == t else 1
+        if mode == "any":
+            if quota[t, 0] > 0:
+                kept.append(i)
+                quota[t] -= 1
+        elif quota[t, q] > 0:
             kept.append(i)
-            for t in toks:
-                used[t] += 1
+            quota[t, q] -= 1
     rest = rng.permutation(pool[~touches])[: n - len(kept)]
     return np.sort(np.concatenate([np.array(kept, dtype=np.int64), rest]))
 
@@ -187,7 +256,7 @@ def make_split(cfg: DataConfig, seed: int) -> Split:
         # rank p-1 is e^skew times rarer in expectation (before the per-value supply of the pool caps it).
         train = np.sort(rng.choice(pool, size=n_train, replace=False, p=skew_weights(cfg, pairs[pool], rank)))
     elif cfg.starve_k and cfg.starve_m >= 0:
-        train = _starved_pick(cfg, pairs, pool, n_train, starved_tokens(cfg, seed), rng)
+        train = _starved_pick(cfg, pairs, pool, n_train, starved_tokens(cfg, seed), rng, seed)
     else:  # random, and the random remainder of a block/strip split
         train = np.sort(rng.permutation(pool)[:n_train])
     return Split(train=train, test=np.flatnonzero(test_mask))

@@ -79,7 +79,7 @@ class RunMetrics:
         self.tokens = token_sets(data.train_pairs, cfg.data.p, cfg.probe.rare_k, self.target)  # RunStarted, summary
         self.sampler: Any = None  # the run's batch sampler (engine/samplers.py), for its draw counts
         self.learned_from: list[int | None] = [None] * cfg.data.p  # start of each token's run >= LEARNED_ACC
-        self.phases = PhaseTracker(cfg.train.target_val_acc, cfg.train.patience)
+        self.phases = PhaseTracker(cfg.train.target_val_acc, cfg.train.patience, cfg.train.stop_metric)
         self.circuit = CircuitPhases(cfg.data.p) if cfg.probe.progress_every else None  # from the progress probe
         self.lr_ratio = cfg.optim.lr_ratio
         self.f_e = float("nan")
@@ -144,6 +144,7 @@ class RunMetrics:
         self.observe_tokens(step, scores[N_SCORES:])
         result = probes.at_eval(step)
         row.update(result.metrics)
+        self.phases.observe(step, row)  # after the probes: train.stop_metric may be a probe's column
         circuit = {}
         if self.circuit is not None:
             self.circuit.observe(step, row, self.phases.memorized_step)
@@ -164,9 +165,7 @@ class RunMetrics:
         """The metrics.csv row of one evaluation; vals = train loss, train acc, val loss, val acc."""
         lr_embed = lr * self.lr_ratio if has_e else math.nan
         values = (step, epoch, wall_s, *vals, lr, lr_embed, self.lr_ratio, self.f_e, self.c_raw, *rare)
-        row: dict[str, float] = dict(zip(BASE_COLUMNS, values, strict=True))  # the names: engine/columns.py
-        self.phases.observe(step, vals[1], vals[3], vals[0])
-        return row
+        return dict(zip(BASE_COLUMNS, values, strict=True))  # the names: engine/columns.py
 
     def observe_tokens(self, step: int, per_token: list[float]) -> None:
         """Track, per operand token, the evaluation since which its val_acc has stayed >= LEARNED_ACC
@@ -192,6 +191,8 @@ class RunMetrics:
             "rare_k": len(tokens.rare),
             "target_pairs": [holding[t] for t in tokens.target],
         }
+        if len(self.target):  # two targets in one training pair share its credit (engine/data.py)
+            out["target_shared_pairs"] = D.shared_target_pairs(self.rare_train_pairs, self.target, p)
         s = self.sampler
         if s is not None:
             share = s.draw_share()
@@ -221,7 +222,16 @@ class RunMetrics:
             **self.split_facts(),
             "learned_acc": LEARNED_ACC,
             "learned_step": list(self.learned_from),
+            **self.batch_facts(steps),
         }
+
+    def batch_facts(self, steps: int) -> dict[str, Any]:
+        """target_batch_share: the share of steps whose batch held a target, averaged over the targets (the
+        rate at which a target's row of E is updated at all, eq. 4's p_i; issue 33), beside the draw share."""
+        if not len(self.target) or steps <= 0:
+            return {}
+        held = self.updates[torch.as_tensor(self.target, device=self.updates.device)].double() / steps
+        return {"target_batch_share": round(float(held.mean()), 6)}
 
     def state_dict(self) -> dict[str, Any]:
         return {

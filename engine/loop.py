@@ -24,7 +24,7 @@ from typing import Any, TypeVar
 import torch
 
 from engine.columns import BASE_COLUMNS
-from engine.config import RunConfig
+from engine.config import ConfigError, RunConfig
 from engine.cuda_graph import MAX_GRAPHS, StepGraph, cuda_recorder, unfit
 from engine.dataset import Dataset, load_dataset
 from engine.evaluation import RunMetrics
@@ -127,6 +127,12 @@ class TrainLoop:
         if stacked:  # one batched SVD per matrix for every member's rank probe (engine/probes/spectra.py)
             share_spectra([p for ps in self.probe_sets for p in ps.probes if isinstance(p, RankProbe)])
         self.columns = BASE_COLUMNS + tuple(self.probe_sets[0].columns())
+        for c in cfgs:
+            if c.train.patience and c.train.stop_metric not in self.columns:
+                raise ConfigError(
+                    f"train.stop_metric: {c.train.stop_metric!r} is not logged by this run "
+                    f"(its columns: {', '.join(self.columns[3:])})"
+                )
         self.status: list[str | None] = [None] * N  # set when a member ends
         self.ended_step = [0] * N
         self._final: dict[int, dict[str, Any]] = {}  # checkpoints of members that ended while others train on

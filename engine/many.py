@@ -31,6 +31,7 @@ FREE_KEYS = {
     ("model", "embed_init_scale"),
     ("train", "target_val_acc"),
     ("train", "patience"),
+    ("train", "stop_metric"),
 }
 FREE_TOP = {"preset", "description"}
 # Models whose forward runs under vmap over stacked parameters (engine/weights.py StackedModels); the

@@ -25,9 +25,10 @@ def grokking_delay(memorized_step: int | None, generalized_step: int | None) -> 
 class PhaseTracker:
     """Follows the evaluations of one run: when it memorized and generalized, whether to stop or diverged."""
 
-    def __init__(self, target_val_acc: float, patience: int) -> None:
+    def __init__(self, target_val_acc: float, patience: int, stop_metric: str = "val_acc") -> None:
         self.target = target_val_acc
         self.patience = patience
+        self.stop_metric = stop_metric  # the logged column the stop rule watches (train.stop_metric)
         self.memorized_step: int | None = None
         self.generalized_step: int | None = None
         self.best_val_acc = 0.0
@@ -38,7 +39,10 @@ class PhaseTracker:
         self.diverged_step: int | None = None
         self.stop_step: int | None = None  # the evaluation at which the early-stop rule first held
 
-    def observe(self, step: int, train_acc: float, val_acc: float, train_loss: float) -> None:
+    def observe(self, step: int, row: Mapping[str, float]) -> None:
+        """One evaluation's metrics row: the phases read train_acc, val_acc and train_loss, the stop rule
+        reads only train.stop_metric (a probe's empty cell, NaN, breaks the streak)."""
+        train_acc, val_acc, train_loss = row["train_acc"], row["val_acc"], row["train_loss"]
         if not math.isfinite(train_loss):
             self.diverged = True
             self.diverged_step = step
@@ -49,7 +53,8 @@ class PhaseTracker:
             self.memorized_step = step
         if self.generalized_step is None and val_acc >= GENERALIZED_ACC:
             self.generalized_step = step
-        self.streak = self.streak + 1 if val_acc >= self.target else 0
+        watched = row.get(self.stop_metric, math.nan)
+        self.streak = self.streak + 1 if watched >= self.target else 0
         if self.stop_step is None and self.should_stop:
             self.stop_step = step
 
@@ -81,14 +86,14 @@ class PhaseTracker:
 
 
 def early_stop_note(stop_step: int | None, train: TrainConfig) -> str | None:
-    """`stopped early at step N: val_acc ≥ T for P evaluations (train.patience)`, or None.
+    """`stopped early at step N: <train.stop_metric> ≥ T for P evaluations (train.patience)`, or None.
 
     A run whose rule first held at its last step ran its full budget: that is not an early stop.
     """
     if stop_step is None or stop_step >= train.max_steps:
         return None
     return (
-        f"stopped early at step {stop_step}: val_acc ≥ {train.target_val_acc:g} "
+        f"stopped early at step {stop_step}: {train.stop_metric} ≥ {train.target_val_acc:g} "
         f"for {train.patience} evaluations (train.patience)"
     )
 
@@ -138,10 +143,10 @@ class Phases:
 def phases_of_rows(train: TrainConfig, rows: list[dict[str, float]], n_classes: int = 0) -> Phases:
     """The phases of a run whose summary lags (live, killed) from its metrics rows, by the rules the run
     applies live: its own stop rule, and the circuit phases when the progress probe ran (n_classes = p)."""
-    ph = PhaseTracker(train.target_val_acc, train.patience)
+    ph = PhaseTracker(train.target_val_acc, train.patience, train.stop_metric)
     circuit = CircuitPhases(n_classes) if n_classes else None
     for r in rows:
-        ph.observe(int(r["step"]), r["train_acc"], r["val_acc"], r["train_loss"])
+        ph.observe(int(r["step"]), r)
         if circuit is not None:
             circuit.observe(int(r["step"]), r, ph.memorized_step)
     return Phases.of({**ph.summary(), **(circuit.markers() if circuit is not None else {})})
@@ -152,12 +157,17 @@ def phases_of_rows(train: TrainConfig, rows: list[dict[str, float]], n_classes: 
 # memorization: from step 0 until circuit formation starts.
 # circuit formation starts at the first progress measurement at or after M where the restricted loss is
 #   below 1/CIRCUIT_FACTOR of the chance loss ln(C): the key frequencies alone already give the answers of
-#   all pairs a mean log-probability of -ln(C)/2, √C times chance (about 10% against 1% at p = 97).
+#   all pairs a mean log-probability of -ln(C)/2, √C times chance (about 10% against 1% at p = 97), AND the
+#   key frequencies carry at least CIRCUIT_KEY_SHARE of the logits' non-constant energy. Without the second
+#   condition a lookup table with no Fourier circuit (logits α·δ(c = answer)) passes: it puts about
+#   2/(n - 1) of its energy on every frequency, above the key threshold, so the cap picks 8 "keys" whose
+#   restricted loss falls below ln(C)/2 at α = 20 (tests/engine/test_probes_progress.py).
 # cleanup: where the weight norm's slope turns. ‖θ‖² falls from initialisation on under weight decay; after
 #   circuit formation its fall speeds up, then slows again. The cleanup step is the end of the interval
 #   between two measurements where ‖θ‖² fell fastest (relative fall per step) after circuit formation,
 #   confirmed once the fall has slowed below CLEANUP_SLOWER of that rate.
 CIRCUIT_FACTOR = 2.0
+CIRCUIT_KEY_SHARE = 0.5
 CLEANUP_SLOWER = 0.9
 JOIN_SHARE = 0.5  # a token is in the circuit with >= half its embedding energy on the key frequencies
 
@@ -178,7 +188,8 @@ class CircuitPhases:
             return  # the probe did not run at this evaluation
         last, self.last = self.last, (step, w)
         if self.circuit_step is None:
-            if memorized_step is not None and r * CIRCUIT_FACTOR < self.chance:
+            share = row.get("key_share", math.nan)  # NaN (no such column: an old run) compares False
+            if memorized_step is not None and r * CIRCUIT_FACTOR < self.chance and share >= CIRCUIT_KEY_SHARE:
                 self.circuit_step = step
             return
         if self.cleanup_step is not None or last is None or step <= last[0] or last[1] <= 0:
@@ -203,7 +214,7 @@ def circuit_phases_from_rows(rows: list[dict[str, float]], n_classes: int) -> di
     """memorized, circuit and cleanup steps of a run from its metrics rows (the same rules as live)."""
     ph, circuit = PhaseTracker(1.0, 0), CircuitPhases(n_classes)
     for r in rows:
-        ph.observe(int(r["step"]), r["train_acc"], r["val_acc"], r["train_loss"])
+        ph.observe(int(r["step"]), r)
         circuit.observe(int(r["step"]), r, ph.memorized_step)
     return {**ph.markers(), **circuit.markers()}
 

@@ -41,6 +41,7 @@ RESUMABLE_KEYS = frozenset(
         "train.threads",
         "train.target_val_acc",
         "train.patience",
+        "train.stop_metric",
         "preset",
         "description",
     }

@@ -16,6 +16,7 @@ from engine.probes.med import MedProbe
 from engine.probes.norms import NormProbe, UpdateProbe
 from engine.probes.progress import ProgressProbe
 from engine.probes.spectra import RankProbe
+from engine.probes.targets import TargetProbe
 
 # Cadences (steps) at which every probe together costs at most 15% of training wall time on `embed_mul`
 # (eval_every 100): measured by bench/bench_probes.py. Presets that switch probes on use these.
@@ -55,6 +56,7 @@ class ProbeSet:
             FourierProbe(cfg, blocks),
             GradProbe(ctx, blocks),
             ProgressProbe(ctx, blocks),
+            TargetProbe(ctx, blocks),
         ]
         self.probes = [p for p in every if p.enabled]
         self._stepping = [p for p in self.probes if type(p).on_step is not Probe.on_step]

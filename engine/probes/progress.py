@@ -28,12 +28,13 @@ import torch
 from torch.func import functional_call
 
 from engine.columns import PROGRESS_COLUMNS
+from engine.config import ConfigError
 from engine.data import labels, tokens
 from engine.dlog import GroupAxis, group_axis
 from engine.events import CircuitLogged
 from engine.metrics import operand_counts, rare_tokens
 from engine.phases import JOIN_SHARE
-from engine.probes.base import Blocks, Probe, ProbeContext
+from engine.probes.base import PROBE_SEED_OFFSET, Blocks, Probe, ProbeContext
 
 KEY_FACTOR = 10.0  # a key frequency holds >= 10× the chance share of non-constant logit energy
 KEY_MAX = 8  # at most this many key frequencies (Nanda et al. find 3 to 7)
@@ -110,15 +111,18 @@ class Measures:
     full_loss: float  # the unmodified logits over all axis pairs (the restricted loss's reference)
 
 
-def progress_measures(table: np.ndarray, y: np.ndarray, train: np.ndarray, sign: int) -> Measures:
+def progress_measures(
+    table: np.ndarray, y: np.ndarray, train: np.ndarray, sign: int, fixed: list[int] | None = None
+) -> Measures:
     """Key frequencies, restricted and excluded loss of an (n, n, C) logit table with (n, n) labels and a
     (n, n) bool mask of training pairs (Nanda et al. 2023, §5.1).
 
     The restricted logits of pair (i, j) are f_R[u], f_R the key part (and the constant) of the profile;
-    the excluded ones are the logits minus that key part. Both are computed on the profile's n rows."""
+    the excluded ones are the logits minus that key part. Both are computed on the profile's n rows.
+    `fixed` holds the keys constant (Nanda et al. pick them once, from the trained model)."""
     n, C = table.shape[0], table.shape[2]
     shares = frequency_shares(table, sign)
-    keys = key_frequencies(shares, n)
+    keys = list(fixed) if fixed else key_frequencies(shares, n)
     f_r = restrict(profile(table, sign), keys)  # (n, C): the restricted logits, one row per answer position
     u = answer_positions(n, sign)
     key_part = f_r - table.mean((0, 1))  # what the excluded logits lose
@@ -150,39 +154,57 @@ class Ring:
     """E's rows in the plane of one frequency w, and how close each is to the ideal ring."""
 
     freq: int
-    x: np.ndarray  # (n,) coordinates: E_t − Ē ≈ x_t·A + y_t·B, A, B = E's cos/sin coefficients at w
+    x: np.ndarray  # (n,) coordinates of E_t in the plane of the ring fitted to the other rows (leave-one-out)
     y: np.ndarray
     distance: np.ndarray  # (n,) ‖(x_t, y_t) − (cos 2πwt/n, sin 2πwt/n)‖: 0 on the ideal ring
     rqi: float
 
 
 def ring(E: np.ndarray, w: int) -> Ring:
-    """E (n, d), rows in axis order, in the plane of frequency w (1 <= w < n/2).
+    """E (n, d), rows in axis order, in the plane of frequency w (1 <= w < n/2), each row left out.
 
-    An ideal ring E_t = Ē + A cos θ_t + B sin θ_t (θ_t = 2πwt/n) has (x_t, y_t) = (cos θ_t, sin θ_t)
-    exactly: the least-squares coordinates in the basis of its own Fourier coefficients A, B.
+    For each token t the ring c + A cos θ + B sin θ (θ_s = 2πws/n) is fitted by least squares to the OTHER
+    rows, and (x_t, y_t) solve E_t − c ≈ x_t·A + y_t·B. An ideal ring lands exactly on the unit circle at
+    θ_t either way; leaving the row out keeps a row from being projected onto coefficients it helped
+    compute, which put a random row at distance 0.6–0.75 (not about 1) and lifted RQI's chance level to
+    2.3–2.8/n at d = 64–128 (issue 33). With the row left out a random E scores about 1/n.
     """
     n = E.shape[0]
     theta = 2 * np.pi * w * np.arange(n) / n
-    centred = E - E.mean(0)
-    A = 2 / n * (np.cos(theta) @ centred)
-    B = 2 / n * (np.sin(theta) @ centred)
-    coords = np.linalg.lstsq(np.stack([A, B], 1), centred.T, rcond=None)[0]  # (2, n)
-    x, y = coords[0], coords[1]
+    X = np.stack([np.ones(n), np.cos(theta), np.sin(theta)], 1)  # (n, 3)
+    # Least squares without row t by a rank-one downdate of the normal equations, for every t at once.
+    G = X.T @ X - X[:, :, None] * X[:, None, :]  # (n, 3, 3): XᵀX without row t
+    XtE = X.T @ E  # (3, d)
+    coef = np.linalg.solve(G, XtE[None] - X[:, :, None] * E[:, None, :])  # (n, 3, d): c, A, B without row t
+    AB = coef[:, 1:]  # (n, 2, d)
+    rhs = np.einsum("tkd,td->tk", AB, E - coef[:, 0])  # (n, 2)
+    xy = np.linalg.solve(AB @ AB.transpose(0, 2, 1), rhs[:, :, None])[:, :, 0]  # E_t − c_t ≈ x A_t + y B_t
+    x, y = xy[:, 0], xy[:, 1]
     distance = np.hypot(x - np.cos(theta), y - np.sin(theta))
     return Ring(w, x, y, distance, parallelogram_share(np.arctan2(y, x)))
 
 
+def shuffled(E: np.ndarray, seed: int) -> np.ndarray:
+    """E's rows in a fixed random order: the shuffled-E baseline, the same norms and spectrum of row norms
+    with the tokens' places on the axis destroyed. Its RQI sits at chance, about 1/n."""
+    return E[np.random.default_rng(seed).permutation(E.shape[0])]
+
+
 def parallelogram_share(phase: np.ndarray) -> float:
-    """RQI on a ring: the share of modular parallelograms (i, j, m, k), i + j ≡ m + k (mod n), (i, j) ≠ (m, k),
+    """RQI on a ring: the share of modular parallelograms (i, j, m, k), i + j ≡ m + k (mod n), {m, k} ≠ {i, j},
     whose phases close, |φ_i + φ_j − φ_m − φ_k| < π/n (mod 2π): half the spacing of the ideal ring.
-    Liu et al. (2022) count E_i + E_j ≈ E_m + E_k on a line; on a ring the parallelogram closes in phase."""
+    Liu et al. (2022) count E_i + E_j ≈ E_m + E_k on a line; on a ring the parallelogram closes in phase.
+    The swapped pair (m, k) = (j, i) closes for any phases and is left out, so uniform random phases score
+    1/n (with it in, 2/n)."""
     n = len(phase)
     i = np.arange(n)
     pair = phase[i[None, :]] + phase[(i[:, None] - i[None, :]) % n]  # (r, i): φ_i + φ_(r-i)
     diff = pair[:, :, None] - pair[:, None, :]  # (r, i, m)
     close = np.abs((diff + np.pi) % (2 * np.pi) - np.pi) < np.pi / n
-    return float((close.sum() - n * n) / (n * n * (n - 1)))
+    # (i, j) itself (m = i) and its swap (m = j) close for any phases: n² + n² − n entries of (r, i, m),
+    # n of them where i = j (2i ≡ r); they are not parallelograms.
+    trivial = 2 * n * n - n
+    return float((close.sum() - trivial) / (n**3 - trivial))
 
 
 def key_energy_share(E: np.ndarray, keys: list[int]) -> np.ndarray:
@@ -216,6 +238,10 @@ class ProgressProbe(Probe):
         self.ctx, self.blocks = ctx, blocks
         self.axis: GroupAxis = group_axis(cfg.data)
         n, order = self.axis.n, self.axis.order
+        if any(2 * w > n for w in cfg.probe.fixed_keys):
+            raise ConfigError(
+                f"probe.progress_keys: frequencies go up to {n // 2} here (got {cfg.probe.progress_keys})"
+            )
         i, j = np.meshgrid(order, order, indexing="ij")
         pairs = np.stack([i.ravel(), j.ravel()], 1)  # (n², 2) axis pairs, row-major in (i, j)
         device = next(iter(ctx.params.values())).device
@@ -242,7 +268,7 @@ class ProgressProbe(Probe):
 
     @torch.no_grad()
     def measure(self, step: int) -> dict[str, Any]:
-        m = progress_measures(self.logit_table(), self.y, self.train, self.axis.sign)
+        m = progress_measures(self.logit_table(), self.y, self.train, self.axis.sign, self.ctx.cfg.probe.fixed_keys)
         weight_sq = float(sum(p.detach().double().pow(2).sum() for p in self.ctx.params.values()))
         out: dict[str, Any] = {
             "restricted_loss": m.restricted_loss,
@@ -258,8 +284,16 @@ class ProgressProbe(Probe):
             n = self.axis.n
             ring_freqs = [w for w in m.keys if 2 * w < n] or [int(np.argmax(norms[: (n - 1) // 2])) + 1]
             r = ring(E, ring_freqs[0])
+            base = ring(shuffled(E, self.ctx.cfg.train.seed + PROBE_SEED_OFFSET), ring_freqs[0])
             share = key_energy_share(E, m.keys)
-            out.update(gini_E=gini(norms), rqi=r.rqi, ring_members=int((share >= JOIN_SHARE).sum()))
+            out.update(
+                gini_E=gini(norms),
+                rqi=r.rqi,
+                rqi_shuffled=base.rqi,
+                ring_distance=float(np.median(r.distance)),
+                ring_distance_shuffled=float(np.median(base.distance)),
+                ring_members=int((share >= JOIN_SHARE).sum()),
+            )
             ring_part = {
                 "ring_freq": r.freq,
                 "tokens": tuple(int(t) for t in self.axis.order),

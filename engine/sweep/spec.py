@@ -244,9 +244,13 @@ class Group:
         return self._results
 
     def pending(self) -> list[Member]:
-        """Members missing from results.csv or whose status is not final (interrupted, failed)."""
+        """Members missing from results.csv or whose status is not final (interrupted, failed), seed by seed:
+        every cell's first seed before any cell's second, so a sweep stopped early leaves whole seeds, each
+        a paired comparison of every cell, rather than whole arms."""
         res = self.results()
-        return [m for m in self.members if res.get(m.id, {}).get("status") not in ENDED]
+        rank = {s: i for i, s in enumerate(self.spec.seeds)}
+        todo = [m for m in self.members if res.get(m.id, {}).get("status") not in ENDED]
+        return sorted(todo, key=lambda m: rank.get(m.seed, len(rank)))
 
     def record(self, row: dict[str, Any]) -> None:
         """Add or replace one member's row; results.csv is rewritten atomically, in member order."""

@@ -159,7 +159,7 @@ def test_token_level_skew_starves_high_rank_tokens_in_both_positions() -> None:
     assert np.bincount(pairs[a_only.train].ravel(), minlength=97).min() > 20  # b keeps every token common
 
 
-@pytest.mark.parametrize(("k", "m"), [(3, 0), (3, 2), (11, 1)])
+@pytest.mark.parametrize(("k", "m"), [(3, 0), (3, 2)])
 def test_starved_tokens_keep_exactly_m_training_pairs(k: int, m: int) -> None:
     cfg = DataConfig(p=11, op="add", frac_train=0.3, starve_k=k, starve_m=m)
     pairs = D.operand_pairs(cfg)
@@ -171,12 +171,9 @@ def test_starved_tokens_keep_exactly_m_training_pairs(k: int, m: int) -> None:
     tr = pairs[s.train]
     for t in starved:
         assert int(((tr[:, 0] == t) | (tr[:, 1] == t)).sum()) == m  # pairs holding t; (t, t) counts once
-    if k < 11:
-        assert len(s.train) == round(0.3 * 121)
-        free = np.setdiff1d(np.arange(11), starved)
-        assert np.bincount(tr.ravel(), minlength=11)[free].min() > 0
-    else:  # every token starved: only pairs within the quotas are left
-        assert len(s.train) <= 11 * m
+    assert len(s.train) == round(0.3 * 121)
+    free = np.setdiff1d(np.arange(11), starved)
+    assert np.bincount(tr.ravel(), minlength=11)[free].min() > 0
 
 
 def test_starve_zero_keeps_the_random_split() -> None:
@@ -230,3 +227,43 @@ def test_coverage_ceiling_is_one_minus_the_share_of_blind_test_pairs() -> None:
     te = pairs[s.test]
     blind = np.isin(te[:, 0], starved) | np.isin(te[:, 1], starved)
     assert D.coverage_ceiling(pairs[s.train], te, 97) == 1 - blind.mean()
+
+
+def test_targets_never_share_a_training_pair_and_skip_token_0_on_mul() -> None:
+    for seed in range(20):
+        cfg = DataConfig(p=23, op="mul", starve_k=8, starve_m=3)
+        starved = D.starved_tokens(cfg, seed)
+        assert 0 not in starved.tolist() and len(set(starved.tolist())) == 8
+        tr = D.operand_pairs(cfg)[D.make_split(cfg, seed).train]
+        assert D.shared_target_pairs(tr, starved, 23) == 0
+    add = DataConfig(p=23, op="add", starve_k=22, starve_m=1)  # add keeps 0 as a candidate
+    assert 0 in D.starved_tokens(add, 0).tolist()
+
+
+@pytest.mark.parametrize("mode", ["same", "mixed"])
+def test_starve_position_puts_each_target_where_asked(mode: str) -> None:
+    cfg = DataConfig(p=31, op="mul", starve_k=6, starve_m=2, starve_position=mode)
+    for seed in range(5):
+        starved = D.starved_tokens(cfg, seed)
+        tr = D.operand_pairs(cfg)[D.make_split(cfg, seed).train]
+        want = D.target_positions(cfg, starved, seed)
+        for t in starved.tolist():
+            as_a, as_b = int((tr[:, 0] == t).sum()), int((tr[:, 1] == t).sum())
+            assert not ((tr[:, 0] == t) & (tr[:, 1] == t)).any()  # no (t, t): it holds t at both
+            if mode == "same":
+                assert (as_a, as_b) == ((2, 0) if want[t] == 0 else (0, 2))
+            else:
+                assert (as_a, as_b) == (1, 1)
+
+
+def test_position_split_matches_a_hand_count_on_p7() -> None:
+    train = np.array([[3, 1], [2, 3], [5, 5], [0, 4]])  # 3 seen as a and as b; 5 as both; 6 never
+    test = np.array([[3, 2], [1, 3], [6, 1], [1, 6], [5, 2], [2, 5], [3, 6], [0, 0], [4, 4]])
+    seen, unseen = D.position_seen(train, test, np.array([3, 5, 6]), 7)
+    # by hand: (3,2) 3 at a: seen; (1,3) 3 at b: seen; (6,1), (1,6): 6 never seen; (5,2), (2,5): 5 seen
+    # at both; (3,6): 6 unseen; (0,0), (4,4): no target
+    assert seen.tolist() == [True, True, False, False, True, True, False, False, False]
+    assert unseen.tolist() == [False, False, True, True, False, False, True, False, False]
+    only_a = np.array([[3, 1], [3, 2]])
+    seen, unseen = D.position_seen(only_a, np.array([[3, 4], [4, 3]]), np.array([3]), 7)
+    assert seen.tolist() == [True, False] and unseen.tolist() == [False, True]

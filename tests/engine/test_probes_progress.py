@@ -27,6 +27,7 @@ from engine.probes.progress import (
     progress_measures,
     restrict,
     ring,
+    shuffled,
 )
 
 P = 13
@@ -154,7 +155,7 @@ def test_random_embedding_is_not_a_ring() -> None:
     E = np.random.default_rng(5).normal(size=(n, 32))
     r = ring(E, 4)
     assert r.rqi < 5 / n  # chance is about 1/n
-    assert np.median(r.distance) > 0.5
+    assert np.median(r.distance) > 0.9  # left out, a random row sits near the centre: distance about 1
     assert key_energy_share(E, [4]).max() < 0.5
     assert gini(embedding_norms(E)) < 0.3
 
@@ -182,7 +183,7 @@ def test_circuit_phases_rule() -> None:
     table += [(1.0, 1.0, 5.0, 17.5), (1.0, 0.5, 1.0, 16.0), (1.0, 0.1, 0.2, 15.5), (1.0, 0.1, 0.2, 15.3)]
     rows = [
         {"step": k * 100, "train_acc": acc, "val_acc": 0.0, "train_loss": 0.1, "restricted_loss": r}
-        | {"val_loss": test, "weight_sq": w}
+        | {"val_loss": test, "weight_sq": w, "key_share": 0.9}
         for k, (acc, r, test, w) in enumerate(table)
     ]
     assert 1.5 * 2 < chance < 3.0 * 2
@@ -191,8 +192,38 @@ def test_circuit_phases_rule() -> None:
     unconfirmed = circuit_phases_from_rows(rows[:6], 97)  # the fall has not slowed yet
     assert unconfirmed["circuit_step"] == 300 and unconfirmed["cleanup_step"] is None
     live = CircuitPhases(97)
-    live.observe(0, {"restricted_loss": 0.1, "val_loss": 9.0, "weight_sq": 1.0}, None)
+    live.observe(0, {"restricted_loss": 0.1, "val_loss": 9.0, "weight_sq": 1.0, "key_share": 0.9}, None)
     assert live.circuit_step is None  # not before memorization
+    weak = [r | {"key_share": 0.3} for r in rows]  # the keys carry too little of the logits' energy
+    assert circuit_phases_from_rows(weak, 97)["circuit_step"] is None
+
+
+def test_a_lookup_table_has_no_circuit() -> None:
+    """Logits α·δ(c = answer), no Fourier circuit at all: every frequency passes the key threshold, the cap
+    picks 8, and at α = 20 their restricted loss is below ln(C)/2. The key-share condition keeps C off."""
+    p = 97
+    cfg = DataConfig(p=p, op="mul")
+    axis = group_axis(cfg)
+    n = axis.n
+    i, j = np.meshgrid(axis.order, axis.order, indexing="ij")
+    y = labels(cfg, np.stack([i.ravel(), j.ravel()], 1)).reshape(n, n)
+    table = 20.0 * (np.arange(p)[None, None, :] == y[:, :, None])  # (n, n, C): the answer's logit is 20
+    m = progress_measures(table, y, np.ones((n, n), dtype=bool), axis.sign)
+    assert len(m.keys) == 8 and m.restricted_loss < math.log(p) / 2  # the loss rule alone would fire
+    share = float(sum(m.shares[w - 1] for w in m.keys))
+    assert share < 0.5
+    row = {"step": 100, "train_acc": 1.0, "val_acc": 1.0, "train_loss": 0.0, "weight_sq": 1.0}
+    rows = [row | {"step": 0}, row | {"restricted_loss": m.restricted_loss, "key_share": share}]
+    assert circuit_phases_from_rows(rows, p)["circuit_step"] is None
+
+
+def test_fixed_keys_are_used_as_given() -> None:
+    n, sign = 13, 1
+    table = wave_table(n, sign, {2: 3.0, 5: 2.0})
+    free = progress_measures(table, answers(n, sign), np.ones((n, n), dtype=bool), sign)
+    fixed = progress_measures(table, answers(n, sign), np.ones((n, n), dtype=bool), sign, [2])
+    assert sorted(free.keys) == [2, 5] and fixed.keys == [2]
+    assert fixed.restricted_loss > free.restricted_loss  # frequency 5 ablated
 
 
 def test_join_steps_need_to_stay() -> None:
@@ -259,3 +290,22 @@ def test_probe_on_other_models(tmp_path, kind: str, op: str) -> None:
     has_e = kind == "transformer"
     assert all(len(c.tokens) == (n if has_e else 0) for c in circuits)
     assert all(math.isfinite(r["rqi"]) == has_e for r in rows)
+
+
+@pytest.mark.parametrize("d", [64, 128])
+def test_shuffled_and_random_rings_sit_at_chance(d: int) -> None:
+    """RQI's chance level is 1/n once each row is left out of its own ring fit (it was 2.3-2.8/n at d = 64-128
+    with the row in: projected onto coefficients it helped compute). Both baselines: a random E, and an ideal
+    ring with its rows shuffled (the shuffled-E column), averaged over seeds."""
+    n, w = 48, 5
+    theta = 2 * np.pi * w * np.arange(n) / n
+    rqis, shuffled_rqis = [], []
+    for seed in range(6):
+        rng = np.random.default_rng(seed)
+        rqis.append(ring(rng.normal(size=(n, d)), w).rqi)
+        A, B = rng.normal(size=(2, d))
+        ideal = np.outer(np.cos(theta), A) + np.outer(np.sin(theta), B) + 0.1 * rng.normal(size=(n, d))
+        assert ring(ideal, w).rqi > 0.5
+        shuffled_rqis.append(ring(shuffled(ideal, seed), w).rqi)
+    assert np.mean(rqis) * n == pytest.approx(1.0, abs=0.5)
+    assert np.mean(shuffled_rqis) * n == pytest.approx(1.0, abs=0.5)

@@ -77,7 +77,7 @@ def script(cfg: RunConfig, probes: bool = True, evals: int = 40, fail_at: int | 
                 rank_W=30 - 10 * u,
                 rank_EW=8 - 4 * u,
             )
-        phases.observe(step, row["train_acc"], row["val_acc"], row["train_loss"])
+        phases.observe(step, row)
         # the engine's EvalLogged carries the phases its PhaseTracker saw (engine/phases.py)
         marks = {"memorized_step": phases.memorized_step, "generalized_step": phases.generalized_step}
         yield EvalLogged(step, row, **(marks if CARRIES_PHASES else {}))  # type: ignore[arg-type]
