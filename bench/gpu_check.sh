@@ -48,6 +48,7 @@ while [ $# -gt 0 ]; do
 done
 
 cd "$(dirname "$0")/.."
+export PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}"  # bench/*.py import this tree's engine, whatever is installed
 OUT="${OUT:-$PWD/gpu-check}"
 mkdir -p "$OUT"
 OUT="$(cd "$OUT" && pwd)"
