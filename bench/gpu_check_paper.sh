@@ -37,9 +37,12 @@ if want paper; then
     [ "$rc" = 0 ] || row "paper" "exit $rc$([ "$rc" = 124 ] && echo ": the budget ran out; the next --paper call resumes $P")"
     if [ -n "$P" ] && STEP_TIMEOUT=30 step "paper report" paper_report.log "${GROK[@]}" report "$P"; then
         while IFS= read -r line; do row "paper" "$line"; done < <(grep -E '^(total|  first start|  cores kept)' "$OUT/paper_report.log")
-        STEP_TIMEOUT=60 step "paper verdicts" paper_verdicts.log "$PY" bench/paper_verdicts.py "$P"
-        cp "$OUT/paper_verdicts.log" "$OUT/paper_verdicts.txt"
-        row "paper verdicts" "$(cut -f2 "$OUT/paper_verdicts.txt" | sort | uniq -c | sed 's/^ *//' | paste -sd ',' -) (paper_verdicts.txt)"
+        if STEP_TIMEOUT=60 step "paper verdicts" paper_verdicts.log "$PY" bench/paper_verdicts.py "$P"; then
+            cp "$OUT/paper_verdicts.log" "$OUT/paper_verdicts.txt"  # bench/paper_verdicts.py --compare CPU.txt this
+            row "paper verdicts" "$(cut -f2 "$OUT/paper_verdicts.txt" | sort | uniq -c | sed 's/^ *//' | paste -sd ',' -) (paper_verdicts.txt)"
+        else
+            row "paper verdicts" "FAILED (paper_verdicts.log)"
+        fi
     else
         row "paper" "FAILED (paper.log)"
     fi
