@@ -40,12 +40,19 @@ PROGRESS_COLUMNS = (
 LEARNED_ACC = 0.9
 
 
+def held_since(since: int | None, step: int, value: float, threshold: float) -> int | None:
+    """One evaluation of the rule "reaches `threshold` and stays at or above it to the end": the step since
+    which `value` has held (`since` is the answer before this evaluation), None while it is below."""
+    if value >= threshold:  # NaN compares False: a token with no test pair is never learned
+        return step if since is None else since
+    return None
+
+
 def learned_step(steps: list[int], accs: list[float], threshold: float = LEARNED_ACC) -> int | None:
-    """The first step from which `accs` stays >= threshold to the end; None if the last is below (or NaN)."""
+    """The first step from which `accs` stays >= threshold to the end; None if the last is below (or NaN).
+    The one form of this rule: a token's learned step (live in engine/evaluation.py, or from tokens.csv) and
+    its join step into the circuit (engine/phases.py join_steps)."""
     since: int | None = None
     for s, a in zip(steps, accs, strict=True):
-        if a >= threshold:  # NaN compares False: a token with no test pair is never learned
-            since = s if since is None else since
-        else:
-            since = None
+        since = held_since(since, s, a, threshold)
     return since

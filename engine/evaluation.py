@@ -17,7 +17,7 @@ from torch import nn
 
 from engine import data as D
 from engine.adaptive import adaptive_ratio, f_e_of_batch, f_e_of_counts
-from engine.columns import BASE_COLUMNS, LEARNED_ACC, RARE_COLUMNS
+from engine.columns import BASE_COLUMNS, LEARNED_ACC, RARE_COLUMNS, held_since
 from engine.config import RunConfig
 from engine.dataset import Dataset
 from engine.events import EvalLogged, Event, FourierLogged, TokensLogged
@@ -171,11 +171,7 @@ class RunMetrics:
         """Track, per operand token, the evaluation since which its val_acc has stayed >= LEARNED_ACC
         (the running form of engine/columns.py learned_step)."""
         for t in range(self.cfg.data.p):
-            ok = per_token[t] >= LEARNED_ACC  # NaN (no test pair) is never learned
-            if not ok:
-                self.learned_from[t] = None
-            elif self.learned_from[t] is None:
-                self.learned_from[t] = step
+            self.learned_from[t] = held_since(self.learned_from[t], step, per_token[t], LEARNED_ACC)
 
     def split_facts(self) -> dict[str, Any]:
         """The split's token facts a reader needs beside the metrics: coverage, the rare, absent and target

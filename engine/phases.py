@@ -112,9 +112,6 @@ class Phases:
     final_val_acc: float = math.nan
     best_val_acc: float = math.nan
 
-    STEPS = ("memorized_step", "generalized_step", "circuit_step", "cleanup_step", "early_stop_step")
-    ACCS = ("final_train_acc", "final_val_acc", "best_val_acc")
-
     @property
     def delay(self) -> int | None:
         """The grokking delay (`grokking_delay`)."""
@@ -135,9 +132,12 @@ class Phases:
                 return None
             return float(v)
 
-        m, g, c, u, e = (None if (v := num(k)) is None else int(v) for k in cls.STEPS)
-        tr, va, best = (math.nan if (v := num(k)) is None else v for k in cls.ACCS)
-        return cls(m, g, c, u, e, tr, va, best)
+        # a step field defaults to None, an accuracy to NaN: each unknown reads as its default
+        out: dict[str, Any] = {}
+        for f in dataclasses.fields(cls):
+            v = num(f.name)
+            out[f.name] = f.default if v is None else int(v) if f.default is None else v
+        return cls(**out)
 
 
 def phases_of_rows(train: TrainConfig, rows: list[dict[str, float]], n_classes: int = 0) -> Phases:
@@ -221,19 +221,13 @@ def circuit_phases_from_rows(rows: list[dict[str, float]], n_classes: int) -> di
 
 def join_steps(ring_rows: list[dict[str, str]]) -> dict[int, int | None]:
     """Each token's join step from ring.csv rows: the first measurement from which its key-frequency share
-    stays >= JOIN_SHARE to the last one; None for a token not in the circuit at the end."""
+    stays >= JOIN_SHARE to the last one (engine/columns.py learned_step); None for a token not in the circuit
+    at the end."""
+    from engine.columns import learned_step
+
     by_token: dict[int, list[tuple[int, float]]] = {}
     for r in ring_rows:
         v = r.get("membership", "")
         by_token.setdefault(int(r["token"]), []).append((int(r["step"]), float(v) if v else math.nan))
-    out: dict[int, int | None] = {}
-    for tok, series in by_token.items():
-        series.sort()
-        joined: int | None = None
-        for step, share in series:
-            if share >= JOIN_SHARE:
-                joined = step if joined is None else joined
-            else:
-                joined = None
-        out[tok] = joined
-    return out
+    ordered = {tok: sorted(series) for tok, series in by_token.items()}
+    return {tok: learned_step([s for s, _ in ser], [v for _, v in ser], JOIN_SHARE) for tok, ser in ordered.items()}

@@ -25,7 +25,7 @@ from engine.rundir import (
     read_config_doc,
     read_summary,
     save_checkpoint,
-    truncate_csv,
+    truncate_logs,
     write_error,
     write_json_atomic,
 )
@@ -246,10 +246,10 @@ class Run:
             )
         t = self.cfg.train
         step = self.trainer.step
-        for name in ("metrics.csv", "tokens.csv", "fourier.csv", "keyfreq.csv", "ring.csv"):
-            # A row at the checkpoint's own step that is off the evaluation cadence was written where
-            # a run stopped; an uninterrupted run has none, so it goes (bit-for-bit resume, F13).
-            truncate_csv(d / name, step, keep_last=lambda s: s % t.eval_every == 0 or s == t.max_steps)
+        # Every row log of the run-file table (engine/runfiles.py) goes back to the checkpoint's step. A row
+        # at that step that is off the evaluation cadence was written where a run stopped; an uninterrupted
+        # run has none, so it goes (bit-for-bit resume, F13).
+        truncate_logs(d, step, keep_last=lambda s: s % t.eval_every == 0 or s == t.max_steps)
         if not isinstance(saved, dict):  # a checkpoint from before configs were saved in it
             changed = config_changes(doc, self.cfg.to_dict())
         if changed:
@@ -280,7 +280,7 @@ class Run:
         except ConfigError as e:
             raise ConfigError(str(e)) from None
         cfg = dataclasses.replace(cfg, train=train)
-        if read_summary(path).get("status") == "finished" and max_steps is None:
+        if read_summary(path).status == "finished" and max_steps is None:
             raise ConfigError(f"{path}: run already finished; pass --steps N to extend it")
         return cls(cfg, _resume=path)
 

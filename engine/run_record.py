@@ -11,16 +11,22 @@ run applies live (engine/phases.py), and the token sets from the summary its sta
 from __future__ import annotations
 
 import functools
-import math
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from engine.config import ConfigError, RunConfig, from_dict
-from engine.events import TokenSets
+from engine.csvlog import read_metrics
+from engine.events import CircuitLogged, FourierLogged, TokenSets, TokensLogged
 from engine.phases import Phases, early_stop_note, phases_of_rows
-from engine.rundir import CONFIG, clean_text, is_run_dir, read_config_doc, read_metrics, read_summary
+from engine.probe_logs import read_circuit, read_fourier, read_tokens
+from engine.rundir import read_config_doc
+from engine.runfiles import CONFIG, METRICS, is_run_dir
 from engine.runlock import lock_holder
+from engine.safetext import clean_text
+from engine.summary import RunSummary, read_summary
 
 PHASE_COLUMNS = {"step", "train_acc", "val_acc", "train_loss"}  # what phases_of_rows reads
 
@@ -31,7 +37,7 @@ class RunRecord:
 
     path: Path
     config: RunConfig
-    summary: dict[str, Any]  # summary.json as written (checked by engine/schema.py)
+    summary: RunSummary  # summary.json as written (engine/summary.py)
     rows: list[dict[str, float]]  # metrics.csv
     step: int  # progress: the summary's step count, or the last row's when the summary lags
     status: str  # the summary's status; "running" only while a process holds the lock, else "dead"
@@ -49,13 +55,49 @@ class RunRecord:
         split's, which its config fixes (engine/metrics.py split_tokens)."""
         from engine.metrics import split_tokens
 
-        return TokenSets.from_fields(self.summary) or split_tokens(self.config)
+        return TokenSets.from_fields(self.summary.doc()) or split_tokens(self.config)
+
+    @functools.cached_property
+    def metrics(self) -> dict[str, np.ndarray]:
+        """metrics.csv as columns: each column's values over the logged evaluations, as a float array (NaN
+        where a probe was not due)."""
+        names = list(self.rows[0]) if self.rows else []
+        return {k: np.array([r[k] for r in self.rows], dtype=float) for k in names}
+
+    @property
+    def fourier(self) -> list[FourierLogged]:
+        """fourier.csv: the embedding's Fourier norms at each step they were measured (engine/probe_logs.py)."""
+        return read_fourier(self.path)
+
+    @property
+    def tokens_logged(self) -> list[TokensLogged]:
+        """tokens.csv: each evaluation's per-token updates, grad norms and val_acc (engine/probe_logs.py)."""
+        return read_tokens(self.path)
+
+    @property
+    def circuit(self) -> list[CircuitLogged]:
+        """keyfreq.csv and ring.csv: the progress probe's measurements (engine/probe_logs.py)."""
+        return read_circuit(self.path)
+
+    def to_pandas(self) -> Any:
+        """metrics.csv as a pandas DataFrame, one row per evaluation (pandas: the optional `pandas` extra)."""
+        from engine.frames import data_frame
+
+        return data_frame(self.metrics)
 
     def stop_note(self) -> str | None:
         """The early-stop sentence of a finished run that train.patience ended before its budget."""
         if self.status != "finished":
             return None
         return early_stop_note(self.phases.early_stop_step, self.config.train)
+
+
+def run_stamp(path: str | Path) -> float:
+    """The mtime of the run's metrics.csv (0 before it has one): changes with every logged evaluation."""
+    try:
+        return (Path(path) / METRICS).stat().st_mtime
+    except OSError:
+        return 0.0
 
 
 def read_run(path: str | Path) -> RunRecord:
@@ -68,16 +110,15 @@ def read_run(path: str | Path) -> RunRecord:
     summary = read_summary(d)
     rows = read_metrics(d)
     pid = lock_holder(d)
-    steps = summary.get("steps")
-    step = int(steps) if isinstance(steps, int | float) and math.isfinite(steps) else 0
+    step = summary.steps or 0
     if rows:
         step = max(step, int(rows[-1]["step"]))
-    status = clean_text(summary.get("status") or "")
+    status = clean_text(summary.status or "")
     if pid is not None:
         status = "running"  # a paused run's summary says running too: pausing is not written down
     elif status in ("", "running"):
         status = "dead"  # its writer died without closing the run (SIGKILL, power loss)
-    phases = Phases.of(summary)
+    phases = Phases.of(summary.doc())
     if status in ("running", "dead") and rows and PHASE_COLUMNS <= rows[0].keys():
         phases = phases_of_rows(config.train, rows, config.data.p if config.probe.progress_every else 0)
     meta = doc.get("_meta")

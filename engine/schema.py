@@ -1,5 +1,6 @@
-"""What a reader of a run or group directory accepts: every field of summary.json, config.json and
-group.json that `grok show`, `grok ls`, the TUI or a report uses, checked for type and range on read.
+"""What a reader of a run or group directory accepts: the checks of summary.json's fields (engine/summary.py
+RunSummary), and every field of config.json, group.json and paper.json that a face or a report uses,
+checked for type and range on read.
 
 A field that is missing is left to the reader's default (older runs lack some); one that is present
 must be what the engine writes, or the read fails with a ConfigError `FILE: FIELD: what is wrong`.
@@ -18,6 +19,9 @@ from engine.config import ConfigError
 # Every status a run's summary.json can hold: "running" and "paused" while a writer holds the run
 # (engine/run.py), the rest once it ended (RunFinished).
 STATUSES = ("running", "paused", "finished", "interrupted", "failed", "diverged")
+# The statuses of a run that ended by its own rule (its budget, train.patience, a NaN loss): a sweep's
+# --resume does not run such a member again, and a group's curves hold a finished member's last value.
+ENDED = ("finished", "diverged")
 
 Check = tuple[Callable[[Any], bool], str]  # a test of the value, and what it must be
 
@@ -38,7 +42,7 @@ def _step(v: Any) -> bool:
     return _whole(v) and v >= 0
 
 
-def _or_null(check: Check) -> Check:
+def or_null(check: Check) -> Check:
     return (lambda v: v is None or check[0](v)), f"{check[1]} or null"
 
 
@@ -50,34 +54,17 @@ FRACTION: Check = ((lambda v: _number(v) and 0 <= v <= 1), "a number in [0, 1]")
 TEXT: Check = (_text, "a string")
 OBJECT: Check = ((lambda v: isinstance(v, dict)), "an object")
 WHOLES: Check = ((lambda v: isinstance(v, list) and all(_step(t) for t in v)), "a list of whole numbers ≥ 0")
+NUMBER: Check = (_number, "a finite number")
+NUMBERS: Check = (  # NaN allowed: draw_share's token never drawn (engine/samplers.py)
+    (lambda v: isinstance(v, list) and all(isinstance(x, int | float) and not isinstance(x, bool) for x in v)),
+    "a list of numbers",
+)
+STATUS: Check = ((lambda v: v in STATUSES), "one of " + ", ".join(STATUSES))
+LEARNED_STEPS: Check = (
+    (lambda v: isinstance(v, list) and all(t is None or _step(t) for t in v)),
+    "a list of whole numbers ≥ 0 or nulls",
+)
 NAME: Check = ((lambda v: _text(v) and v not in ("", ".", "..") and "/" not in v and "\\" not in v), "a directory name")
-
-SUMMARY: dict[str, Check] = {
-    "status": ((lambda v: v in STATUSES), "one of " + ", ".join(STATUSES)),
-    "steps": STEP,
-    "max_steps": STEPS,
-    "wall_s": SECONDS,
-    "steps_per_s": SECONDS,
-    "device": TEXT,
-    "preset": TEXT,
-    "seed": WHOLE,
-    "memorized_step": _or_null(STEP),
-    "generalized_step": _or_null(STEP),
-    "grokking_delay": _or_null(WHOLE),  # generalized - memorized (engine/phases.py)
-    "early_stop_step": _or_null(STEP),
-    "final_train_acc": _or_null(FRACTION),
-    "final_val_acc": _or_null(FRACTION),
-    "best_val_acc": _or_null(FRACTION),
-    "error": TEXT,
-    "rare_tokens": WHOLES,  # the split's token sets (engine/events.py TokenSets)
-    "absent_tokens": WHOLES,
-    "target_tokens": WHOLES,
-    "train_pairs": WHOLES,
-    "draw_share": (  # NaN for a token never drawn (engine/samplers.py draw_share)
-        (lambda v: isinstance(v, list) and all(isinstance(x, int | float) and not isinstance(x, bool) for x in v)),
-        "a list of numbers",
-    ),
-}
 
 # config.json: checked before engine/run_record.py builds its RunConfig with engine.config.from_dict (which checks
 # the rest), so a bad value the faces show is named as this file's field.
@@ -119,7 +106,7 @@ MEMBER: dict[str, Check] = {
 MEMBER_REQUIRED = ("id", "arm", "seed", "values", "overrides")
 
 
-def _shown(v: Any) -> str:
+def shown(v: Any) -> str:
     """The offending value, short and with any control character escaped (repr does)."""
     text = repr(v)
     return text if len(text) <= 40 else text[:37] + "..."
@@ -140,12 +127,7 @@ def check_fields(path: Path, doc: dict[str, Any], fields: dict[str, Check], wher
     for key, (ok, want) in fields.items():
         present, v = _lookup(doc, key)
         if present and not ok(v):
-            raise ConfigError(f"{path}: {where}{key}: must be {want}, found {_shown(v)}")
-
-
-def check_summary(path: Path, doc: dict[str, Any]) -> dict[str, Any]:
-    check_fields(path, doc, SUMMARY)
-    return doc
+            raise ConfigError(f"{path}: {where}{key}: must be {want}, found {shown(v)}")
 
 
 def check_config(path: Path, doc: dict[str, Any]) -> dict[str, Any]:
@@ -170,7 +152,7 @@ def check_group(path: Path, doc: dict[str, Any]) -> dict[str, Any]:
     for i, m in enumerate(doc["members"]):
         check_entry(path, m, MEMBER_REQUIRED, MEMBER, f"members[{i}].")
         if m["id"] in ids:
-            raise ConfigError(f"{path}: members[{i}].id: {_shown(m['id'])} appears twice")
+            raise ConfigError(f"{path}: members[{i}].id: {shown(m['id'])} appears twice")
         ids.add(m["id"])
     return doc
 
@@ -184,9 +166,9 @@ PAPER: dict[str, Check] = {
     "created": TEXT,
     "options": OBJECT,
     "options.sets": ((lambda v: isinstance(v, list) and all(_text(s) for s in v)), "a list of strings"),
-    "options.seeds": _or_null(STEPS),
-    "options.steps": _or_null(STEPS),
-    "options.device": _or_null(TEXT),
+    "options.seeds": or_null(STEPS),
+    "options.steps": or_null(STEPS),
+    "options.device": or_null(TEXT),
     "sweeps": ((lambda v: isinstance(v, list) and all(isinstance(s, dict) for s in v)), "a list of objects"),
 }
 PAPER_SWEEP: dict[str, Check] = {
@@ -199,16 +181,16 @@ PAPER_SWEEP: dict[str, Check] = {
 PAPER_SWEEP_REQUIRED = ("preset", "group", "status", "segments")
 SEGMENT: dict[str, Check] = {
     "start": TEXT,
-    "end": _or_null(TEXT),
-    "wall_s": _or_null(SECONDS),
-    "cpu_s": _or_null(SECONDS),
-    "cpu_self_s": _or_null(SECONDS),
-    "cpu_workers_s": _or_null(SECONDS),
+    "end": or_null(TEXT),
+    "wall_s": or_null(SECONDS),
+    "cpu_s": or_null(SECONDS),
+    "cpu_self_s": or_null(SECONDS),
+    "cpu_workers_s": or_null(SECONDS),
     "cores": STEPS,
     "workers": STEP,
     "backend": TEXT,
     "commit": TEXT,
-    "exit": _or_null(WHOLE),
+    "exit": or_null(WHOLE),
 }
 SEGMENT_REQUIRED = ("start", "end", "wall_s", "cpu_s", "cores")
 
@@ -216,14 +198,14 @@ SEGMENT_REQUIRED = ("start", "end", "wall_s", "cpu_s", "cores")
 def check_paper(path: Path, doc: dict[str, Any]) -> dict[str, Any]:
     """paper.json: its format mark, its fields, each sweep's and each segment's."""
     if doc.get("format") != PAPER_FORMAT:
-        raise ConfigError(f"{path}: not a grok-tui paper record (format: {_shown(doc.get('format'))})")
+        raise ConfigError(f"{path}: not a grok-tui paper record (format: {shown(doc.get('format'))})")
     check_entry(path, doc, ("version", "options", "sweeps"), PAPER)
     groups: set[str] = set()
     for i, s in enumerate(doc["sweeps"]):
         where = f"sweeps[{i}]."
         check_entry(path, s, PAPER_SWEEP_REQUIRED, PAPER_SWEEP, where)
         if s["group"] and s["group"] in groups:
-            raise ConfigError(f"{path}: {where}group: {_shown(s['group'])} appears twice")
+            raise ConfigError(f"{path}: {where}group: {shown(s['group'])} appears twice")
         groups.add(s["group"])
         for j, seg in enumerate(s["segments"]):
             check_entry(path, seg, SEGMENT_REQUIRED, SEGMENT, f"{where}segments[{j}].")

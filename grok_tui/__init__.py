@@ -1,1 +1,49 @@
-"""grok-tui's faces: the `grok` CLI and the Textual lab app."""
+"""grok-tui's faces: the `grok` CLI and the Textual lab app; and, for notebooks, `open_run` and `open_group`.
+
+    from grok_tui import open_group
+    g = open_group("runs/20260101-120000-fig6_optimizers-sweep")
+    g.curves("val_acc")  # per arm × grid cell: mean, 95% interval, min–max band (what `grok plot` draws)
+
+Both return the engine's read-only records (engine/run_record.py RunRecord, engine/group_record.py
+GroupRecord), the same ones every face reads; docs/API.md walks through a session. They are imported on
+first use, so `grok` itself starts without them.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from engine.group_record import GroupRecord
+    from engine.run_record import RunRecord
+
+__all__ = ["GroupRecord", "RunRecord", "open_group", "open_run"]
+
+
+def open_run(path: Any) -> RunRecord:
+    """A run directory as a RunRecord: `.config`, `.summary`, `.phases`, `.metrics` (numpy columns),
+    `.to_pandas()`; ConfigError naming the file for a directory that is not a readable run."""
+    from engine.run_record import read_run
+
+    return read_run(path)
+
+
+def open_group(path: Any) -> GroupRecord:
+    """A sweep group directory as a GroupRecord: `.runs`, `.curves(metric)`, `.results()`, `.metrics` (one
+    long table), `.to_pandas()`; ConfigError naming the file for a directory that is not a readable group."""
+    from engine.group_record import read_group
+
+    return read_group(path)
+
+
+def __getattr__(name: str) -> Any:
+    """`grok_tui.RunRecord` and `grok_tui.GroupRecord`, imported on first use."""
+    if name == "RunRecord":
+        from engine.run_record import RunRecord
+
+        return RunRecord
+    if name == "GroupRecord":
+        from engine.group_record import GroupRecord
+
+        return GroupRecord
+    raise AttributeError(f"module 'grok_tui' has no attribute {name!r}")

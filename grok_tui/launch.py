@@ -44,9 +44,7 @@ def resolve(
         if preset or config:
             raise ConfigError("--open shows a finished run; drop --preset/--config")
         opened = load_run(open_dir)
-        from engine.rundir import read_config
-
-        cfg = read_config(Path(open_dir))
+        cfg = opened.config  # the run's config, as its record read it (engine/run_record.py)
         out = Path(open_dir).parent
     elif resume_dir:
         if preset or config or opts.sets or seed is not None:

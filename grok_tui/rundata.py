@@ -165,7 +165,6 @@ class RunData:
 def load_run(run_dir: str | Path) -> RunData:
     """A run directory read back into a RunData, for --open and compare (its record, engine/run_record.py)."""
     from engine.run_record import read_run
-    from engine.rundir import read_circuit, read_fourier, read_tokens
 
     rec = read_run(run_dir)  # ConfigError naming the file for anything unreadable
     meta = rec.meta
@@ -188,10 +187,10 @@ def load_run(run_dir: str | Path) -> RunData:
     )
     for r in rec.rows:
         data.apply(EvalLogged(int(r["step"]), r))
-    for ev in [*read_tokens(rec.path), *read_fourier(rec.path), *read_circuit(rec.path)]:  # engine/rundir.py
+    for ev in [*rec.tokens_logged, *rec.fourier, *rec.circuit]:  # the probes' logs (engine/probe_logs.py)
         data.apply(ev)
     if rec.status != "running":  # a run another process is writing shows as it stands
-        data.apply(RunFinished(rec.status, rec.summary, str(rec.summary.get("error", ""))))
+        data.apply(RunFinished(rec.status, rec.summary.fields(), rec.summary.error or ""))
     with data.lock:
         data.status, data.step, data.phases = rec.status, rec.step, rec.phases
     return data

@@ -50,7 +50,7 @@ def member_spec(group: Group, m: Member) -> MemberSpec:
 def has_ended(group: Group, m: Member) -> bool:
     """Whether a pending member's run ended before the last sweep process died: --resume adopts it."""
     d = group.member_dir(m).resolve()
-    return d.is_dir() and read_summary(d).get("status") in ENDED
+    return d.is_dir() and read_summary(d).status in ENDED
 
 
 def prepare(group: Group, m: Member) -> MemberSpec | dict[str, Any]:

@@ -11,21 +11,10 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from engine.columns import BASE_COLUMNS
+from engine.schema import ENDED as ENDED
+from engine.summary import RESULTS_FIELDS, RunSummary
 
-# The run summary's fields a results row carries, in results.csv's column order.
-SUMMARY_FIELDS = (
-    "status",
-    "steps",
-    "max_steps",
-    "memorized_step",
-    "generalized_step",
-    "grokking_delay",
-    "final_train_acc",
-    "final_val_acc",
-    "best_val_acc",
-    "wall_s",
-)
-ENDED = ("finished", "diverged")  # final statuses: a member with one is not run again by --resume
+SUMMARY_FIELDS = RESULTS_FIELDS  # the run summary's fields a results row carries (engine/summary.py), in order
 
 
 class ProbeTally:
@@ -56,14 +45,21 @@ class ProbeTally:
 
 
 def results_row(
-    member: str, summary: Mapping[str, Any], *, max_steps: int, run_dir: str, tally: ProbeTally | None = None
+    member: str,
+    summary: RunSummary | Mapping[str, Any],
+    *,
+    max_steps: int,
+    run_dir: str,
+    tally: ProbeTally | None = None,
 ) -> dict[str, Any]:
-    """One member's row, as Group.record writes it; `run_dir` is the directory's name in the group."""
+    """One member's row, as Group.record writes it; `run_dir` is the directory's name in the group. The
+    summary goes through RunSummary whether it comes from a worker or from summary.json, so both rows agree."""
+    s = summary if isinstance(summary, RunSummary) else RunSummary.written(summary)
     row: dict[str, Any] = {"member": member}
-    row.update({k: summary.get(k) for k in SUMMARY_FIELDS})
+    row.update({k: getattr(s, k) for k in SUMMARY_FIELDS})
     row["max_steps"] = max_steps
-    if summary.get("error"):
-        row["error"] = summary["error"]
+    if s.error:
+        row["error"] = s.error
     row["run_dir"] = run_dir
     if tally is not None:
         row.update(tally.columns())

@@ -32,7 +32,7 @@ def run_entry(rec: RunRecord) -> dict[str, Any]:
     ph = rec.phases
     last = rec.rows[-1] if rec.rows else {}
     val = _num(ph.final_val_acc)
-    wall = _num(rec.summary.get("wall_s"))
+    wall = _num(rec.summary.wall_s)
     return {
         "kind": "run",
         "path": str(rec.path),
@@ -57,6 +57,7 @@ def run_entry(rec: RunRecord) -> dict[str, Any]:
 def group_entry(path: Path) -> dict[str, Any]:
     """A sweep group: members finished, running (a process holds their run directory) and failed."""
     from engine.rundir import clean_text, is_run_dir, lock_holder
+    from engine.schema import ENDED
     from engine.sweep.spec import Group
 
     g = Group.open(path)
@@ -64,7 +65,7 @@ def group_entry(path: Path) -> dict[str, Any]:
     statuses = [res.get(m.id, {}).get("status", "") for m in g.members]
     running = sum(1 for c in path.iterdir() if c.is_dir() and is_run_dir(c) and lock_holder(c) is not None)
     walls = [w for r in res.values() if (w := _num(r.get("wall_s"))) is not None]
-    n_done = sum(st in ("finished", "diverged") for st in statuses)
+    n_done = sum(st in ENDED for st in statuses)
     status = "running" if running else ("done" if n_done == len(g.members) else "partial")
     return {
         "kind": "group",

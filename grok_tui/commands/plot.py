@@ -16,6 +16,8 @@ from typing import Annotated
 
 import typer
 
+from grok_tui.axis import log_ticks, smooth
+from grok_tui.axis import tick_label as _tick
 from grok_tui.errors import user_errors
 
 COLORS = ("cyan", "magenta", "green", "orange", "blue", "red", "yellow", "gray")
@@ -44,30 +46,11 @@ class Chart:
     markers: list[tuple[float, str]] = field(default_factory=list)  # (step, "M" or "G") phase markers
 
 
-def smooth(values: list[float], k: int) -> list[float]:
-    """Trailing mean over k points (k <= 1 leaves the curve as logged)."""
-    if k <= 1:
-        return values
-    out, window = [], []
-    for v in values:
-        window.append(v)
-        if len(window) > k:
-            window.pop(0)
-        out.append(sum(window) / len(window))
-    return out
-
-
-def _short(name: str) -> str:
-    """A run directory's name without its `YYYYmmdd-HHMMSS-` prefix."""
-    parts = name.split("-", 2)
-    return parts[2] if len(parts) == 3 and parts[0].isdigit() and parts[1].isdigit() else name
-
-
 def run_chart(path: Path, metrics: list[str], many: bool) -> Chart:
     """A run's metrics; M and G markers from its summary, or from its rows while it is live or dead."""
     from engine.config import ConfigError
     from engine.run_record import read_run
-    from engine.rundir import clean_text
+    from engine.rundir import clean_text, short_name
 
     rec = read_run(path)
     if not rec.rows:
@@ -76,7 +59,7 @@ def run_chart(path: Path, metrics: list[str], many: bool) -> Chart:
     if missing:
         have = ", ".join(k for k in rec.rows[0] if k not in ("step", "epoch"))
         raise ConfigError(f"{path}: unknown metric(s) {', '.join(missing)}; have {have}")
-    name = _short(clean_text(path.name))
+    name = short_name(clean_text(path.name))
     chart = Chart(name, metrics)
     for m in metrics:
         pts = [(r["step"], r[m]) for r in rec.rows if math.isfinite(r[m])]
@@ -89,22 +72,22 @@ def run_chart(path: Path, metrics: list[str], many: bool) -> Chart:
 
 
 def group_chart(path: Path, metrics: list[str]) -> Chart:
-    """Mean over seeds and min–max band per arm × grid cell (the compare view's aggregation)."""
+    """Mean over seeds and min–max band per arm × grid cell (engine/group_record.py, as the compare view)."""
     from engine.config import ConfigError
-    from engine.rundir import clean_text
-    from engine.sweep.spec import Group
-    from grok_tui.groupdata import load_group
+    from engine.group_record import read_group
+    from engine.rundir import clean_text, short_name
 
-    Group.open(path)  # a clear error for a broken group.json before anything is drawn
+    group = read_group(path)  # a clear error for a broken group.json before anything is drawn
     what = metrics[0] if len(metrics) == 1 else ", ".join(metrics)
-    chart = Chart(f"{_short(clean_text(path.name))} {what}: mean over seeds, · min–max", metrics)
+    chart = Chart(f"{short_name(clean_text(path.name))} {what}: mean over seeds, · min–max", metrics)
     for m in metrics:
-        data = load_group(path, m)
-        for cell in data.cells:
-            if not cell.steps:
+        for cell in group.curves(m):  # engine/group_record.py: the compare view's and the figures' curves
+            if not cell.n:
                 continue
-            label = clean_text(cell.label) + (f" {m}" if len(metrics) > 1 else "") + f" (n={cell.seeds})"
-            chart.series.append(Series(label, [float(s) for s in cell.steps], cell.mean, cell.lo, cell.hi))
+            label = clean_text(cell.label) + (f" {m}" if len(metrics) > 1 else "") + f" (n={cell.n})"
+            chart.series.append(
+                Series(label, cell.steps.tolist(), cell.mean.tolist(), cell.min.tolist(), cell.max.tolist())
+            )
     if not chart.series:
         raise ConfigError(f"{path}: no member has logged {', '.join(metrics)} yet")
     return chart
@@ -157,27 +140,9 @@ def render(chart: Chart, log_x: bool, k: int, width: int, height: int, color: bo
     return text if color else plt.uncolorize(text)
 
 
-def log_ticks(lo: float, hi: float) -> list[float]:
-    """Ticks at 1·10^k, or 1, 2, 5·10^k when the range spans less than two decades."""
-    decades = range(math.floor(math.log10(lo)), math.ceil(math.log10(hi)) + 1)
-    for mantissas in ((1,), (1, 3), (1, 2, 5)):
-        ticks = [m * 10.0**e for e in decades for m in mantissas if lo <= m * 10.0**e <= hi]
-        if len(ticks) >= 3:
-            return ticks
-    return ticks or [lo, hi]
-
-
 def _top(chart: Chart) -> float:
     vals = [v for s in chart.series for v in (s.hi or s.values) if math.isfinite(v)]
     return max(vals) if vals else 1.0
-
-
-def _tick(x: float) -> str:
-    if x >= 1e6:
-        return f"{x / 1e6:g}M"
-    if x >= 1e3:
-        return f"{x / 1e3:g}k"
-    return f"{x:g}"
 
 
 def charts(paths: list[str], metrics: list[str]) -> list[Chart]:

@@ -1,4 +1,4 @@
-"""`grok report GROUP_DIR`: median/IQR tables, arm ratios, final values with 95% intervals and paired tests."""
+"""`grok report GROUP_DIR`: median/IQR tables, arm ratios, final values with their spread and paired tests."""
 
 from __future__ import annotations
 
@@ -15,9 +15,10 @@ def register(app: typer.Typer) -> None:
 
     @app.command(
         help=f"Print a sweep's report: per swept value, steps to {GENERALIZED} val acc, delay, fraction generalized."
-        "\n\nAlso each cell's final values (mean of the last --tail evaluations) as a mean over seeds with a 95% "
-        "bootstrap interval, and per arm against the baseline (same seeds) the paired difference, its interval, "
-        "the exact sign-test p and the Wilcoxon signed-rank p.\n\nA paper directory (`grok sweep --preset paper`) "
+        "\n\nAlso each cell's final values (mean of the last --tail evaluations) as a mean over seeds with its "
+        "range below 8 seeds or its 95% t-interval from 8, and per arm against the baseline (same seeds) the paired "
+        "difference, its spread, the exact sign-test p and the Wilcoxon signed-rank p; ≥ or ≤ marks a bound."
+        "\n\nA paper directory (`grok sweep --preset paper`) "
         "gives each sweep's wall time, CPU seconds and share of the cores kept busy, and the paper's totals."
     )
     @user_errors

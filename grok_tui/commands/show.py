@@ -37,10 +37,10 @@ def register(app: typer.Typer) -> None:
         d = Path(run_dir)
         rec = read_run(d)
         e = run_entry(rec)
-        summary = {**rec.summary, "status": rec.status, "steps": rec.step}
+        summary = {**rec.summary.fields(), "status": rec.status, "steps": rec.step}
         phase_keys = ("memorized_step", "generalized_step", "grokking_delay", "final_train_acc", "final_val_acc")
         summary.update({k: e[k] for k in (*phase_keys, "best_val_acc", "wall_s")})
-        device = clean_text(rec.summary.get("device", "?"))
+        device = clean_text(rec.summary.device or "?")
         typer.echo(f"{clean_text(d)}  preset {rec.preset or '-'}  seed {rec.config.train.seed}  device {device}")
         typer.echo(format_summary(summary))
         note = liveness(rec.status, rec.pid, d)

@@ -60,6 +60,7 @@ def register(app: typer.Typer) -> None:
 
         from engine import data as D
         from engine.config import ConfigError, parse_set
+        from engine.metrics import split_tokens
         from engine.presets import resolve_config
 
         if draws < 0:
@@ -76,7 +77,7 @@ def register(app: typer.Typer) -> None:
         batch = min(cfg.train.batch_size or n, n)
         presence = D.batch_presence(n, tr, batch)
         ceiling = D.coverage_ceiling(tr_pairs, te_pairs, p)
-        absent = np.flatnonzero(tr == 0)
+        absent = split_tokens(cfg).absent  # the tokens no training pair holds (engine/metrics.py)
         sampler, realized = _replay(cfg, D.tokens(cfg.data, pairs[s.train]), draws)
         expected = sampler.expected_share().numpy()
         targets = D.starved_tokens(cfg.data, cfg.train.seed)

@@ -16,66 +16,6 @@ import typer
 from grok_tui.errors import user_errors
 
 
-def token_table(run_dir: Path) -> tuple[list[dict[str, Any]], float, dict[str, Any]]:
-    """One row per operand token: pairs, draw share, learned step, final val_acc and role; the threshold.
-    The token sets and pair counts are the run's (engine/run_record.py), the learned steps engine/rundir.py's."""
-    import numpy as np
-
-    from engine.run_record import read_run
-    from engine.rundir import read_learned_steps, read_tokens
-
-    rec = read_run(run_dir)
-    cfg, tokens, summary = rec.config, rec.tokens, rec.summary
-    learned, threshold = read_learned_steps(run_dir)
-    p = cfg.data.p
-    share = summary.get("draw_share")  # a list of numbers where present (engine/schema.py)
-    share = share if share is not None and len(share) == p else None
-    logged = read_tokens(run_dir)
-    final = logged[-1].val_acc if logged and logged[-1].val_acc is not None else ()
-    rare, absent, target = set(tokens.rare), set(tokens.absent), set(tokens.target)
-    rows = []
-    for t in range(p):
-        role = "absent" if t in absent else "rare" if t in rare else ""
-        if t in target:
-            role = f"{role}+target" if role else "target"
-        rows.append(
-            {
-                "token": t,
-                "train_pairs": tokens.train_pairs[t],
-                "draw_share": float(share[t]) if share is not None else float("nan"),
-                "learned_step": learned[t] if t < len(learned) else None,
-                "final_val_acc": final[t] if t < len(final) else float("nan"),
-                "role": role,
-            }
-        )
-    rows.sort(key=lambda r: (r["train_pairs"], r["token"]))
-    facts = {"p": p, "op": cfg.data.op, "seed": cfg.train.seed, "n_eval_last": rec.step}
-    learned_rows = [r for r in rows if r["learned_step"] is not None]
-    if len(learned_rows) >= 3:
-        x = np.array([r["train_pairs"] for r in learned_rows], dtype=float)
-        y = np.array([r["learned_step"] for r in learned_rows], dtype=float)
-        facts["spearman"] = _spearman(x, y)
-    return rows, threshold, facts
-
-
-def _spearman(x: Any, y: Any) -> float:
-    """Spearman's rank correlation (average ranks for ties); NaN when either side is constant."""
-    import numpy as np
-
-    def ranks(v: Any) -> Any:
-        order = np.argsort(v, kind="stable")
-        r = np.empty(len(v))
-        r[order] = np.arange(len(v), dtype=float)
-        for u in np.unique(v):  # ties share their mean rank
-            r[v == u] = r[v == u].mean()
-        return r
-
-    rx, ry = ranks(x), ranks(y)
-    if rx.std() == 0 or ry.std() == 0:
-        return float("nan")
-    return float(np.corrcoef(rx, ry)[0, 1])
-
-
 def _fmt(v: Any, spec: str) -> str:
     if v is None:
         return "-"
@@ -100,6 +40,8 @@ def register(app: typer.Typer) -> None:
             from engine.config import ConfigError
 
             raise ConfigError(f"{clean_text(d)}: not a run directory (no config.json)")
+        from engine.token_facts import token_table
+
         rows, threshold, facts = token_table(d)
         if csv:
             typer.echo("token,train_pairs,draw_share,learned_step,final_val_acc,role")

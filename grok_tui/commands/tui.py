@@ -48,14 +48,14 @@ def farewell(app: GrokApp) -> int:
 
     The exit code is 128 + the signal that closed the app (SIGHUP, SIGTERM, SIGINT), else 0.
     """
-    from engine.rundir import read_summary
+    from engine.run_record import read_run
     from grok_tui.commands.run import format_summary
     from grok_tui.commands.signals import say
 
     if app.trained and app.data.run_dir:
         run_dir = Path(app.data.run_dir)
         say(f"run directory: {clean_text(str(run_dir))}")
-        say(format_summary(read_summary(run_dir) or app.data.summary))
+        say(format_summary(read_run(run_dir).summary.fields() or app.data.summary))
     return 128 + app.stop_signal if app.stop_signal else 0
 
 

@@ -14,9 +14,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from engine.config import ConfigError
-from engine.rundir import read_metrics
-from engine.sweep.results import ENDED
+from engine.run_record import read_run
+from engine.schema import ENDED
 from engine.sweep.spec import Group, Member
 from engine.sweep.stats import mean_ci, num, summarize
 from grok_tui.figures.data import Curve, member_dirs
@@ -33,10 +35,11 @@ def _value(group: Group, m: Member, key: str) -> Any:
 
 def last_logged(run_dir: Path | None, metric: str) -> float | None:
     """The run's last finite value of `metric` in its metrics.csv (None when it never logged one)."""
-    if run_dir is None or not (run_dir / "metrics.csv").exists():
+    if run_dir is None:
         return None
-    vals = [r[metric] for r in read_metrics(run_dir) if metric in r and math.isfinite(r[metric])]
-    return vals[-1] if vals else None
+    vals = read_run(run_dir).metrics.get(metric, np.zeros(0))
+    vals = vals[np.isfinite(vals)]
+    return float(vals[-1]) if len(vals) else None
 
 
 def final_against(
@@ -94,7 +97,7 @@ class Heat:
 
     def text(self, i: int, j: int) -> str:
         """`1.2k` over `3/3`; `>3k` when the median is past the budget; `·` before a seed has ended."""
-        from grok_tui.commands.plot import _tick
+        from grok_tui.axis import tick_label as _tick
 
         if self.ended[i][j] == 0:
             return "·"
@@ -131,10 +134,8 @@ def token_points(group: Group) -> list[tuple[str, list[float], list[float], list
     """Per arm × grid cell, over its ended seeds: each operand token's training pairs against its learned
     step (`grok tokens`, the per-token form of Fig. 4), the pairs of the tokens never learned, Spearman's
     rank correlation of the learned ones, pooled over seeds. (label, pairs, steps, never-learned pairs, rho)."""
-    import numpy as np
-
-    from grok_tui.commands.tokens import _spearman, token_table
-    from grok_tui.figures.data import cell_label
+    from engine.group_record import cell_label
+    from engine.token_facts import spearman, token_table
 
     dirs = member_dirs(group)
     cells: dict[str, tuple[list[float], list[float], list[float]]] = {}
@@ -155,6 +156,6 @@ def token_points(group: Group) -> list[tuple[str, list[float], list[float], list
                 ys.append(float(r["learned_step"]))
     out = []
     for label, (xs, ys, never) in cells.items():
-        rho = _spearman(np.array(xs), np.array(ys)) if len(xs) >= 3 else math.nan
+        rho = spearman(xs, ys)
         out.append((label, xs, ys, never, rho))
     return out

@@ -12,13 +12,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
 from engine.config import ConfigError
+from engine.group_record import GroupRecord
+from engine.group_record import cell_label as cell_label
 from engine.run_record import read_run
-from engine.rundir import clean_text, read_csv, read_metrics
+from engine.rundir import clean_text, short_name
 from engine.sweep.spec import Group, Member
-from engine.sweep.stats import mean_ci_rows
 
 # Summary fields marked on a run's curves: memorization, circuit formation, cleanup (the
 # progress measures' phases, when the run has them) and generalization.
@@ -38,12 +37,6 @@ class Curve:
     n: int = 1
     member: Member | None = None  # the first member of a group cell (its arm and grid values)
     values: dict[str, Any] = field(default_factory=dict)  # the cell's grid values
-
-
-def short_name(name: str) -> str:
-    """A run directory's name without its `YYYYmmdd-HHMMSS-` prefix."""
-    parts = name.split("-", 2)
-    return parts[2] if len(parts) == 3 and parts[0].isdigit() and parts[1].isdigit() else name
 
 
 def _to_x(rows: list[dict[str, float]], step: float, x: str) -> float:
@@ -77,81 +70,33 @@ def run_curves(path: Path, metrics: list[str], x: str = "step") -> tuple[str, li
 
 
 def member_dirs(group: Group) -> dict[str, Path]:
-    from grok_tui.groupdata import member_dirs as dirs
-
-    return dirs(group)
-
-
-def cell_label(group: Group, m: Member, drop: tuple[str, ...] = ()) -> str:
-    """`adamlr op=mul`: the arm and the grid values (those that vary), less the keys in `drop`."""
-    varying = [k for k, v in group.spec.grid.items() if len(v) > 1 and k not in drop]
-    parts = [m.arm] if m.arm and "arm" not in drop else []
-    parts += [f"{k.split('.')[-1]}={m.values[k]}" for k in varying if k in m.values]
-    return " ".join(parts) or group.preset or group.dir.name
+    """Member id -> run directory (`Group.member_dir`), for the members that have one yet."""
+    dirs = {m.id: group.member_dir(m) for m in group.members}
+    return {k: d for k, d in dirs.items() if d.is_dir()}
 
 
 def group_curves(group: Group, metric: str, x: str = "step") -> list[Curve]:
-    """Per arm × grid cell: `metric`'s mean over seeds and its 95% bootstrap interval at each evaluation.
-
-    Members that have not logged `metric` (or not yet run) are left out. A seed that ended early (it
-    stopped on patience once it held the target) keeps its last value to the end of the axis, so the
-    mean does not drop where the fast seeds stop and only the slow ones are left.
-    """
-    dirs = member_dirs(group)
-    cells: dict[tuple, list[Member]] = {}
-    for m in group.members:
-        cells.setdefault((m.arm, tuple((k, repr(v)) for k, v in m.values.items())), []).append(m)
+    """Per arm × grid cell: `metric`'s mean over seeds and its 95% bootstrap interval at each evaluation,
+    the engine's curves (engine/group_record.py, with its rule for members that stopped early). Cells with
+    no member that logged `metric` are left out."""
     out = []
-    for members in cells.values():
-        curves: list[dict[float, float]] = []
-        xs_of: dict[float, float] = {}
-        for m in members:
-            d = dirs.get(m.id)
-            if d is None or not (d / "metrics.csv").exists():
-                continue
-            c = {}
-            for r in read_metrics(d):
-                v = r.get(metric, math.nan)
-                if math.isfinite(v):
-                    c[r["step"]] = v
-                    xs_of.setdefault(r["step"], r.get(x, math.nan))
-            if c:
-                curves.append(c)
-        if not curves:
-            continue
-        steps = sorted(xs_of)
-        ends = [max(c) for c in curves]
-        a = np.array(
-            [[c.get(s, c[e] if s > e else math.nan) for c, e in zip(curves, ends, strict=True)] for s in steps]
-        )  # (steps, seeds), each seed's last value held past its end
-        mean, lo, hi = mean_ci_rows(a)
-        out.append(
-            Curve(
-                cell_label(group, members[0]),
-                [xs_of[s] for s in steps],
-                mean.tolist(),
-                lo.tolist(),
-                hi.tolist(),
-                len(curves),
-                members[0],
-                dict(members[0].values),
+    for c in GroupRecord(group.dir, group).curves(metric, x):
+        if c.n:
+            member = c.members[0]
+            out.append(
+                Curve(c.label, c.x.tolist(), c.mean.tolist(), c.lo.tolist(), c.hi.tolist(), c.n, member, c.values)
             )
-        )
     return out
 
 
 def fourier_spectrum(run_dir: Path) -> tuple[int, list[int], list[float]] | None:
     """The last logged spectrum of fourier.csv: (its step, frequencies k >= 1, each one's share of the energy)."""
-    rows = read_csv(Path(run_dir) / "fourier.csv")
-    if not rows:
+    spectra = read_run(run_dir).fourier
+    if not spectra:
         return None
-    try:
-        last = max(float(r["step"]) for r in rows)
-        pts = sorted((int(r["freq"]), float(r["norm"])) for r in rows if float(r["step"]) == last)
-    except (KeyError, ValueError):
-        raise ConfigError(f"{run_dir}/fourier.csv: not a grok-tui fourier.csv") from None
-    pts = [(k, n) for k, n in pts if k >= 1]  # the DC term is the embedding's mean, not a frequency
+    last = spectra[-1]
+    pts = [(k, n) for k, n in enumerate(last.norms) if k >= 1]  # the DC term is the embedding's mean, not a frequency
     total = sum(n * n for _, n in pts)
     if not pts or total == 0:
         return None
-    return int(last), [k for k, _ in pts], [n * n / total for _, n in pts]
+    return last.step, [k for k, _ in pts], [n * n / total for _, n in pts]

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from engine.config import ConfigError
+from grok_tui.axis import smooth
 from grok_tui.figures import style
 from grok_tui.figures.cells import Heat
 from grok_tui.figures.data import Curve
@@ -48,6 +49,7 @@ class Panel:
     hline: tuple[float, str] | None = None  # a level marked across the panel, named in the legend (the last step)
     share_x: bool = False  # one x range with the figure's other share_x panels (a claim's grid: equal steps)
     points: bool = False  # mark each point (a few swept values, not an evaluation every N steps)
+    ticks_at_points: bool = True  # with points on a log axis: tick each point (False: decades and halves)
     heat: Heat | None = None  # kind "heat": steps to generalize per grid cell
 
 
@@ -83,12 +85,6 @@ def _shared_xlim(panels: list[Panel], log_x: bool) -> tuple[float, float] | None
     return (lo / 1.1, hi * 1.1) if log_x else (lo, hi)
 
 
-def smooth(values: list[float], k: int) -> list[float]:
-    from grok_tui.commands.plot import smooth as trailing_mean
-
-    return trailing_mean(values, k)
-
-
 def legend_label(c: Curve) -> str:
     return c.label + (f" (n={c.n})" if c.lo is not None else "")
 
@@ -118,7 +114,9 @@ def _draw_line_panel(ax: Any, p: Panel, log_x: bool, k: int, order: dict[str, in
         ax.set_xticks([x for x, _ in p.xticks], [t for _, t in p.xticks])
         ax.set_xlim(p.xticks[0][0] - 0.3, p.xticks[-1][0] + 0.3)
     elif log_x:
-        _log_axis(ax, list(p.xlim) if p.xlim else [x for c in p.curves for x in c.x if x > 0], p.points)
+        _log_axis(
+            ax, list(p.xlim) if p.xlim else [x for c in p.curves for x in c.x if x > 0], p.points and p.ticks_at_points
+        )
     if style.is_acc(p.metrics):
         ax.set_ylim(-0.02, 1.02)
     elif style.log_y(p.metrics) and all(v > 0 for c in p.curves for v in c.y if math.isfinite(v)):
@@ -145,9 +143,9 @@ def plain_log_labels(axis: Any, lo: float, hi: float) -> None:
 def _plain() -> Any:
     from matplotlib.ticker import FuncFormatter
 
-    from grok_tui.commands.plot import _tick
+    from grok_tui.axis import tick_label
 
-    return FuncFormatter(lambda v, _: _tick(v))
+    return FuncFormatter(lambda v, _: tick_label(v))
 
 
 def _log_axis(ax: Any, xs: list[float], at_points: bool = False) -> None:
@@ -157,12 +155,12 @@ def _log_axis(ax: Any, xs: list[float], at_points: bool = False) -> None:
     """
     from matplotlib.ticker import NullFormatter
 
-    from grok_tui.commands.plot import _tick, log_ticks
+    from grok_tui.axis import log_ticks, tick_label
 
     ax.set_xscale("log")
     if xs:
         ticks = sorted(set(xs)) if at_points else log_ticks(min(xs), max(xs))
-        ax.set_xticks(ticks, [_tick(t) for t in ticks])
+        ax.set_xticks(ticks, [tick_label(t) for t in ticks])
         ax.xaxis.set_minor_formatter(NullFormatter())
 
 

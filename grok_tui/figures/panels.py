@@ -6,9 +6,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from engine.config import ConfigError
-from engine.rundir import clean_text, is_group, is_run_dir
+from engine.rundir import clean_text, is_group, is_run_dir, short_name
 from engine.sweep.spec import Group
-from grok_tui.figures.data import Curve, group_curves, run_curves, short_name
+from grok_tui.figures.data import Curve, group_curves, run_curves
 from grok_tui.figures.draw import Panel
 
 

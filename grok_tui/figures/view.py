@@ -26,12 +26,12 @@ def export_view_figure(run_dir: str | Path, log_x: bool = True) -> Path | None:
     if not has_matplotlib():
         return None
     from engine.config import ConfigError
-    from engine.rundir import read_csv
+    from engine.run_record import read_run
     from grok_tui.figures.draw import draw, save
     from grok_tui.figures.panels import run_panel
 
     d = Path(run_dir)
-    rows = read_csv(d / "metrics.csv")
+    rows = read_run(d).rows
     if not rows:
         raise ConfigError(f"{d}: no metrics rows yet")
     panels = []

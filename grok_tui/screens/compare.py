@@ -1,8 +1,9 @@
 """The compare view: one logged column of several runs overlaid (Adam vs Adam-LR, random vs skewed).
 
 A sweep group directory draws one curve per arm × grid cell: the mean over its seeds, with the
-min–max band across seeds behind it (`grok_tui.groupdata`). Every run keeps one colour and number
-(its place in the list) while others are toggled; the legend is a numbered key list.
+min–max band across seeds behind it (engine/group_record.py: `grok plot` and `grok figure` draw the
+same). Every run keeps one colour and number (its place in the list) while others are toggled; the
+legend is a numbered key list.
 """
 
 from __future__ import annotations
@@ -20,11 +21,12 @@ from textual.widgets import Footer, Label, OptionList
 from textual.widgets.option_list import Option
 
 from engine.config import ConfigError
+from engine.run_record import run_stamp
 from engine.rundir import clean_text, is_group, is_run_dir
 from grok_tui.charts import views
 from grok_tui.charts.canvas import Line, Plot
 from grok_tui.charts.series import Point, Trace
-from grok_tui.groupdata import Cell, GroupData, load_group, stamp
+from grok_tui.groupdata import CellCurve, GroupData, load_group, stamp
 from grok_tui.rundata import RunData, load_run
 from grok_tui.widgets.line_chart import LineChart
 
@@ -40,14 +42,14 @@ def run_dirs(root: Path) -> list[Path]:
     return sorted(found, key=lambda d: d.name, reverse=True)
 
 
-def _cell_points(cell: Cell, x_max: float, log_x: bool) -> tuple[list[Point], list[Point]]:
+def _cell_points(cell: CellCurve, x_max: float, log_x: bool) -> tuple[list[Point], list[Point]]:
     """Mean and band bucketed on the plot's axis, as a run's Trace is: each band bucket keeps the
     min of the lows and the max of the highs that fell in it, and the mean as its last value."""
     mean, band = Trace(x_max), Trace(x_max)
-    for step, m, lo, hi in zip(cell.steps, cell.mean, cell.lo, cell.hi, strict=True):
-        mean.add(step, m)
+    for step, m, lo, hi in zip(cell.steps, cell.mean, cell.min, cell.max, strict=True):
+        mean.add(float(step), float(m))
         for y in (lo, hi, m):
-            band.add(step, y)
+            band.add(float(step), float(y))
     return mean.points(log_x), band.points(log_x)
 
 
@@ -69,7 +71,7 @@ def compare_plot(
             label = f"{g.path.name}: {cell.label}" if len(groups) > 1 else cell.label
             bands.append(Line("", band, f"dim {color}", BAND_GLYPH))  # drawn first, under every curve
             means.append(Line(f"{k + 1}.{j + 1}", mean, color, glyphs[i % len(glyphs)]))
-            plot.legend.append(f"{k + 1}.{j + 1} {clean_text(label)} ({cell.seeds} seeds)")
+            plot.legend.append(f"{k + 1}.{j + 1} {clean_text(label)} ({cell.n} seeds)")
     plot.title += " (sweeps: mean over seeds, band min–max)"
     plot.lines = [*bands, *plot.lines, *means]
     return plot
@@ -196,8 +198,7 @@ class CompareScreen(Screen[None]):
                         self.groups[value] = (mtimes, load_group(value, self.column))
                         self.version += 1
                     continue
-                path = Path(value) / "metrics.csv"
-                mtime = path.stat().st_mtime if path.exists() else 0.0
+                mtime = run_stamp(value)
                 if value not in self.loaded or self.loaded[value][0] != mtime:
                     self.loaded[value] = (mtime, load_run(value))
                     self.version += 1

@@ -107,3 +107,24 @@ def test_resume_extends_a_finished_run(tmp_path: Path) -> None:
     ref = Run(tiny_config(train__max_steps=80), tmp_path / "ref")
     list(ref.events())
     assert metrics(longer.dir) == metrics(ref.dir)
+
+
+def test_a_log_added_to_the_run_file_table_alone_is_truncated_on_resume(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """engine/runfiles.py's table is what resume reads: a new row log listed there (and nowhere else) is cut
+    back to the checkpoint's step, while a CSV the table does not list is left as it is."""
+    from engine import runfiles
+
+    run = Run(tiny_config(train__max_steps=40), tmp_path)
+    list(run.events())  # the checkpoint stands at step 40
+    rows = "step,x\n" + "".join(f"{s},{s / 10}\n" for s in (0, 20, 40, 60, 80))
+    for name in ("probe_new.csv", "unlisted.csv"):
+        (run.dir / name).write_text(rows)
+    monkeypatch.setattr(runfiles, "LOGS", (*runfiles.LOGS, runfiles.RunFile("probe_new.csv", ("step", "x"))))
+    longer = Run.from_checkpoint(run.dir, max_steps=80)
+    next(iter(longer.events()))  # RunStarted: the resume has truncated its logs
+    longer.stop()
+    list(longer.events())
+    assert (run.dir / "probe_new.csv").read_text().splitlines() == ["step,x", "0,0.0", "20,2.0", "40,4.0"]
+    assert (run.dir / "unlisted.csv").read_text() == rows

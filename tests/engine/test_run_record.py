@@ -91,8 +91,8 @@ def test_a_live_run_reads_back_with_the_streams_facts(tmp_path: Path) -> None:
 
 
 def test_the_faces_take_the_records_facts(finished: Path, tmp_path: Path) -> None:
+    from engine.token_facts import token_table
     from grok_tui.commands.ls import run_entry
-    from grok_tui.commands.tokens import token_table
     from grok_tui.rundata import load_run
 
     rec, s = read_run(finished), summary(finished)

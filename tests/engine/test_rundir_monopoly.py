@@ -1,7 +1,8 @@
-"""engine/rundir.py is the only code that reads or writes the files of a run directory or a sweep group.
+"""The run-directory modules are the only code that reads or writes the files of a run directory or a group.
 
-The rule, checked on the source (ast) of every module of engine/ and grok_tui/ but engine/rundir.py and
-engine/runlock.py (the lock file): no call that opens, loads, saves, writes, renames or deletes a file.
+The rule, checked on the source (ast) of every module of engine/ and grok_tui/ but the run directory's own
+(engine/rundir.py and the modules it is split into, by concept: OWNERS): no call that opens, loads, saves,
+writes, renames or deletes a file.
 That is the builtin `open`, `os.open`/`io.open`, `torch.save`/`torch.load`, `json.dump`/`json.load`
 (the string forms `dumps`/`loads` are fine), `csv.reader`/`csv.writer`/`csv.DictReader`/`csv.DictWriter`,
 `os.replace`/`os.rename`/`os.remove`/`os.unlink`/`os.makedirs`/`os.fsync`, shutil's copies, moves and
@@ -19,7 +20,14 @@ import ast
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-OWNERS = {"engine/rundir.py", "engine/runlock.py"}
+OWNERS = {
+    "engine/rundir.py",  # new run directories, config.json, group.json, paper.json, the checkpoint
+    "engine/runlock.py",  # the lock file
+    "engine/atomic.py",  # durable replacement of a whole file
+    "engine/csvlog.py",  # the CSV logs read back, and cut back on resume
+    "engine/runlog.py",  # the writer of a run's event stream
+    "engine/summary.py",  # summary.json
+}
 
 # (module, call) -> why that module may do this file I/O: none of it touches a run directory.
 ALLOWED = {
@@ -108,9 +116,8 @@ def _violations() -> list[str]:
 
 def test_only_rundir_does_file_io() -> None:
     found = _violations()
-    assert not found, "file I/O outside engine/rundir.py (move it there, or allow it with a reason):\n" + "\n".join(
-        found
-    )
+    why = "file I/O outside the run-directory modules (move it there, or allow it with a reason):\n"
+    assert not found, why + "\n".join(found)
 
 
 def test_every_allowance_is_still_needed() -> None:
@@ -154,4 +161,70 @@ json.dumps(x)
         "read_bytes",
         "unlink",
         "shutil.rmtree",
+    ]
+
+
+# --- the faces read a run or a group through the records only ----------------------------------------
+# The run-directory modules, and the few names the faces (grok_tui/) may take from them: the predicates,
+# the text cleaner, the lock (for a writer, and as a liveness probe) and the ended statuses. Everything a
+# face reads of a run or a group comes from engine/run_record.py's RunRecord and engine/group_record.py's
+# GroupRecord, so no face knows a file's name or layout.
+RUN_DIR_MODULES = {
+    "engine.rundir",
+    "engine.runfiles",
+    "engine.atomic",
+    "engine.csvlog",
+    "engine.runlog",
+    "engine.summary",
+    "engine.probe_logs",
+    "engine.runlock",
+    "engine.safetext",
+    "engine.schema",
+}
+FACE_API = {
+    "is_run_dir",
+    "is_group",
+    "is_paper_dir",
+    "short_name",
+    "clean_text",
+    "clean_block",
+    "lock_holder",
+    "RunLock",
+}
+FACE_API |= {"ENDED"}
+
+
+def _reader_imports(tree: ast.AST) -> list[tuple[int, str]]:
+    """(line, what) for each import of a run-directory module's name outside FACE_API."""
+    out = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.module in RUN_DIR_MODULES:
+            out += [(node.lineno, f"{node.module}.{a.name}") for a in node.names if a.name not in FACE_API]
+        elif isinstance(node, ast.Import):
+            out += [(node.lineno, a.name) for a in node.names if a.name in RUN_DIR_MODULES]
+    return out
+
+
+def test_the_faces_read_runs_and_groups_only_through_the_records() -> None:
+    found = []
+    for path in sorted((ROOT / "grok_tui").rglob("*.py")):
+        rel = path.relative_to(ROOT).as_posix()
+        found += [f"{rel}:{line}: {what}" for line, what in _reader_imports(ast.parse(path.read_text(), rel))]
+    assert not found, "read it through RunRecord or GroupRecord (engine/run_record.py, group_record.py):\n" + "\n".join(
+        found
+    )
+
+
+def test_the_boundary_sees_a_reader_import() -> None:
+    src = """
+from engine.rundir import is_run_dir, read_metrics
+from engine.csvlog import read_csv
+import engine.summary
+from engine.run_record import read_run
+from engine.safetext import clean_text
+"""
+    assert [w for _, w in _reader_imports(ast.parse(src))] == [
+        "engine.rundir.read_metrics",
+        "engine.csvlog.read_csv",
+        "engine.summary",
     ]

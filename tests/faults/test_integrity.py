@@ -243,7 +243,7 @@ def test_d5_disk_full_from_the_kernel_writing_a_row(tmp_path: Path, monkeypatch:
         real(self, ev)
         if isinstance(ev, EvalLogged) and ev.step == 40:
             full = os.open("/dev/full", os.O_WRONLY)
-            os.dup2(full, self._metrics[0].fileno())
+            os.dup2(full, self._files["metrics.csv"][0].fileno())
             os.close(full)
 
     monkeypatch.setattr(rundir.RunLog, "_handle", handle)

@@ -17,7 +17,8 @@ import pytest
 from engine.config import ConfigError
 from engine.run_record import read_run
 from engine.rundir import GROUP_FILE
-from engine.schema import CONFIG, GROUP, MEMBER, SUMMARY
+from engine.schema import CONFIG, GROUP, MEMBER
+from engine.summary import RunSummary
 from engine.sweep.spec import Group, expand, parse_sweep
 from grok_tui.commands.ls import entries
 from grok_tui.rundata import load_run
@@ -47,6 +48,20 @@ BAD_SUMMARY: dict[str, list[Any]] = {
     "target_tokens": [{}],
     "train_pairs": [[True, 2], None],
     "draw_share": [["0.1"], 0.5],
+    "circuit_step": [-3, "40"],
+    "cleanup_step": [1.5],
+    "c_clamped": [-1, None],
+    "cuda_graph": [1],
+    "batched": [0],
+    "coverage": [1.5, "1"],
+    "rare_k": [-1],
+    "target_pairs": [[-1]],
+    "target_rate": ["2"],
+    "target_draw_ratio": [math.inf],
+    "learned_acc": [2.0, None],
+    "learned_step": [[1, "2"], [-1]],
+    "target_shared_pairs": [-1, 0.5],
+    "target_batch_share": [1.5],
 }
 BAD_CONFIG: dict[str, list[Any]] = {
     "preset": [5],
@@ -89,7 +104,7 @@ def cases(bad: dict[str, list[Any]]) -> list[Any]:
 
 
 def test_every_checked_field_has_a_fault_case() -> None:
-    assert set(BAD_SUMMARY) == set(SUMMARY)
+    assert set(BAD_SUMMARY) == set(RunSummary.__dataclass_fields__) - {"extra"}
     assert set(BAD_CONFIG) == set(CONFIG)
     assert set(BAD_GROUP) == set(GROUP)
     assert set(BAD_MEMBER) == set(MEMBER)
@@ -117,7 +132,7 @@ def crafted(good_run: Path, tmp_path: Path, name: str, key: str, value: Any) -> 
 
 def test_the_engine_writes_what_its_readers_accept(good_run: Path) -> None:
     rec = read_run(good_run)
-    assert rec.status == "finished" and rec.summary["steps"] == 60 and rec.meta["n_train"] > 0
+    assert rec.status == "finished" and rec.summary.steps == 60 and rec.meta["n_train"] > 0
 
 
 @pytest.mark.parametrize(("key", "value"), cases(BAD_SUMMARY))

@@ -37,9 +37,9 @@ def test_members_are_grouped_by_arm(group_dir: Path) -> None:
     data = load_group(group_dir)
     assert [c.label for c in data.cells] == ["adam", "adamlr"]  # one grid cell: no grid values in the label
     for cell in data.cells:
-        assert cell.seeds == 2 and cell.max_steps == 40
+        assert cell.n == 2 and cell.max_steps == 40
         assert cell.steps[0] == 0 and cell.steps[-1] == 40
-        assert all(lo <= m <= hi for m, lo, hi in zip(cell.mean, cell.lo, cell.hi, strict=True))
+        assert all(lo <= m <= hi for m, lo, hi in zip(cell.mean, cell.min, cell.max, strict=True))
     seeds = []
     for m in Group.open(group_dir).doc["members"][:2]:  # m000, m001: adam, seeds 0 and 1
         with open(group_dir / m["run_dir"] / "metrics.csv", newline="") as fh:
@@ -48,7 +48,7 @@ def test_members_are_grouped_by_arm(group_dir: Path) -> None:
     for i, step in enumerate(cell.steps):
         vals = [s[step] for s in seeds]
         assert cell.mean[i] == pytest.approx(sum(vals) / 2)
-        assert (cell.lo[i], cell.hi[i]) == (min(vals), max(vals))
+        assert (cell.min[i], cell.max[i]) == (min(vals), max(vals))
 
 
 def test_grid_cells_and_running_members_found_in_their_planned_dirs(tmp_path: Path) -> None:
@@ -66,7 +66,7 @@ def test_grid_cells_and_running_members_found_in_their_planned_dirs(tmp_path: Pa
     data = load_group(group.dir)
     assert [c.label for c in data.cells] == ["adam op=add", "adam op=mul", "adamlr op=add", "adamlr op=mul"]
     last = data.cells[-1]  # members 6 and 7: val_acc 0.7 and 0.8
-    assert last.seeds == 2 and last.lo == [0.7] * 3 and last.hi == [0.8] * 3
+    assert last.n == 2 and list(last.min) == [0.7] * 3 and list(last.max) == [0.8] * 3
     assert last.mean == pytest.approx([0.75] * 3)
 
 

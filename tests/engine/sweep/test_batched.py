@@ -28,7 +28,7 @@ def test_run_batch_writes_member_run_dirs_and_rows(tmp_path: Path) -> None:
     assert [r["run_dir"] for r in rows] == ["m000-s0", "m001-s1"]  # the planned directories
     for spec, row in zip(specs, rows, strict=True):
         d = Path(spec.run_dir)
-        assert read_summary(d)["status"] == "finished" == row["status"]
+        assert read_summary(d).status == "finished" == row["status"]
         solo = [ev.row for ev in Trainer(spec.config) if isinstance(ev, EvalLogged)]
         metrics = read_csv(d / "metrics.csv")
         assert [int(r["step"]) for r in metrics] == [r["step"] for r in solo]
@@ -62,8 +62,8 @@ def test_a_crashing_batch_fails_every_member_as_a_single_run_fails(tmp_path: Pat
     for spec, row in zip(specs, rows, strict=True):
         d = Path(spec.run_dir)
         summary = read_summary(d)
-        assert summary["status"] == "failed" == row["status"]
-        assert summary["error"] == "RuntimeError: boom in the evaluation" == row["error"]
+        assert summary.status == "failed" == row["status"]
+        assert summary.error == "RuntimeError: boom in the evaluation" == row["error"]
         assert (
             "Traceback" in (d / "error.txt").read_text() and "boom in the evaluation" in (d / "error.txt").read_text()
         )
@@ -98,7 +98,7 @@ def test_a_nan_in_the_last_steps_ends_batched_members_diverged_as_trainer(tmp_pa
     specs = _specs(tmp_path, **over)
     rows = run_batch(specs, None, lambda: False)
     for spec, row in zip(specs, rows, strict=True):
-        assert read_summary(Path(spec.run_dir))["status"] == "diverged" == row["status"]
+        assert read_summary(Path(spec.run_dir)).status == "diverged" == row["status"]
         assert row["steps"] == 15
 
 

@@ -1,0 +1,196 @@
+"""The run directory's writer: consumes a run's event stream and appends each event's rows to its log.
+
+Every log's name and header come from engine/runfiles.py's table; rows are flushed as they happen and
+summary.json is replaced atomically (engine/summary.py), so a killed run leaves every row written so far.
+"""
+
+from __future__ import annotations
+
+import csv
+import errno
+import platform
+import sys
+import time
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+from engine.atomic import replace_atomic, write_json_atomic
+from engine.config import RunConfig
+from engine.csvlog import cell, read_csv
+from engine.events import CircuitLogged, EvalLogged, Event, FourierLogged, RunFinished, RunStarted, TokensLogged
+from engine.runfiles import CONFIG, ERROR, FOURIER, JOINS, KEYFREQ, METRICS, RING, SUMMARY, TOKENS, log
+from engine.summary import RunSummary, read_summary, write_summary
+
+# The log each event writes: a failed write is reported as that file's.
+EVENT_LOG: dict[type, str] = {EvalLogged: METRICS, TokensLogged: TOKENS, FourierLogged: FOURIER, CircuitLogged: RING}
+
+
+class RunWriteError(Exception):
+    """A write into the run directory failed (a full disk, a read-only file system): one line."""
+
+    def __init__(self, path: Path, err: OSError) -> None:
+        self.path, self.errno = path, err.errno
+        if err.errno == errno.ENOSPC:
+            msg = f"no space left on device writing {path}"
+        else:
+            msg = f"cannot write {path}: {err.strerror or err}"
+        super().__init__(msg)
+
+
+def versions() -> dict[str, str]:
+    out = {"python": platform.python_version()}
+    for pkg in ("grok-tui", "torch", "numpy"):
+        try:
+            out[pkg] = metadata.version(pkg)
+        except metadata.PackageNotFoundError:
+            pass
+    return out
+
+
+def write_error(run_dir: Path, text: str) -> None:
+    """error.txt: the traceback of the engine fault that ended a run (best effort: a full disk skips it)."""
+    try:
+        (run_dir / ERROR).write_text(text)
+    except OSError:
+        pass
+
+
+class RunLog:
+    """Consumes the event stream and writes the run directory."""
+
+    def __init__(self, run_dir: Path, cfg: RunConfig, resume: bool = False) -> None:
+        self.dir = run_dir
+        self.cfg = cfg
+        self.resume = resume
+        self._files: dict[str, tuple[Any, Any]] = {}  # log name -> (file, csv writer), opened on first use
+        self._columns: tuple[str, ...] = ()
+        self.summary: dict[str, Any] = {}
+
+    def _open(self, name: str, header: list[str]) -> tuple[Any, Any]:
+        path = self.dir / name
+        fresh = not (self.resume and path.exists() and path.stat().st_size > 0)
+        fh = open(path, "w" if fresh else "a", newline="")
+        w = csv.writer(fh)
+        if fresh:
+            w.writerow(header)
+            fh.flush()
+        return fh, w
+
+    def _writer(self, name: str) -> tuple[Any, Any]:
+        """The open log `name` (engine/runfiles.py), opened with its header (or appended to on resume)."""
+        if name not in self._files:
+            self._files[name] = self._open(name, list(log(name).header or self._columns))
+        return self._files[name]
+
+    def _rows(self, name: str, rows: list[list[Any]]) -> None:
+        fh, w = self._writer(name)
+        w.writerows(rows)
+        fh.flush()
+
+    def handle(self, ev: Event) -> None:
+        """Write what `ev` adds to the run directory; a failed write raises RunWriteError naming the file."""
+        try:
+            self._handle(ev)
+        except OSError as e:
+            name = Path(str(e.filename)).name.removesuffix(".tmp") if e.filename else None
+            raise RunWriteError(self.dir / (name or EVENT_LOG.get(type(ev), SUMMARY)), e) from None
+
+    def _handle(self, ev: Event) -> None:
+        if isinstance(ev, RunStarted):
+            self._start(ev)
+        elif isinstance(ev, EvalLogged):
+            self._rows(METRICS, [[cell(ev.row.get(c, float("nan"))) for c in self._columns]])
+            self.summary.update(steps=ev.step, wall_s=ev.row.get("wall_s"))
+        elif isinstance(ev, TokensLogged):
+            g, va = ev.grad_norm, ev.val_acc
+            self._rows(
+                TOKENS,
+                [
+                    [ev.step, tok, n, cell(g[tok]) if g is not None else "", cell(va[tok]) if va else ""]
+                    for tok, n in enumerate(ev.updates)
+                ],
+            )
+        elif isinstance(ev, FourierLogged):
+            self._rows(FOURIER, [[ev.step, k, cell(v)] for k, v in enumerate(ev.norms)])
+        elif isinstance(ev, CircuitLogged):
+            keys = set(ev.keys)
+            self._rows(KEYFREQ, [[ev.step, k, cell(s), int(k in keys)] for k, s in enumerate(ev.shares, start=1)])
+            self._rows(
+                RING,
+                [
+                    [ev.step, tok, *(cell(v[i]) for v in (ev.x, ev.y, ev.distance, ev.membership))]
+                    + [int(ev.rare[i]) if ev.rare else ""]
+                    for i, tok in enumerate(ev.tokens)
+                ],
+            )
+        elif isinstance(ev, RunFinished):
+            if (self.dir / RING).exists():
+                write_joins(self.dir)
+            self.summary = dict(ev.summary)
+            if ev.error:
+                self.summary["error"] = ev.error
+            self.write_summary()
+
+    def _start(self, ev: RunStarted) -> None:
+        meta = {
+            "versions": versions(),
+            "device": ev.device,
+            "created": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+            "argv": sys.argv,
+            "n_train": ev.n_train,
+            "n_test": ev.n_test,
+            "token_freq": list(ev.token_freq),
+        }
+        if not self.resume:
+            write_json_atomic(self.dir / CONFIG, {**self.cfg.to_dict(), "_meta": meta})
+        self._columns = ev.columns
+        self._writer(METRICS)
+        self._writer(TOKENS)
+        old = read_summary(self.dir).doc() if self.resume else {}
+        self.summary = {
+            **old,
+            "status": "running",
+            "steps": ev.step,
+            "device": ev.device,
+            "preset": self.cfg.preset,
+            "seed": self.cfg.train.seed,
+            **ev.tokens.fields(),  # a live run's readers see the token sets the evaluation uses (engine/run_record.py)
+        }
+        self.write_summary()
+
+    def write_summary(self) -> None:
+        """summary.json from `self.summary`, through RunSummary (engine/summary.py): the reader's checks."""
+        try:
+            write_summary(self.dir, RunSummary.written(self.summary))
+        except OSError as e:
+            raise RunWriteError(self.dir / SUMMARY, e) from None
+
+    def close(self) -> None:
+        """Close the CSV files. A file whose last write failed (a full disk) still holds that row in
+        its buffer and fails again here; the row is lost either way and the fault already reported."""
+        for fh, _ in self._files.values():
+            try:
+                fh.close()
+            except OSError:
+                pass
+        self._files = {}
+
+
+def write_joins(run_dir: Path) -> None:
+    """joins.csv from ring.csv: each token's join step (engine/phases.py `join_steps`), rare or not."""
+    from engine.phases import join_steps
+
+    rows = read_csv(Path(run_dir) / RING)
+    joined = join_steps(rows)
+    rare = {int(r["token"]): r.get("rare", "") for r in rows}
+
+    def write(tmp: Path) -> None:
+        with open(tmp, "w", newline="") as fh:
+            w = csv.writer(fh)
+            w.writerow(log(JOINS).header)
+            for tok in sorted(joined):
+                step = joined[tok]
+                w.writerow([tok, rare.get(tok, ""), "" if step is None else step])
+
+    replace_atomic(Path(run_dir) / JOINS, write)

@@ -1,0 +1,90 @@
+"""The notebook API (`from grok_tui import open_run, open_group`, docs/API.md) on a group that `grok sweep`
+made: numpy columns, the group's curves, the optional pandas frame, and a paired difference that equals
+the one `grok report` prints."""
+
+from __future__ import annotations
+
+import csv
+import re
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from engine.sweep.stats import paired
+from grok_tui import GroupRecord, RunRecord, open_group, open_run
+from tests.cli.conftest import DATA, grok
+
+
+@pytest.fixture(scope="module")
+def group_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """tests/data/tiny_sweep.toml: 2 arms × 2 ops × 2 seeds, 40 steps, evaluated every 20."""
+    out = tmp_path_factory.mktemp("sweeps")
+    r = grok("sweep", "--config", str(DATA / "tiny_sweep.toml"), "-q", "--out", str(out), "--set", "train.threads=1")
+    assert r.returncode == 0, r.stderr
+    (g,) = [p for p in out.iterdir() if p.name.endswith("-sweep")]
+    return g
+
+
+def test_open_run_gives_numpy_columns(group_dir: Path) -> None:
+    run = open_run(next(d for d in sorted(group_dir.iterdir()) if d.is_dir()))
+    assert isinstance(run, RunRecord) and run.summary.status == "finished" and run.summary.steps == 40
+    with open(run.path / "metrics.csv", newline="") as fh:
+        rows = list(csv.DictReader(fh))
+    assert list(run.metrics) == list(rows[0])
+    assert run.metrics["step"].tolist() == [0.0, 20.0, 40.0]
+    assert run.metrics["val_acc"].dtype == np.float64
+    assert run.metrics["val_acc"].tolist() == [float(r["val_acc"]) for r in rows]  # exact: floats are written by repr
+
+
+def test_open_group_gives_the_curves_of_each_cell(group_dir: Path) -> None:
+    g = open_group(group_dir)
+    assert isinstance(g, GroupRecord) and len(g.runs) == 8
+    curves = g.curves("val_acc")
+    assert [c.label for c in curves] == ["adam op=add", "adam op=mul", "adamlr op=add", "adamlr op=mul"]
+    for c in curves:
+        assert c.n == 2 and c.steps.tolist() == [0.0, 20.0, 40.0]
+        seeds = [g.runs[m.id].metrics["val_acc"] for m in c.members]
+        assert np.allclose(c.mean, np.mean(seeds, axis=0), rtol=0, atol=1e-12)
+        assert np.all(c.min <= c.mean) and np.all(c.mean <= c.max)
+    cols = g.metrics
+    assert len(cols["member"]) == 8 * 3 and set(cols["data.op"]) == {"add", "mul"}
+
+
+def test_a_paired_difference_equals_grok_reports(group_dir: Path) -> None:
+    """docs/API.md's paired difference: adamlr - adam in final val_acc per op, paired by seed."""
+    g = open_group(group_dir)
+    finals = g.finals()
+    val = {(m.arm, m.values["data.op"], m.seed): finals[m.id]["val_acc"] for m in g.group.members}
+    report = grok("report", str(group_dir)).stdout
+    for op in ("add", "mul"):
+        p = paired([val["adamlr", op, s] for s in (0, 1)], [val["adam", op, s] for s in (0, 1)])
+        line = f"val_acc: adamlr - adam = {p['diff_mean']:+.3f} [{p['lo']:+.3f}, {p['hi']:+.3f}], "
+        assert re.search(re.escape(line) + r".*\(n=2\) \[op=" + op + r"\]", report), (line, report)
+
+
+def test_to_pandas_where_pandas_is_installed(group_dir: Path) -> None:
+    pd = pytest.importorskip("pandas")
+    g = open_group(group_dir)
+    df = g.to_pandas()
+    assert isinstance(df, pd.DataFrame) and len(df) == 24 and df["val_acc"].dtype == np.float64
+    run = next(iter(g.runs.values()))
+    assert run.to_pandas()["step"].tolist() == [0.0, 20.0, 40.0]
+
+
+def test_to_pandas_without_pandas_says_how_to_get_it(group_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(sys.modules, "pandas", None)  # import pandas raises ImportError
+    g = open_group(group_dir)
+    for record in (g, next(iter(g.runs.values()))):
+        with pytest.raises(ImportError, match=re.escape("pip install 'grok-tui[pandas]'")):
+            record.to_pandas()
+
+
+def test_a_bad_directory_is_one_config_error(tmp_path: Path) -> None:
+    from engine.config import ConfigError
+
+    with pytest.raises(ConfigError, match="not a run directory"):
+        open_run(tmp_path)
+    with pytest.raises(ConfigError, match="not a sweep group directory"):
+        open_group(tmp_path)
