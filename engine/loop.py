@@ -29,6 +29,7 @@ from engine.cuda_graph import MAX_GRAPHS, StepGraph, cuda_recorder, unfit
 from engine.dataset import Dataset, load_dataset
 from engine.evaluation import RunMetrics
 from engine.events import Event, RunFinished, RunStarted, StatusChanged, StepsTaken
+from engine.interventions import Freezer
 from engine.losses import build_loss
 from engine.models import build_model
 from engine.optim import apply_lr, build_optimizer, lr_at, member_state, plain_lrs, scheduled, shared_ranges
@@ -71,7 +72,7 @@ def apply_tf32(on: bool, device: torch.device) -> str:
 
 
 class TrainLoop:
-    """N members of one shape trained in lockstep; `events()` yields (member index, event).
+    """N members of one shape trained in lockstep; `member_events()` yields (member index, event).
 
     Each member sees the events, rows and summary that it would alone (same split, init, sampler draws,
     c and probes), up to float rounding where its weights are stacked. A member ends on its own (NaN,
@@ -92,7 +93,12 @@ class TrainLoop:
         self.data: list[Dataset] = []
         models = []
         for c in cfgs:
-            self.data.append(load_dataset(c.data, c.train.seed, dev))
+            d = load_dataset(c.data, c.train.seed, dev)
+            if c.train.add_pairs:  # a fork's added pairs (engine/fork_data.py)
+                from engine.fork_data import with_added_pairs
+
+                d = with_added_pairs(d, c, dev)
+            self.data.append(d)
             torch.manual_seed(c.train.seed)  # each member's init is the one its single run has
             models.append(build_model(c).to(device=dev, dtype=self.dtype))
         if len({len(d.x_train) for d in self.data}) > 1 or len({len(d.x_test) for d in self.data}) > 1:
@@ -138,6 +144,9 @@ class TrainLoop:
         self._final: dict[int, dict[str, Any]] = {}  # checkpoints of members that ended while others train on
         # CUDA graphs of the step where it can be recorded (engine/cuda_graph.py): the reason where not
         self.graph_off = unfit(self)
+        self.freezers = frozen_sets(self)  # train.frozen / train.trainable (engine/interventions.py)
+        if self.freezers:
+            self.graph_off = self.graph_off or "frozen parameters (train.frozen, train.trainable)"
         self.graphs: dict[tuple[int, ...], StepGraph] = {}
         self.recorder = cuda_recorder
         self.step = 0
@@ -219,6 +228,8 @@ class TrainLoop:
             if lr_scheduled:
                 set_lr()
 
+        for f in self.freezers:  # the frozen entries' values as the run (or its checkpoint) has them now
+            f.snapshot()
         losses: torch.Tensor | None = None
         if self.step == 0:
             yield from self._evaluate()
@@ -309,6 +320,8 @@ class TrainLoop:
         self.weights.hand_grads()
         for opt in self.opts:
             opt.step()
+        for f in self.freezers:  # the update undone on frozen entries: bit-identical under decay and moments
+            f.restore()
 
     def _observe(self, x: torch.Tensor, e_name: str, wants_grad: list[bool]) -> None:
         """The step's ∇E to the gradient sampler and the per-step probes, member by member."""
@@ -356,7 +369,7 @@ class TrainLoop:
         # again: `_evaluate` yields running members' rows only, and `member_state_dict` this snapshot.
         if self._running():
             self._final[i] = _to_cpu(self._member_state(i))
-        return i, RunFinished(status, self.summary(i))
+        return i, RunFinished(status, self.member_summary(i))
 
     def _wait_paused(self) -> Iterator[tuple[int, Event]]:
         paused_at = time.perf_counter()
@@ -390,7 +403,7 @@ class TrainLoop:
             for ev in run.events(self.step, self.epoch, wall, host[i], lr, has_e, self.probe_sets[i], updates[i]):
                 yield i, ev
 
-    def summary(self, i: int, status: str | None = None) -> dict[str, Any]:
+    def member_summary(self, i: int, status: str | None = None) -> dict[str, Any]:
         """Member i's summary.json fields; `status` (a failure's) overrides the member's own."""
         status, steps = status or self.status[i] or "running", self.ended_step[i] or self.step
         out = self.runs[i].summary(status, steps, self.wall_s(), str(self.device))
@@ -443,7 +456,8 @@ class TrainLoop:
         self.wall_offset = s["wall_s"]
         self.weights.module(i).load_state_dict(s["model"])
         opt.load_state_dict(s["opt"])
-        self.samplers[i].load_state_dict(s["sampler"])
+        if s["sampler"] is not None:  # None: a fork that changed the sampler or the data starts a fresh one
+            self.samplers[i].load_state_dict(s["sampler"])
         self.runs[i].load_state_dict(s)
         apply_lr(opt, lr_at(self.cfgs[i], self.step), self.runs[i].lr_ratio)
         self.probe_sets[i].load_state_dict(s["probes"])
@@ -453,6 +467,20 @@ class TrainLoop:
 
 
 T = TypeVar("T")
+
+
+def frozen_sets(loop: TrainLoop) -> list[Freezer]:
+    """One Freezer per member with frozen entries (train.frozen, train.trainable); [] when none has any."""
+    from engine.interventions import Freezer, frozen_masks
+    from engine.metrics import split_tokens
+
+    out = []
+    for i, c in enumerate(loop.cfgs):
+        if c.train.frozen.strip() or c.train.trainable.strip():
+            masks = frozen_masks(loop.weights.template, c, split_tokens(c))
+            if masks:
+                out.append(Freezer(loop.weights.params(i), masks))
+    return out
 
 
 def on_loop_thread(loop: Callable[[], Iterator[T]], on_close: Callable[[], None]) -> Generator[T, None, None]:

@@ -91,11 +91,7 @@ class ManyTrainer(TrainLoop):
     def probes(self) -> list[ProbeSet]:
         return self.probe_sets
 
-    def events(self) -> Generator[tuple[int, Event], None, None]:
-        """The members' event streams, interleaved: (member index, event), each member's in Trainer's order."""
-        return self.member_events()
-
 
 def train_many(cfgs: list[RunConfig]) -> Generator[tuple[int, Event], None, None]:
     """Train the members as one batched model; yields (member index, event)."""
-    return ManyTrainer(cfgs).events()
+    return ManyTrainer(cfgs).member_events()

@@ -25,8 +25,8 @@ def build_optimizer(model: nn.Module, cfg: RunConfig) -> torch.optim.Optimizer:
         {"params": emb, "lr": o.lr * o.lr_ratio, "name": "embedding"},
         {"params": rest, "lr": o.lr, "name": "rest"},
     ]
-    # fused kernels where torch has them (CPU and CUDA): 109 vs 103 steps/s for foreach on the
-    # 2-core CPU (median of 6 interleaved pairs, batch 512); foreach elsewhere.
+    # fused kernels where torch has them (CPU and CUDA): one kernel for every parameter's moments and
+    # update instead of one per tensor op; foreach elsewhere. `python bench/ab.py` measures a change.
     devices = {p.device.type for p in emb + rest}
     impl = {"fused": True} if devices <= {"cpu", "cuda"} else {"foreach": True}
     defer_dynamo_disable()  # a run that never compiles never imports torch._dynamo (engine/eager.py)

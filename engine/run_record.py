@@ -17,9 +17,12 @@ from typing import Any
 
 import numpy as np
 
+from engine.checkpoints import Kept, list_kept
 from engine.config import ConfigError, RunConfig, from_dict
 from engine.csvlog import read_metrics
 from engine.events import CircuitLogged, FourierLogged, TokenSets, TokensLogged
+from engine.lineage import fork_marks as fork_marks  # a live run's markers, before it has a record
+from engine.lineage import lineage, read_interventions
 from engine.phases import Phases, early_stop_note, phases_of_rows
 from engine.probe_logs import read_circuit, read_fourier, read_tokens
 from engine.rundir import read_config_doc
@@ -73,6 +76,26 @@ class RunRecord:
     def tokens_logged(self) -> list[TokensLogged]:
         """tokens.csv: each evaluation's per-token updates, grad norms and val_acc (engine/probe_logs.py)."""
         return read_tokens(self.path)
+
+    @property
+    def kept(self) -> list[Kept]:
+        """The kept checkpoints, oldest first (engine/checkpoints.py, `grok fork`)."""
+        return list_kept(self.path)
+
+    @property
+    def lineage(self) -> dict[str, Any]:
+        """A fork's parent, fork_step, ancestors, interventions and optimizer_state ({} for no fork)."""
+        return lineage(self.summary)
+
+    @property
+    def interventions(self) -> list[dict[str, Any]]:
+        """A fork's changes, inherited ones first: {step, kind, target, detail} (engine/lineage.py)."""
+        return read_interventions(self.path)
+
+    @property
+    def fork_marks(self) -> tuple[tuple[int, str], ...]:
+        """The charts' F and I markers (engine/lineage.py `fork_marks`)."""
+        return fork_marks(self.path)
 
     @property
     def circuit(self) -> list[CircuitLogged]:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import signal
 import threading
 import time
 from pathlib import Path
@@ -32,33 +33,34 @@ from grok_tui.widgets.status_bar import StatusBar
 WIDE = 120  # columns from which paired charts sit side by side
 BIG = (150, 44)  # from this size the overview of every chart is the first view
 QUIT_WAIT_S = 1.5  # the engine gets this long to close its log before the app exits anyway
+STOP_WAIT_S = 15.0  # `f` with no step on a live run: the run gets this long to stop and checkpoint
 # A dropped SSH connection (SIGHUP), a `kill` (SIGTERM) or SIGINT close the run as `q` does:
 # status interrupted, a checkpoint at the current step, every row kept (grok_tui/stop_signals.py).
 # While training, the step counter and steps/s change at every progress event; each repaint of
 # the status bar is a compositor frame (~8 ms under the profiler), so it repaints at most this
 # often (a change of status or phase shows at once).
 STATUS_EVERY_S = 0.5
+VIEW_NAMES = ("Training", "Tokens", "Curvature", "Spectra", "Fourier", "Circuit", "All")
 
 
 class GrokApp(App[None]):
     CSS_PATH = "app.tcss"
     TITLE = "grok-tui"
     ENABLE_COMMAND_PALETTE = False
+    # The footer shows the keys in this order and cuts what does not fit: at 80 columns it must keep
+    # help, quit, pause, the cursor, zoom, smoothing and the scrubber (reading a chart) before the rest.
     BINDINGS = [
-        # `?` and `q` first: a narrow footer keeps them
         Binding("question_mark", "help", "help", key_display="?", tooltip="this help"),
         Binding("q", "quit", "quit", tooltip="quit: stop the engine, log the run as interrupted"),
         Binding("space", "pause", "pause", key_display="␣", tooltip="pause or resume training"),
-        Binding("s", "stop", "stop", tooltip="stop: finish the run cleanly (status finished)"),
-        Binding("r", "restart", "rerun", tooltip="restart with the same config and the next seed"),
-        Binding("n", "new", "new", tooltip="new run from the preset picker (probes included)"),
-        Binding("e", "export", "csv", tooltip="export the run to CSV beside it, and a figure of the view"),
-        Binding("l", "toggle_log", "log", tooltip="toggle the log / linear step axis"),
-        Binding("o", "toggle_loss", "loss", tooltip="show loss instead of accuracy (narrow terminals)"),
+        Binding("t", "next_view", "view", tooltip="next view: " + ", ".join(VIEW_NAMES)),
         Binding(
-            "t", "next_view", "view", tooltip="next view: Training, Tokens, Curvature, Spectra, Fourier, Circuit, All"
+            "f",
+            "fork",
+            "fork",
+            show=False,
+            tooltip="fork the run at the cursor's kept step (or its latest) with changes",
         ),
-        Binding("c", "compare", "compare", tooltip="overlay a column (y cycles it) of several runs"),
         Binding(
             "comma",
             "cursor(-0.01)",
@@ -77,7 +79,7 @@ class GrokApp(App[None]):
             "scrub(-1)",
             "scrub",
             key_display="[",
-            tooltip="time scrubber: Tokens, heat map, Fourier one evaluation back",
+            tooltip="time scrubber: Tokens, heat map, Fourier, Circuit one evaluation back",
         ),
         Binding(
             "right_square_bracket",
@@ -87,8 +89,16 @@ class GrokApp(App[None]):
             show=False,
             tooltip="scrub forward (past the last: follow the run again)",
         ),
+        Binding("s", "stop", "stop", tooltip="stop: finish the run cleanly (status finished)"),
+        Binding("r", "restart", "rerun", tooltip="restart with the same config and the next seed"),
+        Binding("n", "new", "new", tooltip="new run from the preset picker (probes included)"),
+        Binding("e", "export", "csv", tooltip="export the run to CSV beside it, and a figure of the view"),
+        Binding("l", "toggle_log", "log", tooltip="toggle the log / linear step axis"),
+        Binding("o", "toggle_loss", "loss", tooltip="show loss instead of accuracy (narrow terminals)"),
+        Binding("c", "compare", "compare", tooltip="overlay a column (y cycles it) of several runs"),
         Binding("escape", "escape", "hide cursor", key_display="esc", show=False, tooltip="hide the cursor"),
-        Binding("ctrl+c", "quit", "quit", show=False, priority=True, tooltip="quit, as q does"),
+        # Textual reads ctrl+c as a key (the terminal is raw), so no SIGINT arrives: exit as SIGINT would (130)
+        Binding("ctrl+c", "interrupt", "quit", show=False, priority=True, tooltip="quit, as q does; exit code 130"),
     ]
 
     def __init__(
@@ -347,6 +357,13 @@ class GrokApp(App[None]):
         if path is not None:
             self.last_figure = path
             self.call_from_thread(self.notify, f"figure {clean_text(path)}", timeout=8, markup=False)
+        else:  # help promises a figure of the view: say why there is none
+            self.call_from_thread(
+                self.notify,
+                "figure skipped: matplotlib is not installed (pip install 'grok-tui[figures]')",
+                severity="warning",
+                timeout=8,
+            )
 
     def _set_axis(self, **changes: Any) -> None:
         self.axis = dataclasses.replace(self.axis, **changes)
@@ -423,10 +440,68 @@ class GrokApp(App[None]):
 
         self.push_screen(CompareScreen(self.out, self.compare_dirs))
 
+    def action_fork(self) -> None:
+        """The fork form at the cursor's step, snapped to the latest kept checkpoint at or before it
+        (the scrubber's step, else the latest checkpoint); the fork then trains here (docs/FORK.md)."""
+        from engine.config import ConfigError
+        from engine.run_record import read_run
+        from grok_tui.screens.fork_form import ForkForm, ForkRequest, snap
+
+        if not self.data.run_dir:
+            self.notify("no run directory to fork yet", severity="warning")
+            return
+        parent = Path(self.data.run_dir)
+        try:
+            kept = [k.step for k in read_run(parent).kept]
+        except ConfigError as e:
+            self.notify(clean_text(e), severity="error", markup=False)
+            return
+        at = self.axis.cursor_step(float(self.data.max_steps)) if self.axis.cursor is not None else self.scrub
+        step = snap(kept, at) if at is not None else None
+
+        def fork(req: ForkRequest) -> Path:
+            from engine.config import ConfigError, parse_set
+            from engine.fork import fork_run
+            from engine.interventions import parse_intervention
+
+            if req.step is None and self.engine is not None and self.data.live:
+                # now: the checks first, then the run stops and checkpoints at this step, and the fork starts there
+                parse_set([f"{k}={v}" for k, v in req.sets.items()])
+                for spec in req.interventions:
+                    parse_intervention(spec)
+                self.engine.stop("interrupted")
+                done = self.engine_done
+                if done is not None and not done.wait(STOP_WAIT_S):
+                    raise ConfigError(f"the run did not stop within {STOP_WAIT_S:g} s; fork at a kept step")
+            return fork_run(parent, req.step, req.sets, req.interventions, None, req.steps)
+
+        def forked(path: Path | None) -> None:
+            if path is None:
+                return
+            from engine.config import ConfigError
+
+            if self.engine is not None and self.data.live:  # the parent stops here; its fork trains
+                self.engine.stop("interrupted")
+            try:
+                cfg, factory = runner.resume_factory(path, None, None)
+            except ConfigError as e:
+                self.notify(clean_text(e), severity="error", markup=False)
+                return
+            self.compare_dirs = [str(parent), str(path)]  # `c` shows the parent and its fork
+            self.start_run(cfg, factory)
+            self.notify(f"fork {clean_text(path.name)}", timeout=8, markup=False)
+
+        self.push_screen(ForkForm(parent, step, kept, fork, live=self.data.live), forked)
+
     def action_help(self) -> None:
         from grok_tui.screens.help import HelpScreen
 
         self.push_screen(HelpScreen([b for b in self.BINDINGS if isinstance(b, Binding)]))
+
+    async def action_interrupt(self) -> None:
+        """ctrl+c: quit as `q` does, and exit with 128 + SIGINT as the README's table says."""
+        self.stop_signal = self.stop_signal or int(signal.SIGINT)
+        await self.action_quit()
 
     async def action_quit(self) -> None:
         """Stop the engine, let it close the run log as interrupted, and exit within 2 s.

@@ -17,6 +17,7 @@ from grok_tui.commands import (
     doctor,
     export,
     figure,
+    fork,
     ls,
     plot,
     presets,
@@ -28,6 +29,7 @@ from grok_tui.commands import (
     tokens,
     tui,
 )
+from grok_tui.errors import one_line_usage_errors
 
 app = typer.Typer(
     name="grok",
@@ -36,7 +38,25 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
     add_completion=False,
 )
-for module in (run, tui, sweep, ls, show, plot, report, figure, export, presets, split, tokens, circuit, bench, doctor):
+COMMANDS = (
+    run,
+    fork,
+    tui,
+    sweep,
+    ls,
+    show,
+    plot,
+    report,
+    figure,
+    export,
+    presets,
+    split,
+    tokens,
+    circuit,
+    bench,
+    doctor,
+)
+for module in COMMANDS:
     module.register(app)
 
 
@@ -66,7 +86,7 @@ def _main(
 
 def main() -> None:
     try:
-        quiet_on_closed_pipe(app)
+        quiet_on_closed_pipe(lambda: one_line_usage_errors(app))
     except SystemExit as e:
         exit_without_teardown(e.code)
 

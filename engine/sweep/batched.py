@@ -109,8 +109,8 @@ def run_batch(specs: list[MemberSpec], notify: Notify | None, stop: Stopped) -> 
         for i, (d, c) in enumerate(zip(dirs, cfgs, strict=True)):
             start_over(d)
             lock = RunLock(d).acquire()
-            sinks.append(RunSink(d, c, lock, partial(trainer.member_state_dict, i), partial(trainer.summary, i)))
-        stream = trainer.events()
+            sinks.append(RunSink(d, c, lock, partial(trainer.member_state_dict, i), partial(trainer.member_summary, i)))
+        stream = trainer.member_events()
         try:
             for i, ev in stream:
                 ev = sinks[i].handle(ev)

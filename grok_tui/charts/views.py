@@ -107,10 +107,13 @@ def _plot(data: RunData, title: str, columns: list[tuple[str, str]], axis: Axis,
 
 def phase_markers(data: RunData) -> list[tuple[float, str]]:
     """M at the memorized step, G at the generalized step, C and U at circuit formation and cleanup
-    (engine/phases.py), on every step chart."""
+    (engine/phases.py), F and I at a fork's step and interventions, on every step chart."""
     ph = data.phases
     marks = ((ph.memorized_step, "M"), (ph.generalized_step, "G"), (ph.circuit_step, "C"), (ph.cleanup_step, "U"))
-    return [(float(step), mark) for step, mark in marks if step is not None]
+    # F at a fork's step, I at an intervention at another step (docs/FORK.md)
+    return [(float(step), mark) for step, mark in marks if step is not None] + [
+        (float(step), mark) for step, mark in data.fork_marks
+    ]
 
 
 def accuracy(data: RunData, axis: Axis) -> Plot:
@@ -274,10 +277,17 @@ def fourier_bars(data: RunData, at: int | None = None) -> dict[str, Any]:
         off = data.probe_off("fourier")
     step, values = (snap[0], list(snap[1])) if snap else (0, [])
     n = len(values)
+    # the y axis starts just below the smallest bar, not at 0: E's spectrum is nearly flat early on, and
+    # from 0 every bar would fill most of the height, the key frequencies differing in the top rows only
+    finite = [v for v in values if math.isfinite(v)]
+    lo = max(min(finite) - 0.1 * (max(finite) - min(finite)), 0.0) if finite else None
     return {
         "title": "Fourier spectrum of E" + (" (scrubbed)" if at is not None else ""),
         "values": values,
-        "legend": f"step {fmt_step(step)}" if values else "",
+        "y_lo": lo,
+        "legend": (f"step {fmt_step(step)} · y from {fmt_num(lo)}" if lo else f"step {fmt_step(step)}")
+        if values
+        else "",
         "ticks": {0: "0", n // 2: str(n // 2), n - 1: str(n - 1)} if n else {},
         "note": probe_hint("fourier") if off else "waiting for the Fourier probe…",
         "color": "green",

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
+from grok_tui.commands.width import ELLIPSIS, columns
 from grok_tui.errors import user_errors
 
 if TYPE_CHECKING:
@@ -51,7 +52,42 @@ def run_entry(rec: RunRecord) -> dict[str, Any]:
         "final_val_acc": val if val is not None else _num(last.get("val_acc")),
         "wall_s": wall if wall is not None else _num(last.get("wall_s")),
         "created": clean_text((rec.meta or {}).get("created", "")),
+        **_lineage(rec),
     }
+
+
+def _lineage(rec: RunRecord) -> dict[str, Any]:
+    """A fork's parent (relative to its own directory's parent) and fork step (docs/FORK.md)."""
+    from engine.rundir import clean_text
+
+    lin = rec.lineage
+    return {"parent": clean_text(lin["parent"]), "fork_step": lin.get("fork_step")} if "parent" in lin else {}
+
+
+def fork_tree(found: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The entries with each fork listed under its parent (by fork step), `depth` set: the fork tree.
+    A fork whose parent is not in the listing stays where it was, at depth 0."""
+    where = {Path(e["path"]).resolve(): e for e in found if e["kind"] == "run"}
+    children: dict[int, list[dict[str, Any]]] = {}
+    roots = []
+    for e in found:
+        parent = where.get((Path(e["path"]).parent / e["parent"]).resolve()) if e.get("parent") else None
+        if parent is not None and parent is not e:
+            children.setdefault(id(parent), []).append(e)
+        else:
+            roots.append(e)
+    out: list[dict[str, Any]] = []
+
+    def walk(e: dict[str, Any], depth: int) -> None:
+        if any(x is e for x in out):  # a cycle in crafted summaries: each entry once
+            return
+        out.append({**e, "depth": depth} if depth else e)
+        for c in sorted(children.get(id(e), []), key=lambda c: (c.get("fork_step") or 0, c["name"])):
+            walk(c, depth + 1)
+
+    for r in roots:
+        walk(r, 0)
+    return out
 
 
 def group_entry(path: Path) -> dict[str, Any]:
@@ -154,8 +190,10 @@ def row_cells(e: dict[str, Any]) -> list[str]:
     if e["status"] == "unreadable":
         return [e["name"], "-", "unreadable", e.get("error", ""), "", "", "", ""]
     status = e["status"] + (f" pid {e['pid']}" if e["pid"] else "")
+    depth = e.get("depth", 0)
+    name = ("  " * (depth - 1) + "└ " if depth else "") + e["name"] + (f" @{e['fork_step']}" if depth else "")
     return [
-        e["name"],
+        name,
         e["preset"] or "-",
         status,
         f"{e['step']}/{_cell(e['max_steps'])}",
@@ -164,6 +202,24 @@ def row_cells(e: dict[str, Any]) -> list[str]:
         _cell(e["final_val_acc"], "{:.3f}"),
         _wall(e["wall_s"]),
     ]
+
+
+Header = tuple[str, ...]
+
+
+def narrow(rows: list[list[str]], header: tuple[str, ...], width: int | None = None) -> tuple[list[list[str]], Header]:
+    """The table for an 80-column terminal: without the PRESET column where every name already holds its
+    preset (`<date>-<preset>-s<seed>`), and names cut at the start with … when the lines are still too
+    wide (the time, preset and seed or `sweep` at the end stay; `--wide` gives whole names)."""
+    if all(r[1] == "-" or r[1] in r[0] for r in rows):
+        rows, header = [[r[0], *r[2:]] for r in rows], (header[0], *header[2:])
+    width = width or columns()
+    others = sum(max(len(h), *(len(r[i]) for r in rows)) + 2 for i, h in enumerate(header) if i)
+    room = max(width - others, 12)
+    for r in rows:
+        if len(r[0]) > room:
+            r[0] = ELLIPSIS + r[0][len(r[0]) - room + 1 :]
+    return rows, header
 
 
 def table(rows: list[list[str]], header: tuple[str, ...]) -> str:
@@ -186,13 +242,14 @@ def register(app: typer.Typer) -> None:
     def ls(
         root: Annotated[str, typer.Argument(help="Where runs go (the --out of grok run / grok sweep).")] = "runs",
         as_json: Annotated[bool, typer.Option("--json", help="One JSON list, for scripts.")] = False,
+        wide: Annotated[bool, typer.Option("--wide", help="Every column and whole names.")] = False,
     ) -> None:
         from engine.config import ConfigError
 
         d = Path(root)
         if not d.is_dir():
             raise ConfigError(f"{d}: no such directory (runs go to ./runs unless --out says otherwise)")
-        found = entries(d)
+        found = fork_tree(entries(d))  # forks under their parents
         if as_json:
             typer.echo(json.dumps(found, indent=2))
             return
@@ -200,4 +257,5 @@ def register(app: typer.Typer) -> None:
             typer.echo(f"no runs or sweep groups in {d}")
             return
         header = ("name", "preset", "status", "step/max", "mem", "gen", "val_acc", "wall")
-        typer.echo(table([row_cells(e) for e in found], header))
+        rows = [row_cells(e) for e in found]
+        typer.echo(table(rows, header) if wide else table(*narrow(rows, header)))

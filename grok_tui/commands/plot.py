@@ -68,6 +68,7 @@ def run_chart(path: Path, metrics: list[str], many: bool) -> Chart:
     for step, mark in ((rec.phases.memorized_step, "M"), (rec.phases.generalized_step, "G")):
         if step is not None:
             chart.markers.append((float(step), mark))
+    chart.markers += [(float(step), mark) for step, mark in rec.fork_marks]  # a fork's F and I (docs/FORK.md)
     return chart
 
 
@@ -134,8 +135,9 @@ def render(chart: Chart, log_x: bool, k: int, width: int, height: int, color: bo
         plt.yticks([0, 0.25, 0.5, 0.75, 1], ["0", "0.25", "0.50", "0.75", "1.00"])
     for step, mark in chart.markers:
         if not log_x or step > 0:
-            plt.vline(step, "red" if mark == "M" else "green")
-            plt.text(mark, step, _top(chart), color="red" if mark == "M" else "green")
+            color = {"M": "red", "F": "blue", "I": "blue"}.get(mark, "green")
+            plt.vline(step, color)
+            plt.text(mark, step, _top(chart), color=color)
     text = plt.build()
     return text if color else plt.uncolorize(text)
 
@@ -176,7 +178,7 @@ def plot_text(
     color: bool | None = None,
 ) -> str:
     """Every chart for `paths`, as the text `grok plot` prints (also used by `grok report --plot`)."""
-    cols, rows = shutil.get_terminal_size((100, 30))
+    cols, rows = shutil.get_terminal_size((80, 30))  # a pipe: 80 columns, as every command's output
     w = width or min(max(cols, 40), 160)
     h = height or max(min(rows - 4, 30), 15)
     colored = use_color() if color is None else color
@@ -193,7 +195,7 @@ def register(app: typer.Typer) -> None:
         ),
         log_x: Annotated[bool, typer.Option("--log-x/--linear-x", help="Log or linear step axis.")] = True,
         k: Annotated[int, typer.Option("--smooth", help="Trailing mean over K evaluations (1 = none).")] = 1,
-        width: Annotated[int, typer.Option("--width", help="Columns (default: the terminal's, or 100).")] = 0,
+        width: Annotated[int, typer.Option("--width", help="Columns (default: the terminal's, or 80).")] = 0,
         height: Annotated[int, typer.Option("--height", help="Rows (default: the terminal's, or 26).")] = 0,
         color: Annotated[
             bool | None, typer.Option("--color/--no-color", help="ANSI colours (default: only on a terminal).")

@@ -7,6 +7,7 @@ from typing import Annotated
 
 import typer
 
+from grok_tui.commands.width import fold_text
 from grok_tui.errors import user_errors
 
 
@@ -53,6 +54,7 @@ def register(app: typer.Typer) -> None:
                 "e.g. a sampler's own control.",
             ),
         ] = None,
+        wide: Annotated[bool, typer.Option("--wide", help="Tables and lines unfolded, however wide.")] = False,
     ) -> None:
         from engine.config import ConfigError
         from engine.rundir import clean_block, is_paper_dir
@@ -65,7 +67,8 @@ def register(app: typer.Typer) -> None:
                 raise ConfigError(
                     "a paper directory's report is a text table: drop --format/--csv/--plot/--metrics/--baseline"
                 )
-            typer.echo(clean_block(render(Paper.open(group_dir), running=lock_holder(group_dir) is not None)), nl=False)
+            text = clean_block(render(Paper.open(group_dir), running=lock_holder(group_dir) is not None))
+            typer.echo(text if wide else fold_text(text), nl=False)
             return
         from engine.sweep.report import FORMATS, render, write_csv
         from engine.sweep.spec import Group
@@ -84,7 +87,8 @@ def register(app: typer.Typer) -> None:
             write_csv(group, sys.stdout, tail, cols, baseline)
         else:
             # arm names come from group.json
-            typer.echo(clean_block(render(group, fmt, tail, cols, baseline)), nl=False)
+            text = clean_block(render(group, fmt, tail, cols, baseline))
+            typer.echo(text if wide or fmt != "text" else fold_text(text), nl=False)
         if plot:
             from grok_tui.commands.plot import plot_text, use_color
 

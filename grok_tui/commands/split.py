@@ -13,9 +13,13 @@ from typing import Annotated, Any
 import typer
 
 from grok_tui import options as o
+from grok_tui.commands.width import echo
 from grok_tui.errors import user_errors
 
 BARS = " ▏▎▍▌▋▊▉█"
+
+
+BAR_WIDTH = 30  # a row with its bar and " target" fits 80 columns
 
 
 def _bar(v: float, vmax: float, width: int) -> str:
@@ -44,13 +48,11 @@ def _split_name(d: object) -> str:
 def register(app: typer.Typer) -> None:
     @app.command()
     @user_errors
+    @o.with_run_options(fields=("preset", "config", "sets", "seed"))
     def split(
-        preset: o.Preset = None,
-        config: o.ConfigFile = None,
-        set_: o.Set = None,
-        seed: o.Seed = None,
+        opts: o.RunOptions,
         csv: Annotated[bool, typer.Option("--csv", help="Print the per-token table as CSV.")] = False,
-        width: Annotated[int, typer.Option("--width", help="Bar width in characters.")] = 40,
+        width: Annotated[int, typer.Option("--width", help="Bar width in characters.")] = 30,
         draws: Annotated[
             int, typer.Option("--draws", help="Steps of the sampler to replay for the realized draw shares.")
         ] = 1000,
@@ -59,13 +61,12 @@ def register(app: typer.Typer) -> None:
         import numpy as np
 
         from engine import data as D
-        from engine.config import ConfigError, parse_set
+        from engine.config import ConfigError
         from engine.metrics import split_tokens
-        from engine.presets import resolve_config
 
         if draws < 0:
             raise ConfigError(f"--draws: must be >= 0 (got {draws})")
-        cfg, _ = resolve_config(preset, config, parse_set(set_ or []), seed=seed)
+        cfg = opts.resolve()
         s = D.make_split(cfg.data, cfg.train.seed)
         pairs = D.operand_pairs(cfg.data)
         p = cfg.data.p
@@ -90,25 +91,25 @@ def register(app: typer.Typer) -> None:
                     f"{expected[t]:.6f},{realized[t]:.6f}"
                 )
             return
-        typer.echo(
+        echo(
             f"{_split_name(cfg.data)} split of {cfg.data.op} mod {p}, seed {cfg.train.seed}: "
             f"{n} train / {len(s.test)} test pairs"
         )
         lo, hi = int(tr.argmin()), int(tr.argmax())
-        typer.echo(
+        echo(
             f"training pairs holding a token, (t, t) once: min {tr.min()} (token {lo})  max {tr.max()} (token {hi})  "
             f"mean {tr.mean():.1f}  cv {tr.std() / max(tr.mean(), 1e-9):.2f}"
         )
-        typer.echo(
+        echo(
             f"absent from training: {len(absent)} tokens{' ' + ' '.join(map(str, absent)) if len(absent) else ''}  "
             f"coverage ceiling: {ceiling:.3f} (1 - share of test pairs holding an absent token)"
         )
-        typer.echo(
+        echo(
             f"batch {batch}, shuffled epochs: the rarest token is in {presence.min():.1%} of batches; "
             f"{int((presence < 0.5).sum())} tokens are in fewer than half of them"
         )
         shares = realized[tr > 0]
-        typer.echo(
+        echo(
             f"sampler {cfg.train.sampler}, {draws} steps replayed: share of draws per trained token "
             f"min {shares.min():.2%}  median {np.median(shares):.2%}  max {shares.max():.2%}  (1/p = {1 / p:.2%})"
             + ("; gradient: at its initial weights" if cfg.train.sampler == "gradient" else "")
@@ -117,7 +118,7 @@ def register(app: typer.Typer) -> None:
         )
         if len(targets):
             for line in _target_lines(cfg, targets, tr, expected, realized, sampler.rate, draws):
-                typer.echo(line)
+                echo(line)
         typer.echo(
             f"{'token':>5} {'as a':>5} {'as b':>5} {'train':>5} {'test':>5} {'batch%':>6} {'draw%':>6}  (bar: train)"
         )

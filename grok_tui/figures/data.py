@@ -66,6 +66,7 @@ def run_curves(path: Path, metrics: list[str], x: str = "step") -> tuple[str, li
         v = getattr(rec.phases, key)
         if v is not None:
             markers.append((_to_x(rec.rows, float(v), x), mark))
+    markers += [(_to_x(rec.rows, float(s), x), mark) for s, mark in rec.fork_marks]  # F, I (docs/FORK.md)
     return short_name(clean_text(path.name)), curves, markers
 
 

@@ -69,13 +69,14 @@ def _dense_hessian(tr: Trainer, names: list[str]) -> torch.Tensor:
     params = {n: p.detach() for n, p in tr.model.named_parameters()}
     shapes = [(n, params[n].shape, params[n].numel()) for n in names]
     flat = torch.cat([params[n].reshape(-1) for n in names])
+    data = tr.data[0]  # the run's dataset (engine/dataset.py)
 
     def loss(theta: torch.Tensor) -> torch.Tensor:
         block, i = {}, 0
         for n, shape, size in shapes:
             block[n] = theta[i : i + size].view(shape)
             i += size
-        return tr.loss_fn(functional_call(tr.model, {**params, **block}, (tr.x_train,)), tr.y_train)
+        return tr.loss_fn(functional_call(tr.model, {**params, **block}, (data.x_train,)), data.y_train)
 
     return torch.func.hessian(loss)(flat)
 
