@@ -244,9 +244,12 @@ class TrainConfig:
     loss: str = "ce"  # ce | stablemax
     checkpoint_every: int = 2000  # steps between checkpoints (also written on every exit)
     threads: int = 0  # torch intra-op threads; 0 = auto: idle cores, or OMP_NUM_THREADS (engine/threads.py)
-    # On a GPU the step is recorded once as a CUDA graph and replayed (engine/cuda_graph.py) where its
-    # arguments are fixed: Adam or AdamW, constant lr, no adaptive c, no gradient filter.
+    # On a GPU the step is recorded once as a CUDA graph and replayed (engine/cuda_graph.py) for Adam
+    # and AdamW without a gradient filter; the lr schedule and adaptive c reach it as device tensors.
     cuda_graph: bool = True  # false: every step launches its kernels one by one
+    # TF32 rounds a float32 matmul's inputs to a 10-bit mantissa on the tensor cores (CUDA, Ampere on):
+    # a higher matmul ceiling, other rounding than the CPU's, so runs part from fp32 ones (docs/PERFORMANCE.md).
+    tf32: bool = False  # CUDA float32 matmuls in TF32; a no-op on the CPU (summary.json says so)
     # Kept checkpoints for `grok fork` (engine/checkpoints.py, docs/FORK.md), under checkpoints/.
     keep_every: int = 0  # keep a checkpoint every N steps and at each phase logged (M, C, G); 0 = off
     keep_budget_mb: float = 0.0  # past this total size the oldest kept checkpoints go; 0 = no cap
@@ -259,6 +262,11 @@ class TrainConfig:
     def __post_init__(self) -> None:
         _check(self.batch_size >= 0, "train.batch_size", f"must be >= 1, or 0 for full batch (got {self.batch_size})")
         _check(self.max_steps >= 1, "train.max_steps", f"must be >= 1 (got {self.max_steps})")
+        _check(
+            not (self.tf32 and self.dtype == "float64"),
+            "train.tf32",
+            "TF32 rounds float32 matmuls: set train.dtype = float32",
+        )
         _check(self.eval_every >= 1, "train.eval_every", f"must be >= 1 (got {self.eval_every})")
         _one_of(self.sampler, "train.sampler", SAMPLERS)
         _one_of(self.dtype, "train.dtype", DTYPES)
