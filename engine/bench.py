@@ -1,4 +1,4 @@
-"""Throughput measurements behind `grok bench` and bench/: the matmul ceiling, the peer loop, the engine.
+"""Throughput measurements behind `grok bench` and bench/ab.py: the matmul ceiling, the peer loop, the engine.
 
 Every arm is built untimed, then trained in chunks that alternate between arms (A, B, A, B, ...) so
 that a change in machine load hits all of them; the figures are medians over chunks.
@@ -97,11 +97,16 @@ def engine_flops(cfg: RunConfig) -> float:
     H = cfg.d_hidden
     if cfg.model.kind == "mlp_onehot":
         return 2.0 * B * L * H + 6.0 * B * (matmul_params(cfg) - L * V * H)
-    device = str(resolve_device(cfg.train.device).type)
-    if cfg.model.kind != "mlp_embed" or not tables_pay(B, V, device):
+    if not uses_tables(cfg):
         return nominal_flops(cfg)
     first = 6.0 * L * V * d * H + 2.0 * B * L * H
     return first + 6.0 * B * (matmul_params(cfg) - L * d * H)
+
+
+def uses_tables(cfg: RunConfig) -> bool:
+    """Whether the engine's first layer runs on the tables E·W_lᵀ for this config (`tables_pay`)."""
+    device = str(resolve_device(cfg.train.device).type)
+    return cfg.model.kind == "mlp_embed" and tables_pay(cfg.train.batch_size, cfg.data.vocab_size, device)
 
 
 # --- the arms -------------------------------------------------------------------------------------
@@ -131,7 +136,7 @@ def peer_loop(cfg: RunConfig, flush_denormal: bool = False) -> Stepper:
     """A plain loop: DataLoader with shuffle, torch.optim.Adam with its defaults, loss.item() logged every step.
 
     PyTorch leaves subnormal floats on by default (`flush_denormal=False`); the flag exists to show
-    that flushing them is what keeps a long run's speed (bench/bench_sustained.py).
+    that flushing them is what keeps a long run's speed (`grok bench`, section 4).
     """
     device = resolve_device(cfg.train.device)
     x, y = train_set(cfg)
@@ -249,7 +254,7 @@ def many_loop(cfg: RunConfig, members: int) -> Stepper:
 
     cfgs = [apply_overrides(cfg, {"train.seed": s, "train.max_steps": 10**9}) for s in range(members)]
     trainer = ManyTrainer(cfgs)
-    it = trainer.events()
+    it = trainer.member_events()
 
     def run(n: int) -> None:
         torch.set_flush_denormal(True)

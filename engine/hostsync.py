@@ -5,7 +5,7 @@ call that needs a device value on the host (`.item()`, `.tolist()`, `bool(t)`, `
 size that depends on device data (`bincount`, `nonzero`, `unique`) waits until every kernel queued
 before it has run, and the queue drains. `HostReads` counts such calls by name while `active()` holds.
 It sees calls, not devices, so it works on the CPU too: there it names the calls that would wait on
-a GPU (tests/engine/test_host_syncs.py, bench/bench_syncs.py). On a GPU,
+a GPU (tests/engine/test_host_syncs.py). On a GPU,
 `torch.cuda.set_sync_debug_mode("warn")` reports the syncs themselves.
 """
 

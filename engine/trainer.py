@@ -31,15 +31,8 @@ class Trainer(TrainLoop):
         assert isinstance(w, OneModel)
         self.model = w.model
         self.opt = self.opts[0]
-        self.sampler = self.samplers[0]
         self.probes = self.probe_sets[0]
         self.metrics = self.runs[0]
-        self.updates = self.metrics.updates
-        self.grad_hooks = w.grad_hooks
-        self.token_freq = self.data[0].token_freq
-        d = self.data[0]
-        self.x_train, self.y_train, self.x_test, self.y_test = d.x_train, d.y_train, d.x_test, d.y_test
-        self.E = w.named[w.e_names[0]] if w.e_names else None
         if state is not None:
             self.load_state_dict(state)
 
@@ -83,9 +76,9 @@ class Trainer(TrainLoop):
         finally:
             stream.close()
 
-    def summary(self, status: str) -> dict[str, Any]:  # type: ignore[override]
+    def summary(self, status: str) -> dict[str, Any]:
         """summary.json's fields for this run ending now with `status`."""
-        return super().summary(0, status)
+        return self.member_summary(0, status)
 
     # --- checkpoints ---------------------------------------------------------------------------
 

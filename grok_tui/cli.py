@@ -17,6 +17,7 @@ from grok_tui.commands import (
     doctor,
     export,
     figure,
+    fork,
     ls,
     plot,
     presets,
@@ -37,7 +38,25 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
     add_completion=False,
 )
-for module in (run, tui, sweep, ls, show, plot, report, figure, export, presets, split, tokens, circuit, bench, doctor):
+COMMANDS = (
+    run,
+    fork,
+    tui,
+    sweep,
+    ls,
+    show,
+    plot,
+    report,
+    figure,
+    export,
+    presets,
+    split,
+    tokens,
+    circuit,
+    bench,
+    doctor,
+)
+for module in COMMANDS:
     module.register(app)
 
 

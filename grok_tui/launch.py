@@ -28,31 +28,26 @@ def resolve(
 ) -> Launch:
     """The app's start for a command line: the run options, and a run to open, runs to compare or a run to
     resume; raises ConfigError for bad options."""
-    from engine.config import ConfigError, parse_set
-    from engine.presets import resolve_config
+    from engine.config import ConfigError
     from grok_tui.rundata import load_run
 
-    preset, config, seed, steps, out = opts.preset, opts.config, opts.seed, opts.steps, opts.out_root
-    overrides: dict[str, Any] = parse_set(opts.sets or [])
-    for key, v in (("train.seed", seed), ("train.max_steps", steps), ("train.device", opts.device)):
-        if v is not None:
-            overrides[key] = v
+    out: str | Path = opts.out_root
+    overrides = opts.overrides()
     cfg, opened, resume = None, None, None
     if open_dir and resume_dir:
         raise ConfigError("--open shows a run, --resume continues one: pass one of them")
     if open_dir:
-        if preset or config:
+        if opts.given("preset", "config"):
             raise ConfigError("--open shows a finished run; drop --preset/--config")
         opened = load_run(open_dir)
         cfg = opened.config  # the run's config, as its record read it (engine/run_record.py)
         out = Path(open_dir).parent
     elif resume_dir:
-        if preset or config or opts.sets or seed is not None:
-            raise ConfigError("--resume continues a run with its own config; drop --preset/--config/--set/--seed")
-        cfg, resume = runner.resume_factory(resume_dir, steps, opts.device)
+        opts.check_resume()
+        cfg, resume = runner.resume_factory(resume_dir, opts.steps, opts.device)
         out = Path(resume_dir).parent
-    elif preset or config:
-        cfg, _ = resolve_config(preset, config, overrides)
+    elif opts.given("preset", "config"):
+        cfg = opts.resolve()
     from engine.run_record import read_run
     from engine.rundir import is_group, is_run_dir
 

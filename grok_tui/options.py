@@ -1,4 +1,5 @@
-"""Run options shared by `grok run`, `grok tui` / `grok-tui` and `grok sweep`."""
+"""What to train, as the command line names it: the options `grok run`, `grok tui` / `grok-tui`, `grok sweep`
+and `grok split` share, and the one place they become a config."""
 
 from __future__ import annotations
 
@@ -8,9 +9,13 @@ import sys
 import typing
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
+
+if TYPE_CHECKING:
+    from engine.config import RunConfig
+    from engine.presets import Preset as PresetFile
 
 Preset = Annotated[str | None, typer.Option("--preset", "-p", help="Preset name (`grok presets` lists them).")]
 ConfigFile = Annotated[str | None, typer.Option("--config", "-c", help="A TOML config file.")]
@@ -29,9 +34,20 @@ OutShort = Annotated[str | None, typer.Option("-o", hidden=True, help="Old spell
 Output = Annotated[str, typer.Option("--output", "-o", help="Output file, or - for stdout.")]
 
 
+# RunOptions' fields as the command line spells them
+FLAGS = {
+    "preset": "--preset",
+    "config": "--config",
+    "sets": "--set",
+    "seed": "--seed",
+    "steps": "--steps",
+    "device": "--device",
+}
+
+
 @dataclass(frozen=True)
 class RunOptions:
-    """What to train, as `grok run` and `grok tui` take it: a preset or config file, overrides, the run root."""
+    """What to train, as a command line gives it: a preset or config file, overrides, shorthands, the run root."""
 
     preset: Preset = None
     config: ConfigFile = None
@@ -46,25 +62,62 @@ class RunOptions:
     def out_root(self) -> str:
         return out_dir(self.out, self.out_short)
 
+    def overrides(self) -> dict[str, Any]:
+        """--set's dotted keys, checked, with the --seed, --steps and --device shorthands folded in."""
+        from engine.config import parse_set
+        from engine.presets import with_shorthands
 
-def with_run_options(command: Callable[..., Any]) -> Callable[..., Any]:
-    """`command(opts: RunOptions, ...)` as a typer command whose first options are RunOptions' fields."""
+        return with_shorthands(parse_set(self.sets or []), seed=self.seed, steps=self.steps, device=self.device)
+
+    def source(self, missing: str | None = None) -> PresetFile:
+        """The preset or config file named: exactly one (`missing`: the error when neither is given)."""
+        from engine.presets import NO_SOURCE, choose
+
+        return choose(self.preset, self.config, missing or NO_SOURCE)
+
+    def resolve(self) -> RunConfig:
+        """The config these options ask for: the preset or file, then --set, then the shorthands."""
+        from engine.config import apply_overrides
+
+        over = self.overrides()  # a bad --set is reported before a bad preset, as it always was
+        return apply_overrides(self.source().config, over)
+
+    def given(self, *names: str) -> list[str]:
+        """The flags among `names` (RunOptions' fields) this command line gave."""
+        return [FLAGS[n] for n in names if getattr(self, n) not in (None, [], "")]
+
+    def check_resume(self) -> None:
+        """--resume takes the run's own config: a preset, config file, --set or --seed beside it is an error."""
+        from engine.config import ConfigError
+
+        if self.given("preset", "config", "sets", "seed"):
+            raise ConfigError("--resume continues a run with its own config; drop --preset/--config/--set/--seed")
+
+
+def with_run_options(
+    command: Callable[..., Any] | None = None, *, fields: tuple[str, ...] | None = None
+) -> Callable[..., Any]:
+    """`command(opts: RunOptions, ...)` as a typer command whose first options are RunOptions' fields (or
+    only `fields`, the others left at their defaults)."""
+    if command is None:
+        return functools.partial(with_run_options, fields=fields)
     hints = typing.get_type_hints(command, include_extras=True)
     kw_only = inspect.Parameter.KEYWORD_ONLY
     own = [
         inspect.Parameter(p.name, kw_only, default=p.default, annotation=hints[p.name])
         for p in list(inspect.signature(command).parameters.values())[1:]  # after `opts`
     ]
-    fields = typing.get_type_hints(RunOptions, include_extras=True)
+    every = typing.get_type_hints(RunOptions, include_extras=True)
+    shown = {name: hint for name, hint in every.items() if fields is None or name in fields}
     defaults = RunOptions()
     shared = [
         inspect.Parameter(name, kw_only, default=getattr(defaults, name), annotation=hint)
-        for name, hint in fields.items()
+        for name, hint in shown.items()
     ]
 
     @functools.wraps(command)
     def wrapper(**kw: Any) -> Any:
-        opts = RunOptions(**{name: kw.pop(name) for name in fields})
+        opts = RunOptions(**{name: kw.pop(name) for name in shown})
         return command(opts, **kw)
 
     wrapper.__signature__ = inspect.Signature([*shared, *own])  # type: ignore[attr-defined]

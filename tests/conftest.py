@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import os
 import signal
+import subprocess
 import sys
 import threading
 import time
+import traceback
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 import torch
@@ -39,6 +42,65 @@ def tiny() -> RunConfig:
     return tiny_config()
 
 
+# --- the `grok` command line -----------------------------------------------------------------------
+
+CLI_ENV = {"COLUMNS": "200", "NO_COLOR": "1"}
+
+
+def grok(
+    *args: str,
+    cwd: Path | None = None,
+    env: dict[str, str] | None = None,
+    timeout: float = 120,
+    process: bool = False,
+) -> subprocess.CompletedProcess[str]:
+    """`grok ARGS` with its exit code, stdout and stderr.
+
+    In this process (typer's CliRunner: no interpreter start, no torch import per call) unless `process`:
+    then in a subprocess as a user runs it, for what only a real process shows (signals, the console
+    script, the interpreter's exit). An exception that escapes the command is written to stderr with exit
+    code 1, as the interpreter would, so `"Traceback" not in stderr` means the same both ways.
+    """
+    full_env = {**CLI_ENV, **(env or {})}
+    if process:
+        return subprocess.run(
+            [sys.executable, "-m", "grok_tui", *args],
+            capture_output=True,
+            text=True,
+            cwd=cwd,
+            timeout=timeout,
+            env={**os.environ, **full_env},
+        )
+    from typer.testing import CliRunner
+
+    from grok_tui.cli import app
+    from grok_tui.errors import one_line_usage_errors
+
+    threads = torch.get_num_threads()
+    here = os.getcwd()
+    code: int = 0
+    error: BaseException | None = None
+    try:
+        if cwd is not None:
+            os.chdir(cwd)
+        with CliRunner().isolation(env=full_env) as streams:
+            try:  # as main() runs it: click's usage errors become the one `error:` line
+                one_line_usage_errors(lambda **kw: app(args=list(args), prog_name="grok", **kw))
+            except SystemExit as e:
+                code = e.code if isinstance(e.code, int) else (0 if e.code is None else 1)
+            except Exception as e:  # noqa: BLE001 - the interpreter would print it and exit 1
+                error, code = e, 1
+            sys.stdout.flush()  # the isolation's text wrappers buffer what the command printed
+            sys.stderr.flush()
+            out, err = streams[0].getvalue().decode(), streams[1].getvalue().decode()
+    finally:
+        os.chdir(here)
+        torch.set_num_threads(threads)  # a command's train.threads must not change later tests
+    if error is not None:
+        err += "".join(traceback.format_exception(error))
+    return subprocess.CompletedProcess(["grok", *args], code, out, err)
+
+
 # --- nothing outlives its test --------------------------------------------------------------------
 # A thread or a child process left running by a test can hang the whole run at exit (asyncio.run and
 # the interpreter both wait on non-daemon threads) or burn a core under every later test. Each test
@@ -46,24 +108,39 @@ def tiny() -> RunConfig:
 # and children are killed so that they cannot hang or slow the rest of the run.
 
 OUTLIVE_S = 10.0
+# Linux lists each thread's children there (CONFIG_PROC_CHILDREN); without it every pid is checked.
+_HAS_CHILDREN_FILE = os.path.exists(f"/proc/self/task/{os.getpid()}/children")
+
+
+def _child_pids() -> list[int]:
+    """Candidate child pids of this process: what its threads list in /proc/self/task/*/children (a few
+    small reads per test), or, where the kernel has no such file, every pid in /proc (a scan of them all)."""
+    if not _HAS_CHILDREN_FILE:
+        return [int(e.name) for e in os.scandir("/proc") if e.name.isdigit()]
+    pids: list[int] = []
+    for tid in os.listdir("/proc/self/task"):
+        try:
+            with open(f"/proc/self/task/{tid}/children") as fh:
+                pids += [int(p) for p in fh.read().split()]
+        except OSError:  # the thread ended since the listing
+            continue
+    return pids
 
 
 def _children() -> dict[int, str]:
     """Live (not zombie) child processes of this process: pid -> command name, from /proc."""
     out: dict[int, str] = {}
     me = os.getpid()
-    for entry in os.scandir("/proc"):
-        if not entry.name.isdigit():
-            continue
+    for pid in _child_pids():
         try:
-            with open(f"/proc/{entry.name}/stat") as fh:
+            with open(f"/proc/{pid}/stat") as fh:
                 stat = fh.read()
         except OSError:
             continue
         name, _, rest = stat.rpartition(")")
         fields = rest.split()
-        if len(fields) > 1 and int(fields[1]) == me and fields[0] != "Z" and not _shared_helper(entry.name):
-            out[int(entry.name)] = name.partition("(")[2]
+        if len(fields) > 1 and int(fields[1]) == me and fields[0] != "Z" and not _shared_helper(str(pid)):
+            out[pid] = name.partition("(")[2]
     return out
 
 

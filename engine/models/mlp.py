@@ -18,8 +18,8 @@ ACTIVATIONS: dict[str, Callable[[torch.Tensor], torch.Tensor]] = {"relu": F.relu
 class MLPEmbed(nn.Module):
     """h1 = σ(W ê + b1), h2 = W2 h1 + b2, ê = [e_a, e_op, e_b, e_=] (eq. 2)."""
 
-    # The training step's first layer: "auto" picks by FLOP count; bench/bench_first_layer_path.py pins
-    # "tables" (every batch size, the engine before issue 16) or "plain" to time one against the other.
+    # The training step's first layer: "auto" picks by FLOP count; "tables" (every batch size, the engine
+    # before issue 16) or "plain" pins one, to time one against the other.
     train_path = "auto"
 
     def __init__(self, cfg: RunConfig) -> None:

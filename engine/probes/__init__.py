@@ -19,7 +19,7 @@ from engine.probes.spectra import RankProbe
 from engine.probes.targets import TargetProbe
 
 # Cadences (steps) at which every probe together costs at most 15% of training wall time on `embed_mul`
-# (eval_every 100): measured by bench/bench_probes.py. Presets that switch probes on use these.
+# (eval_every 100): measured as docs/PROBES.md records. Presets that switch probes on use these.
 DEFAULT_CADENCES: dict[str, int] = {
     "probe.hessian_every": 1000,
     "probe.rank_every": 500,

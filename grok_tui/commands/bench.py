@@ -10,8 +10,8 @@ from grok_tui import options as o
 from grok_tui.errors import user_errors
 
 OVERHEAD_NOTES = (
-    "probes: bench/bench_probes.py (all probes at default cadences vs off, docs/PROBES.md)",
-    "TUI:    bench/bench_tui.py (a live TUI vs a headless run, docs/TUI.md)",
+    "probes: docs/PROBES.md (all probes at default cadences vs off)",
+    "TUI:    docs/TUI.md (a live TUI vs a headless run)",
 )
 
 
@@ -73,13 +73,17 @@ def run_bench(device: str, quick: bool, threads: int, many_sizes: tuple[int, ...
         f"{eng * nominal / 1e9 / ceiling:>12.0%}"
     )
     echo(f"{'  engine, FLOP actually spent':<34}{'':>9}{eng * actual / 1e9:>9.1f}{eng * actual / 1e9 / ceiling:>12.0%}")
+    spent = (
+        f"the engine's first layer runs on E·W_lᵀ tables: {actual / 1e6:.0f} MFLOP/step"
+        if B.uses_tables(cfg)
+        else "the engine's first layer is the plain Linear: the nominal FLOP"
+    )
     echo(
-        f"  engine / peer = {eng / peer:.2f}x   (nominal = 6·B·matmul params = {nominal / 1e6:.0f} MFLOP/step; "
-        f"the engine's first layer runs on E·W_lᵀ tables: {actual / 1e6:.0f} MFLOP/step)"
+        f"  engine / peer = {eng / peer:.2f}x   (nominal = 6·B·matmul params = {nominal / 1e6:.0f} MFLOP/step; {spent})"
     )
     echo("\n4 sustained, random_mul at lr 1e-3")
     if quick:
-        echo("  skipped with --quick (6,000 steps per arm); bench/bench_sustained.py runs it")
+        echo("  skipped with --quick (6,000 steps per arm); `grok bench` without --quick runs it")
     else:
         secs = B.sustained({"plain": B.peer_loop(cfg), "engine": B.engine_loop(cfg)}, 6000, 100)
         for name, s in secs.items():

@@ -9,7 +9,7 @@ import typer
 
 from grok_tui import options as o
 from grok_tui.commands.signals import StopSignals, say
-from grok_tui.errors import EXIT_DIVERGED, fail, user_errors
+from grok_tui.errors import EXIT_DIVERGED, user_errors
 
 if TYPE_CHECKING:
     from engine.run import Run
@@ -79,25 +79,11 @@ def register(app: typer.Typer) -> None:
         log_every: Annotated[int, typer.Option("--log-every", help="Evaluations between plain log lines.")] = 10,
     ) -> None:
         """Train one run headless and write its run directory."""
-        from engine.config import parse_set
-        from engine.presets import resolve_config
+        from engine.run import Run
 
         if resume:
-            if opts.preset or opts.config or opts.sets or opts.seed is not None:
-                fail("--resume continues a run with its own config; drop --preset/--config/--set/--seed")
-            from engine.run import Run
-
+            opts.check_resume()
             r = Run.from_checkpoint(resume, max_steps=opts.steps, device=opts.device)
         else:
-            cfg, _ = resolve_config(
-                opts.preset,
-                opts.config,
-                parse_set(opts.sets or []),
-                seed=opts.seed,
-                steps=opts.steps,
-                device=opts.device,
-            )
-            from engine.run import Run
-
-            r = Run(cfg, opts.out_root)
+            r = Run(opts.resolve(), opts.out_root)
         raise typer.Exit(execute(r, quiet, log_every))

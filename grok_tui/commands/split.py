@@ -48,11 +48,9 @@ def _split_name(d: object) -> str:
 def register(app: typer.Typer) -> None:
     @app.command()
     @user_errors
+    @o.with_run_options(fields=("preset", "config", "sets", "seed"))
     def split(
-        preset: o.Preset = None,
-        config: o.ConfigFile = None,
-        set_: o.Set = None,
-        seed: o.Seed = None,
+        opts: o.RunOptions,
         csv: Annotated[bool, typer.Option("--csv", help="Print the per-token table as CSV.")] = False,
         width: Annotated[int, typer.Option("--width", help="Bar width in characters.")] = 30,
         draws: Annotated[
@@ -63,13 +61,12 @@ def register(app: typer.Typer) -> None:
         import numpy as np
 
         from engine import data as D
-        from engine.config import ConfigError, parse_set
+        from engine.config import ConfigError
         from engine.metrics import split_tokens
-        from engine.presets import resolve_config
 
         if draws < 0:
             raise ConfigError(f"--draws: must be >= 0 (got {draws})")
-        cfg, _ = resolve_config(preset, config, parse_set(set_ or []), seed=seed)
+        cfg = opts.resolve()
         s = D.make_split(cfg.data, cfg.train.seed)
         pairs = D.operand_pairs(cfg.data)
         p = cfg.data.p

@@ -15,20 +15,15 @@ from grok_tui.errors import fail, user_errors
 def register(app: typer.Typer) -> None:
     @app.command()
     @user_errors
+    @o.with_run_options(fields=("preset", "config", "sets", "steps", "device", "out", "out_short"))
     def sweep(
-        preset: o.Preset = None,
-        config: o.ConfigFile = None,
-        set_: o.Set = None,
+        opts: o.RunOptions,
         seeds: Annotated[int | None, typer.Option("--seeds", help="Seeds 0..N-1 instead of the preset's.")] = None,
-        steps: o.Steps = None,
-        device: o.Device = None,
         workers: Annotated[int, typer.Option("--workers", "-w", help="Worker processes; 0 = one per core.")] = 0,
         backend: Annotated[str, typer.Option("--backend", help="local (process pool) or ray.")] = "local",
         address: Annotated[
             str | None, typer.Option("--address", help="Ray cluster address (ray backend), e.g. auto or HOST:6379.")
         ] = None,
-        out: o.Out = "runs",
-        out_short: o.OutShort = None,
         resume: Annotated[
             str | None,
             typer.Option("--resume", help="Run what is missing or unfinished in GROUP_DIR (or a paper directory)."),
@@ -58,6 +53,7 @@ def register(app: typer.Typer) -> None:
 
             if importlib.util.find_spec("ray") is None:
                 raise ConfigError("--backend ray needs Ray: pip install 'grok-tui[ray]'")
+        preset, config = opts.preset, opts.config
         if plan_only:
             if resume or config:
                 raise ConfigError("--plan sizes a preset: give --preset NAME (or paper)")
@@ -67,10 +63,12 @@ def register(app: typer.Typer) -> None:
         if preset == PAPER and not resume:
             if config:
                 raise ConfigError("--preset paper runs the paper's sweep presets; drop --config")
-            out_dir = o.out_dir(out, out_short)
-            raise typer.Exit(run_paper(set_ or [], seeds, steps, out_dir, device, workers, backend, address, quiet))
+            paper = run_paper(
+                opts.sets or [], seeds, opts.steps, opts.out_root, opts.device, workers, backend, address, quiet
+            )
+            raise typer.Exit(paper)
         if resume:
-            if preset or config or set_ or seeds is not None or steps is not None or device is not None:
+            if opts.given("preset", "config", "sets", "steps", "device") or seeds is not None:
                 fail("--resume runs a group with its own grid; drop --preset/--config/--set/--seeds/--steps/--device")
             from engine.rundir import is_paper_dir
 
@@ -78,7 +76,7 @@ def register(app: typer.Typer) -> None:
                 raise typer.Exit(resume_paper(resume, workers, backend, address, quiet))
             group = Group.open(resume)
         else:
-            group = new_group(preset, config, set_ or [], seeds, steps, o.out_dir(out, out_short), device)
+            group = new_group(opts, seeds)
         raise typer.Exit(execute(group, workers, backend, address, quiet))
 
 

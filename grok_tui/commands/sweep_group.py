@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import signal
 import sys
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from grok_tui.commands.signals import StopSignals, say
 from grok_tui.commands.width import fold_text, wrap
@@ -13,29 +13,20 @@ from grok_tui.commands.width import fold_text, wrap
 if TYPE_CHECKING:
     from engine.config import RunConfig
     from engine.sweep.spec import Group, Member, SweepSpec
+    from grok_tui.options import RunOptions
 
 
-def plan_group(
-    preset: str | None,
-    config: str | None,
-    sets: list[str],
-    seeds: int | None,
-    steps: int | None,
-    device: str | None = None,
-) -> tuple[str, RunConfig, SweepSpec, list[Member]]:
+SWEEP_SOURCE = "give --preset NAME (sweep presets are marked `sweep` in `grok presets`) or --resume DIR"
+
+
+def plan_group(opts: RunOptions, seeds: int | None) -> tuple[str, RunConfig, SweepSpec, list[Member]]:
     """Expand the preset's [sweep] table with the command's options; every member is checked, nothing is made."""
     import dataclasses
-    from pathlib import Path
 
-    from engine.config import ConfigError, apply_overrides, parse_set
-    from engine.presets import load_file, load_preset
+    from engine.config import ConfigError, apply_overrides
     from engine.sweep.spec import check_sets, expand, parse_sweep
 
-    if preset and config:
-        raise ConfigError("give either --preset or --config, not both")
-    if not preset and not config:
-        raise ConfigError("give --preset NAME (sweep presets are marked `sweep` in `grok presets`) or --resume DIR")
-    p = load_preset(preset) if preset else load_file(Path(str(config)))
+    p = opts.source(SWEEP_SOURCE)
     where = str(p.path)
     if not p.is_sweep:
         raise ConfigError(f"preset {p.name!r} has no [sweep] table; run it with `grok run --preset {p.name}`")
@@ -44,31 +35,20 @@ def plan_group(
         if seeds < 1:
             raise ConfigError(f"--seeds must be >= 1 (got {seeds})")
         spec = dataclasses.replace(spec, seeds=tuple(range(seeds)))
-    over: dict[str, Any] = parse_set(sets)
-    if steps is not None:
-        over["train.max_steps"] = steps
-    if device is not None:
-        over["train.device"] = device
+    over = opts.overrides()
     check_sets(spec, over)
     base = apply_overrides(p.config, over)
     members = expand(base, spec, where)
     return p.name, base, spec, [m for m, _ in members]
 
 
-def new_group(
-    preset: str | None,
-    config: str | None,
-    sets: list[str],
-    seeds: int | None,
-    steps: int | None,
-    out: str,
-    device: str | None = None,
-) -> Group:
-    """Expand the preset's [sweep] table and create the group directory; every member is checked first."""
+def new_group(opts: RunOptions, seeds: int | None) -> Group:
+    """Expand the preset's [sweep] table and create the group directory under `opts.out_root`; every member is
+    checked first."""
     from engine.sweep.spec import Group
 
-    name, base, spec, members = plan_group(preset, config, sets, seeds, steps, device)
-    return Group.create(out, name, base, spec, members)
+    name, base, spec, members = plan_group(opts, seeds)
+    return Group.create(opts.out_root, name, base, spec, members)
 
 
 def execute(

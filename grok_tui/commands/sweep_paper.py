@@ -31,11 +31,12 @@ def run_paper(
     from engine.config import ConfigError
     from engine.paper_record import Paper
     from grok_tui.commands.sweep_group import plan_group
+    from grok_tui.options import RunOptions
 
     sweeps = paper_list.PAPER_SWEEPS
     for name, _ in sweeps:  # a bad --set or --steps fails here, before any directory is made
         try:
-            plan_group(name, None, sets, seeds, steps, device)
+            plan_group(RunOptions(name, sets=list(sets), steps=steps, device=device), seeds)
         except ConfigError as e:
             raise ConfigError(f"--preset paper: sweep {name}: {e}") from None
     options = {"sets": list(sets), "seeds": seeds, "steps": steps, "device": device}
@@ -61,6 +62,7 @@ def run_sweeps(paper: Paper, workers: int, backend: str, address: str | None, qu
     from engine.sweep.pool import default_workers
     from engine.sweep.spec import Group
     from grok_tui.commands.sweep_group import execute, new_group
+    from grok_tui.options import RunOptions
 
     commit = source_commit()
     opts = paper.options
@@ -81,9 +83,10 @@ def run_sweeps(paper: Paper, workers: int, backend: str, address: str | None, qu
                 if s.group:
                     group = Group.open(paper.dir / s.group)
                 else:
-                    group = new_group(
-                        s.preset, None, opts["sets"], opts["seeds"], opts["steps"], str(paper.dir), opts["device"]
+                    named = RunOptions(
+                        s.preset, sets=opts["sets"], steps=opts["steps"], device=opts["device"], out=str(paper.dir)
                     )
+                    group = new_group(named, opts["seeds"])
                     paper.set_group(i, group.dir)
                 code = (
                     between.exit_code()

@@ -16,8 +16,8 @@ from typing import Any
 
 from engine.config import ConfigError
 from engine.paper import PAPER_SWEEPS
+from engine.run_record import read_run
 from engine.rundir import is_group, is_run_dir
-from engine.summary import read_summary
 from engine.sweep.report import member_finals
 from engine.sweep.results import ENDED
 from engine.sweep.spec import Group
@@ -219,7 +219,7 @@ def decouple_paper(group: Group) -> list[Panel]:
     for m in group.members:
         if res.get(m.id, {}).get("status") not in ENDED:
             continue
-        s = read_summary(group.member_dir(m))
+        s = read_run(group.member_dir(m)).summary  # its run record (engine/run_record.py)
         share, acc = s.target_batch_share, finals.get(m.id, {}).get("val_acc_target")
         learned = member_target_learned(s)
         if share is None or acc is None or learned is None:

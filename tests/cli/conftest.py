@@ -1,22 +1,14 @@
-"""Run the `grok` CLI in a subprocess, as a user would."""
+"""The `grok` CLI as a user runs it: tests/conftest.py's `grok` (in this process unless `process=True`)."""
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
+from tests.conftest import grok as grok
+
 DATA = Path(__file__).resolve().parent.parent / "data"
-
-
-def grok(*args: str, cwd: Path | None = None, timeout: float = 120) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "COLUMNS": "200", "NO_COLOR": "1"}
-    return subprocess.run(
-        [sys.executable, "-m", "grok_tui", *args], capture_output=True, text=True, cwd=cwd, timeout=timeout, env=env
-    )
 
 
 @pytest.fixture

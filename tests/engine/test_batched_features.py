@@ -125,7 +125,7 @@ def test_member_checkpoint_continues_as_solo_run(optim):
     cfgs = [tiny_config(train__seed=s, **over) for s in (0, 1)]
     trainer = ManyTrainer(cfgs)
     assert trainer.ranges == [(0, 2)]  # equal settings: one optimizer over both members' rows
-    for _ in trainer.events():
+    for _ in trainer.member_events():
         pass
     longer = tiny_config(train__seed=1, **{**over, "train__max_steps": 60})
     resumed = [ev.row for ev in Trainer(longer, state=trainer.member_state_dict(1)) if isinstance(ev, EvalLogged)]

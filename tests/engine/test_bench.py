@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from engine.bench import engine_flops, matmul_params, nominal_flops
+from engine.bench import engine_flops, matmul_params, nominal_flops, uses_tables
 from engine.config import RunConfig, apply_overrides
 
 
@@ -17,6 +17,7 @@ def test_tables_are_counted_only_where_the_engine_builds_them() -> None:
     first = 6.0 * L * V * d * H + 2.0 * 512 * L * H
     assert engine_flops(large) == first + 6.0 * 512 * (matmul_params(large) - L * d * H)
     assert engine_flops(large) < nominal_flops(large)
+    assert (uses_tables(small), uses_tables(large)) == (False, True)  # what `grok bench` says it ran
 
 
 def test_onehot_counts_its_first_layer_as_gathers() -> None:

@@ -3,29 +3,16 @@
 from __future__ import annotations
 
 import json
-import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from engine.run import Run
-from tests.conftest import tiny_config
+from tests.conftest import grok, tiny_config
 
 DATA = Path(__file__).resolve().parent.parent / "data"
 TINY_TOML = str(DATA / "tiny.toml")
-
-
-def grok(*args: str, timeout: float = 120, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    """The `grok` CLI in a subprocess, as a user runs it (stdout and stderr are pipes, not a terminal)."""
-    return subprocess.run(
-        [sys.executable, "-m", "grok_tui", *args],
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-        env={**os.environ, "COLUMNS": "200", "NO_COLOR": "1", **(env or {})},
-    )
 
 
 def one_error(r: subprocess.CompletedProcess[str], *parts: str, code: int = 2) -> str:
