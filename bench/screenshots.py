@@ -8,6 +8,10 @@
 - compare.svg (docs/TUI.md): the compare view (`c`) of that live run against a `random_mul` run
   of seed 0 trained headless to the same step first.
 
+- plateau.svg and groks.svg (README.md, "What you will see"), with `--plateau RUN_DIR --groks RUN_DIR`:
+  finished runs opened with `grok-tui --open` (a `skewed_mul` run whose rare tokens plateau, and one that
+  groks, e.g. `progress_mul`), each on its Training view; run from the directory holding `runs/`.
+
 The curves, the phase markers and the step are the same on every machine (seeded runs, one
 thread); the speed, elapsed time and ETA in the status bar are the machine's own. Runs are
 written to a temporary directory, shown as `runs/` (the working directory is changed to it).
@@ -102,13 +106,38 @@ async def shoot(step: int, shots: Path, compare_dir: Path) -> None:
         await pilot.press("q")
 
 
+async def shoot_open(run_dir: str, name: str, shots: Path) -> None:
+    """A finished run opened in the lab (`grok-tui --open RUN_DIR`), its Training view saved as `name`."""
+    from grok_tui.app import create_app
+
+    app = create_app(open_dir=run_dir)
+    async with app.run_test(size=SIZE) as pilot:
+        deadline = time.monotonic() + 60
+        while "FINISHED" not in app.status_bar.plain:
+            if time.monotonic() > deadline:
+                raise SystemExit(f"{run_dir}: not shown as a finished run within 60 s")
+            await pilot.pause(0.2)
+        app.redraw(force=True)
+        await pilot.pause(1.0)
+        app.save_screenshot(name, str(shots))
+        await pilot.press("q")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--step", type=int, default=1000, help="the step the screenshots show")
     ap.add_argument("--out", default="docs/screens", help="directory for main.svg and compare.svg")
+    ap.add_argument("--plateau", help="a finished skewed_mul RUN_DIR: plateau.svg (and no other shot)")
+    ap.add_argument("--groks", help="a finished RUN_DIR that reached G: groks.svg (and no other shot)")
     args = ap.parse_args()
     shots = Path(args.out).resolve()
     shots.mkdir(parents=True, exist_ok=True)
+    opened = [(d, name) for d, name in ((args.plateau, "plateau.svg"), (args.groks, "groks.svg")) if d]
+    if opened:
+        for run_dir, name in opened:
+            asyncio.run(shoot_open(run_dir, name, shots))
+            print(f"wrote {shots / name} ({(shots / name).stat().st_size / 1024:.0f} KiB)")
+        return
     os.environ.setdefault("OMP_NUM_THREADS", "1")
     with tempfile.TemporaryDirectory() as tmp:
         os.chdir(tmp)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import signal
 import threading
 import time
 from pathlib import Path
@@ -38,27 +39,20 @@ QUIT_WAIT_S = 1.5  # the engine gets this long to close its log before the app e
 # the status bar is a compositor frame (~8 ms under the profiler), so it repaints at most this
 # often (a change of status or phase shows at once).
 STATUS_EVERY_S = 0.5
+VIEW_NAMES = ("Training", "Tokens", "Curvature", "Spectra", "Fourier", "Circuit", "All")
 
 
 class GrokApp(App[None]):
     CSS_PATH = "app.tcss"
     TITLE = "grok-tui"
     ENABLE_COMMAND_PALETTE = False
+    # The footer shows the keys in this order and cuts what does not fit: at 80 columns it must keep
+    # help, quit, pause, the cursor, zoom, smoothing and the scrubber (reading a chart) before the rest.
     BINDINGS = [
-        # `?` and `q` first: a narrow footer keeps them
         Binding("question_mark", "help", "help", key_display="?", tooltip="this help"),
         Binding("q", "quit", "quit", tooltip="quit: stop the engine, log the run as interrupted"),
         Binding("space", "pause", "pause", key_display="␣", tooltip="pause or resume training"),
-        Binding("s", "stop", "stop", tooltip="stop: finish the run cleanly (status finished)"),
-        Binding("r", "restart", "rerun", tooltip="restart with the same config and the next seed"),
-        Binding("n", "new", "new", tooltip="new run from the preset picker (probes included)"),
-        Binding("e", "export", "csv", tooltip="export the run to CSV beside it, and a figure of the view"),
-        Binding("l", "toggle_log", "log", tooltip="toggle the log / linear step axis"),
-        Binding("o", "toggle_loss", "loss", tooltip="show loss instead of accuracy (narrow terminals)"),
-        Binding(
-            "t", "next_view", "view", tooltip="next view: Training, Tokens, Curvature, Spectra, Fourier, Circuit, All"
-        ),
-        Binding("c", "compare", "compare", tooltip="overlay a column (y cycles it) of several runs"),
+        Binding("t", "next_view", "view", tooltip="next view: " + ", ".join(VIEW_NAMES)),
         Binding(
             "comma",
             "cursor(-0.01)",
@@ -77,7 +71,7 @@ class GrokApp(App[None]):
             "scrub(-1)",
             "scrub",
             key_display="[",
-            tooltip="time scrubber: Tokens, heat map, Fourier one evaluation back",
+            tooltip="time scrubber: Tokens, heat map, Fourier, Circuit one evaluation back",
         ),
         Binding(
             "right_square_bracket",
@@ -87,8 +81,16 @@ class GrokApp(App[None]):
             show=False,
             tooltip="scrub forward (past the last: follow the run again)",
         ),
+        Binding("s", "stop", "stop", tooltip="stop: finish the run cleanly (status finished)"),
+        Binding("r", "restart", "rerun", tooltip="restart with the same config and the next seed"),
+        Binding("n", "new", "new", tooltip="new run from the preset picker (probes included)"),
+        Binding("e", "export", "csv", tooltip="export the run to CSV beside it, and a figure of the view"),
+        Binding("l", "toggle_log", "log", tooltip="toggle the log / linear step axis"),
+        Binding("o", "toggle_loss", "loss", tooltip="show loss instead of accuracy (narrow terminals)"),
+        Binding("c", "compare", "compare", tooltip="overlay a column (y cycles it) of several runs"),
         Binding("escape", "escape", "hide cursor", key_display="esc", show=False, tooltip="hide the cursor"),
-        Binding("ctrl+c", "quit", "quit", show=False, priority=True, tooltip="quit, as q does"),
+        # Textual reads ctrl+c as a key (the terminal is raw), so no SIGINT arrives: exit as SIGINT would (130)
+        Binding("ctrl+c", "interrupt", "quit", show=False, priority=True, tooltip="quit, as q does; exit code 130"),
     ]
 
     def __init__(
@@ -347,6 +349,13 @@ class GrokApp(App[None]):
         if path is not None:
             self.last_figure = path
             self.call_from_thread(self.notify, f"figure {clean_text(path)}", timeout=8, markup=False)
+        else:  # help promises a figure of the view: say why there is none
+            self.call_from_thread(
+                self.notify,
+                "figure skipped: matplotlib is not installed (pip install 'grok-tui[figures]')",
+                severity="warning",
+                timeout=8,
+            )
 
     def _set_axis(self, **changes: Any) -> None:
         self.axis = dataclasses.replace(self.axis, **changes)
@@ -427,6 +436,11 @@ class GrokApp(App[None]):
         from grok_tui.screens.help import HelpScreen
 
         self.push_screen(HelpScreen([b for b in self.BINDINGS if isinstance(b, Binding)]))
+
+    async def action_interrupt(self) -> None:
+        """ctrl+c: quit as `q` does, and exit with 128 + SIGINT as the README's table says."""
+        self.stop_signal = self.stop_signal or int(signal.SIGINT)
+        await self.action_quit()
 
     async def action_quit(self) -> None:
         """Stop the engine, let it close the run log as interrupted, and exit within 2 s.

@@ -28,6 +28,7 @@ from grok_tui.commands import (
     tokens,
     tui,
 )
+from grok_tui.errors import one_line_usage_errors
 
 app = typer.Typer(
     name="grok",
@@ -66,7 +67,7 @@ def _main(
 
 def main() -> None:
     try:
-        quiet_on_closed_pipe(app)
+        quiet_on_closed_pipe(lambda: one_line_usage_errors(app))
     except SystemExit as e:
         exit_without_teardown(e.code)
 

@@ -59,15 +59,12 @@ class PlainProgress:
             self.n_evals += 1
             if self.n_evals % self.every == 1 or self.every == 1:
                 r = ev.row
+                # within 80 columns up to step 10,000,000 of 10,000,000 (train and val accuracy, train loss)
                 self._print(
-                    f"step {ev.step:>7}/{self.max_steps}  train_acc {r['train_acc']:.4f}  "
-                    f"val_acc {r['val_acc']:.4f}  train_loss {r['train_loss']:.4g}  "
-                    f"{self.sps:6.1f} steps/s  eta {eta_from_rate(self.max_steps - ev.step, self.sps)}"
+                    f"step {ev.step:>7}/{self.max_steps}  train {r['train_acc']:.3f}  val {r['val_acc']:.3f}  "
+                    f"loss {r['train_loss']:.3g}  {self.sps:.0f} steps/s  "
+                    f"ETA {eta_from_rate(self.max_steps - ev.step, self.sps)}"
                 )
-        elif isinstance(ev, RunFinished):
-            note = stop_note(self.started, ev)
-            if note:
-                self._print(note)
 
     def close(self) -> None:
         pass
@@ -86,6 +83,7 @@ class RichProgress:
             MofNCompleteColumn(),
             TextColumn("{task.fields[sps]:>6.1f} steps/s"),
             TextColumn("train {task.fields[tr]:.3f}  val {task.fields[va]:.3f}"),
+            TextColumn("ETA"),
             TimeRemainingColumn(),
             refresh_per_second=4,
         )
@@ -109,8 +107,8 @@ class RichProgress:
                 self.progress.update(self.task, completed=ev.step, tr=ev.row["train_acc"], va=ev.row["val_acc"])
             elif isinstance(ev, RunFinished) and self.task is not None:
                 note = stop_note(self.started, ev)
-                if note:  # the bar would otherwise freeze short of its total with no word why
-                    self.progress.update(self.task, description=note)
+                if note:  # the bar would otherwise freeze short of its total; the summary says the rest
+                    self.progress.update(self.task, description="stopped early")
         except OSError:
             self.dead = True
 

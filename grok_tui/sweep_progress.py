@@ -9,6 +9,7 @@ from typing import IO, Any, Protocol
 from engine.phases import GENERALIZED
 from engine.sweep.events import MemberEnded, MemberProgressed, MemberStarted, SweepEvent
 from engine.sweep.spec import Group
+from grok_tui.commands.width import wrap
 from grok_tui.eta import format_eta
 
 
@@ -84,12 +85,14 @@ class PlainSweepProgress:
         st = self.state
         st.handle(ev)
         if isinstance(ev, MemberStarted):
-            self._print(f"start {ev.member} {st.labels.get(ev.member, '')}  -> {ev.run_dir}")
+            self._print(wrap(f"start {ev.member} {st.labels.get(ev.member, '')}  -> {ev.run_dir}"))
         elif isinstance(ev, MemberEnded):
             n = st.done + st.failed
             self._print(
-                f"[{n}/{st.total}] {ev.member} {st.labels.get(ev.member, '')}: {describe(ev.row)}  "
-                f"(running {len(st.running)}, failed {st.failed}, eta {st.eta()})"
+                wrap(
+                    f"[{n}/{st.total}] {ev.member} {st.labels.get(ev.member, '')}: {describe(ev.row)}  "
+                    f"(running {len(st.running)}, failed {st.failed}, eta {st.eta()})"
+                )
             )
 
     def close(self) -> None:

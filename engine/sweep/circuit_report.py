@@ -1,14 +1,13 @@
 """The circuit report: the `progress_phases` verdicts of docs/REPRODUCTION.md from run directories.
 
-For each finished run: its phases (engine/phases.py `circuit_phases_from_rows`, the rules of
-docs/PROBES.md); when the restricted loss and the test loss first fall below half of chance, ln(p)/2,
-at or after memorization (Nanda et al. 2023: the restricted loss falls first); how ‖θ‖² moves over the
-jump, from the first evaluation with val acc >= 0.10 to G, against the window of the same length before
+For each finished run: its phases (engine/phases.py `circuit_phases_from_rows`, the rules of docs/PROBES.md);
+when the restricted loss and the test loss first fall below half of chance, ln(p)/2, at or after memorization
+(Nanda et al. 2023: the restricted loss falls first); how ‖θ‖² moves over the jump, from the first evaluation
+with val acc >= 0.10 to G (read at the logged steps around them), against the window of the same length before
 it (their "cleanup"); and whether the rare tokens (`probe.rare_k`) join the embedding ring last (§4.2's
 prediction, from ring.csv, keyfreq.csv and joins.csv of the progress probe). Runs are grouped by task and
-split (random, or token-starved as in Fig. 4); each quantity is a mean over seeds with the sweep
-statistics' percentile-bootstrap interval (engine/sweep/stats.py `mean_ci`).
-"""
+split (random, or token-starved as in Fig. 4); each quantity is a mean over seeds with the sweep statistics'
+percentile-bootstrap interval (engine/sweep/stats.py `mean_ci`)."""
 
 from __future__ import annotations
 
@@ -103,6 +102,18 @@ def ring_at_end(ring: Sequence[dict[str, str]], keyfreq: Sequence[dict[str, str]
     return out
 
 
+def jump_span(logged: Sequence[int], j0: int | None, G: int | None) -> tuple[int, int] | None:
+    """The steps ‖θ‖² is read at for the jump from j0 to G: the last logged step at or before j0 and the
+    first at or after G. The progress probe logs ‖θ‖² at its own cadence (probe.progress_every, 200 steps
+    in progress_mul) while j0 is an evaluation step (every 100), so j0 itself often has no value; the
+    logged steps around the jump enclose it. None when the probe logged nothing on one side of it."""
+    if j0 is None or G is None or G <= j0:
+        return None
+    a = max((s for s in logged if s <= j0), default=None)
+    b = min((s for s in logged if s >= G), default=None)
+    return (a, b) if a is not None and b is not None and b > a else None
+
+
 def run_measures(
     rows: list[dict[str, float]],
     p: int,
@@ -119,12 +130,14 @@ def run_measures(
     j0 = _first(rows, "val_acc", at_least=JUMP_START_ACC)
     w = {int(r["step"]): r["weight_sq"] for r in rows if math.isfinite(r.get("weight_sq", math.nan))}
     dw = ratio = None
-    if j0 is not None and G is not None and j0 in w and G in w and G > j0:
-        dw = (w[G] - w[j0]) / w[j0]
-        pre = min(w, key=lambda s: abs(s - (2 * j0 - G)))  # the window before the jump, as long as the jump
-        if pre < j0 and w[pre] > 0:
-            fall_jump = -(math.log(w[G]) - math.log(w[j0])) / (G - j0)
-            fall_pre = -(math.log(w[j0]) - math.log(w[pre])) / (j0 - pre)
+    span = jump_span(sorted(w), j0, G)
+    if span is not None:
+        a, b = span
+        dw = (w[b] - w[a]) / w[a]
+        pre = min(w, key=lambda s: abs(s - (2 * a - b)))  # the window before the jump, as long as the jump
+        if pre < a and w[pre] > 0 and w[a] > 0 and w[b] > 0:
+            fall_jump = -(math.log(w[b]) - math.log(w[a])) / (b - a)
+            fall_pre = -(math.log(w[a]) - math.log(w[pre])) / (a - pre)
             ratio = fall_jump / fall_pre if fall_pre > 0 else None
     at_g = next((r.get("val_acc_rare", math.nan) for r in rows if G is not None and r["step"] == G), None)
     at_c = next((r["val_acc"] for r in rows if C is not None and r["step"] == C), None)
@@ -143,17 +156,28 @@ def run_measures(
     }
 
 
+NO_PROBE = "no progress probe (probe.progress_every = 0): run it with --set probe.progress_every=100"
+
+
 def circuit_cells(paths: Iterable[str | Path]) -> dict[tuple[str, str], list[dict[str, float | None]]]:
-    """Every finished run's quantities, by (op, split): split is "starved" when data.starve_k is set."""
+    """Every finished run's quantities, by (op, split): split is "starved" when data.starve_k is set.
+
+    A run directory named without the progress probe is a ConfigError, and so is a group none of whose
+    members ran it; a group's members without it are left out."""
     out: dict[tuple[str, str], list[dict[str, float | None]]] = {}
-    for d in run_dirs(paths):
-        run = read_run(d)
-        if run.status != "finished":
-            continue
-        data = run.config.data
-        split = "starved" if data.starve_k else "random"
-        files = [read_csv(d / name) for name in (RING, KEYFREQ, JOINS)]
-        out.setdefault((clean_text(data.op), split), []).append(run_measures(run.rows, data.p, *files))
+    for path in map(Path, paths):
+        named = run_dirs([path])
+        runs = [(d, read_run(d)) for d in named]
+        probed = [(d, run) for d, run in runs if run.config.probe.progress_every > 0]
+        if not probed:
+            raise ConfigError(f"{clean_text(path)}: {NO_PROBE}")
+        for d, run in probed:
+            if run.status != "finished":
+                continue
+            data = run.config.data
+            split = "starved" if data.starve_k else "random"
+            files = [read_csv(d / name) for name in (RING, KEYFREQ, JOINS)]
+            out.setdefault((clean_text(data.op), split), []).append(run_measures(run.rows, data.p, *files))
     return dict(sorted(out.items()))
 
 

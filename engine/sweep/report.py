@@ -1,9 +1,12 @@
 """Sweep reports: median and IQR of steps to 95% val acc and of the grokking delay, per swept value.
 
 Also each cell's final values (a metric averaged over a member's last `tail` evaluations) as the
-mean over seeds with a 95% bootstrap interval, and for arms run on the same seeds the paired
-difference with its interval, sign-test p and Wilcoxon p. The statistics are
-engine/sweep/stats.py's; the arm ratios engine/sweep/compare.py's.
+mean over seeds with its spread (the range below 8 seeds, a 95% t-interval from 8), and for arms
+run on the same seeds the paired difference with its spread, sign-test p and Wilcoxon p. A line
+that counts a member which never reached 95% at its budget says so: "≥" or "≤" for the side the
+budget bounds, and "a bound". Every table says where each cell's members stopped (the last step
+they logged, against max_steps). The statistics are engine/sweep/stats.py's; the arm ratios
+engine/sweep/compare.py's.
 """
 
 from __future__ import annotations
@@ -20,7 +23,19 @@ from engine.rundir import read_metrics
 from engine.sweep.compare import compare_lines
 from engine.sweep.results import ENDED
 from engine.sweep.spec import Group
-from engine.sweep.stats import INF, cells, mean_ci, num, paired, quantile, summarize
+from engine.sweep.stats import (
+    INF,
+    RANGE,
+    Spread,
+    cells,
+    num,
+    paired,
+    pooled_interval,
+    quantile,
+    seed_interval,
+    summarize,
+)
+from engine.sweep.targets_report import LEARNED_COLUMN, has_targets, target_rows
 
 DEFAULT_TAIL = 5  # `grok report --tail`: evaluations averaged into a member's final value
 DEFAULT_FINAL_METRICS = ("val_acc",)  # plus any other val_acc_* column the members logged (rare, absent tokens)
@@ -34,7 +49,8 @@ class Table:
     title: str
     keys: list[str]  # the dimension columns
     rows: list[dict[str, Any]] = field(default_factory=list)
-    intervals: list[str] = field(default_factory=list)  # columns shown as `mean [lo, hi] n=N` from <c>, <c>_lo, ...
+    intervals: list[str] = field(default_factory=list)  # columns shown as a Spread from <c>, <c>_lo, <c>_hi, ...
+    texts: list[str] = field(default_factory=list)  # columns shown as they are (formatted by their table)
 
 
 def _probe_table(group: Group, rows: list[dict[str, Any]], dims: list[str]) -> Table | None:
@@ -46,6 +62,7 @@ def _probe_table(group: Group, rows: list[dict[str, Any]], dims: list[str]) -> T
     t = Table("probes, first -> last measured value (median over seeds)", dims)
     for key, rs in cells(rows, dims).items():
         row: dict[str, Any] = dict(zip(dims, key, strict=True))
+        row["stopped at"] = stopped_at(summarize(rs))
         for c in cols:
             a = quantile([v for v in (num(r.get(f"first_{c}")) for r in rs) if v is not None], 0.5)
             b = quantile([v for v in (num(r.get(f"final_{c}")) for r in rs) if v is not None], 0.5)
@@ -104,11 +121,14 @@ def _final_metrics(finals: dict[str, dict]) -> list[str]:
 
 
 def _final_table(group: Group, rows: list[dict[str, Any]], dims: list[str], finals: dict, tail: int) -> Table | None:
-    """Per cell: each metric's final value, mean over seeds [95% bootstrap interval] (stats.mean_ci)."""
+    """Per cell: each metric's final value, mean over seeds with its spread (stats.seed_interval)."""
     metrics = _final_metrics(finals)
     if not metrics:
         return None
-    title = f"final value (mean of the last {tail} evaluations): mean over seeds [95% bootstrap CI]"
+    title = (
+        f"final value (mean of the last {tail} evaluations): mean over seeds, (min–max) below 8 seeds, "
+        "[95% t-interval] from 8"
+    )
     if any(k.startswith(PEAK) for k in metrics):
         title += f"; {PEAK}COL is the member's largest COL over its run"
     t = Table(title, dims, intervals=metrics)
@@ -116,8 +136,10 @@ def _final_table(group: Group, rows: list[dict[str, Any]], dims: list[str], fina
         row: dict[str, Any] = dict(zip(dims, key, strict=True))
         for k in metrics:
             xs = [finals[r["member"]][k] for r in rs if k in finals.get(r["member"], {})]
-            row[k], row[f"{k}_lo"], row[f"{k}_hi"] = mean_ci(xs)
-            row[f"{k}_n"] = len(xs)
+            sp = seed_interval(xs)
+            row[k], row[f"{k}_lo"], row[f"{k}_hi"], row[f"{k}_n"] = sp.mean, sp.lo, sp.hi, sp.n
+            row[f"{k}_interval"] = sp.kind
+        row["stopped at"] = stopped_at(summarize(rs))
         t.rows.append(row)
     return t
 
@@ -152,9 +174,9 @@ def paired_lines(
 ) -> list[str]:
     """Each value of the paired dimension against its baseline, per metric and context, paired by seed.
 
-    E.g. "val_acc: adamlr - adam = +0.042 [+0.011, +0.071], 5/5 seeds higher, sign p 0.062, Wilcoxon p 0.062
-    (n=5)", preceded by the same for steps to 95% val (`_paired_steps_line`). Only seeds present in both
-    cells count.
+    E.g. "val_acc: adamlr - adam = +0.042 (range +0.011 to +0.071), 5/5 seeds higher, sign p 0.0625,
+    Wilcoxon p 0.0625 (n=5)", preceded by the same for steps to 95% val (`_paired_steps_line`). Only
+    seeds present in both cells count.
     """
     pd = paired_dimension(group, baseline)
     metrics = _final_metrics(finals)
@@ -166,8 +188,7 @@ def paired_lines(
     ]
     by = cells(rows, [*ctx_keys, dim])
     lines: list[str] = []
-    # (arm, baseline) -> per cell: its seeds' (log steps ratio, fewer), and how many count at the budget
-    pooled: dict[tuple[str, str], list[tuple[list[tuple[float, bool]], int]]] = {}
+    pooled: dict[tuple[str, str], list[StepsPairs]] = {}  # (arm, baseline) -> each cell's paired seeds
     for key, rs in by.items():
         *ctx, val = key
         if val == base:
@@ -178,7 +199,7 @@ def paired_lines(
         base_label = base if dim == "arm" else f"{dim.split('.')[-1]}={base}"
         if steps := _paired_steps_line(rs, base_rows, f"{label} - {base_label}"):
             lines.append(steps[0] + where)
-            pooled.setdefault((label, base_label), []).append(steps[1:])
+            pooled.setdefault((label, base_label), []).append(steps[1])
         for k in metrics:
             mine = {r["seed"]: finals[r["member"]][k] for r in rs if k in finals.get(r["member"], {})}
             theirs = {r["seed"]: finals[r["member"]][k] for r in base_rows if k in finals.get(r["member"], {})}
@@ -186,29 +207,66 @@ def paired_lines(
             if not seeds:
                 continue
             p = paired([mine[s] for s in seeds], [theirs[s] for s in seeds])
+            d = seed_interval([mine[s] - theirs[s] for s in seeds])
             lines.append(
-                f"{k}: {label} - {base_label} = {p['diff_mean']:+.3f} [{p['lo']:+.3f}, {p['hi']:+.3f}], "
-                f"{p['wins']}/{p['n']} seeds higher, sign p {_p(p['sign_p'])}, Wilcoxon p {_p(p['wilcoxon_p'])} "
-                f"(n={p['n']}){where}"
+                f"{k}: {label} - {base_label} = {spread(d, '+.3f')}, {p['wins']}/{p['n']} seeds higher, "
+                f"sign p {_p(p['sign_p'])}, Wilcoxon p {_p(p['wilcoxon_p'])} (n={p['n']}){where}"
             )
     for (label, base_label), per_cell in pooled.items():
-        logs = [v for cell, _ in per_cell for v in cell]
+        logs = [v for c in per_cell for v in c.logs]
         if len(per_cell) > 1 and logs:  # over every cell (task, batch, ...): the arm's pooled ratio
-            n_out = sum(n for _, n in per_cell)
-            bound = f" ({n_out} unreached counted at the budget, so a bound)" if n_out else ""
+            n_out = sum(c.unreached for c in per_cell)
+            rel = _relation(any(c.mine_censored for c in per_cell), any(c.base_censored for c in per_cell))
+            sp = pooled_interval([[v for v, _ in c.logs] for c in per_cell])
             lines.append(
-                f"steps to {GENERALIZED} val: {label} / {base_label}, {len(per_cell)} cells pooled = {_ratio(logs)}, "
-                f"{sum(f for _, f in logs)}/{len(logs)} seeds fewer{bound}"
+                f"steps to {GENERALIZED} val: {label} / {base_label}, {len(per_cell)} cells pooled {rel} "
+                f"{_ratio(sp)}, {sum(f for _, f in logs)}/{len(logs)} seeds fewer{_bound(n_out, rel, ' (', ')')}"
             )
     return lines
 
 
-def _ratio(logs: list[tuple[float, bool]]) -> str:
-    """The steps ratio over paired seeds: their geometric mean with the bootstrap interval of the mean log
-    ratio, e.g. "0.55× [0.40, 0.71]" (a ratio's interval; a difference of steps across tasks of unequal
-    pace is not one)."""
-    g, lo, hi = (math.exp(v) for v in mean_ci([v for v, _ in logs]))
-    return f"{g:.2f}× [{lo:.2f}, {hi:.2f}]"
+@dataclass
+class StepsPairs:
+    """One cell's seeds paired against the baseline's: (log steps ratio, fewer) each, and which side is censored."""
+
+    logs: list[tuple[float, bool]]
+    unreached: int  # members counted at their budget, over both arms
+    mine_censored: bool
+    base_censored: bool
+
+
+def spread(sp: Spread, f: str) -> str:
+    """A Spread as text: "0.842 (range 0.790 to 0.910)" below 8 seeds, "0.842 [95% t-interval 0.80, 0.88]" from 8."""
+    if sp.n == 0:
+        return "-"
+    if sp.kind == RANGE:
+        return f"{sp.mean:{f}} (range {sp.lo:{f}} to {sp.hi:{f}})"
+    return f"{sp.mean:{f}} [{sp.kind} {sp.lo:{f}}, {sp.hi:{f}}]"
+
+
+def _ratio(sp: Spread) -> str:
+    """A Spread of log steps ratios as a ratio: the geometric mean over paired seeds with the spread
+    exponentiated, e.g. "0.55× (range 0.40 to 0.71)" (a ratio; a difference of steps across tasks of
+    unequal pace is not one)."""
+    g, lo, hi = (math.exp(v) for v in (sp.mean, sp.lo, sp.hi))
+    if sp.kind == RANGE:
+        return f"{g:.2f}× (range {lo:.2f} to {hi:.2f})"
+    return f"{g:.2f}× [{sp.kind} {lo:.2f}, {hi:.2f}]"
+
+
+def _relation(mine_censored: bool, base_censored: bool) -> str:
+    """How a shown x - baseline (or x / baseline) relates to the true one when unreached members count at
+    their budget: the budget under-states x's steps (so the truth is >=), or the baseline's (<=), or both."""
+    if mine_censored and base_censored:
+        return "≈"
+    return "≥" if mine_censored else "≤" if base_censored else "="
+
+
+def _bound(unreached: int, rel: str, open_: str = "; ", close: str = "") -> str:
+    if not unreached:
+        return ""
+    what = "so a bound" if rel in "≥≤" else "in both arms, so not even a bound"
+    return f"{open_}{unreached} unreached counted at the budget, {what}{close}"
 
 
 def _steps_by_seed(rows: list[dict[str, Any]]) -> dict[str, tuple[float, bool]]:
@@ -225,29 +283,30 @@ def _steps_by_seed(rows: list[dict[str, Any]]) -> dict[str, tuple[float, bool]]:
 
 def _paired_steps_line(
     rs: list[dict[str, Any]], base_rows: list[dict[str, Any]], label: str
-) -> tuple[str, list[tuple[float, bool]], int] | None:
+) -> tuple[str, StepsPairs] | None:
     """Steps to 95% val, x - baseline paired by seed, e.g. "steps to 95% val: small_init - default = -290
-    [-450, -130], 8/10 seeds fewer, ..., ratio 0.71× [0.60, 0.84]", and the seeds' (log ratio, fewer)
-    for the pooled ratio, and how many of them count an unreached member at its budget. None when
-    neither cell has a seed that reached it."""
+    (range -450 to -130), 8/10 seeds fewer, ..., ratio = 0.71× (range 0.60 to 0.84)", and the cell's
+    paired seeds for the pooled ratio. "≥"/"≤" replaces "=" where a member that never reached 95% is
+    counted at its budget. None when neither cell has a seed that reached it."""
     mine, theirs = _steps_by_seed(rs), _steps_by_seed(base_rows)
     seeds = [s for s in mine if s in theirs]
     if not any(mine[s][1] or theirs[s][1] for s in seeds):
         return None
     p = paired([mine[s][0] for s in seeds], [theirs[s][0] for s in seeds])
+    d = seed_interval([mine[s][0] - theirs[s][0] for s in seeds])
     fewer = sum(mine[s][0] < theirs[s][0] for s in seeds)
     unreached = sum((not mine[s][1]) + (not theirs[s][1]) for s in seeds)
-    bound = f"; {unreached} unreached counted at the budget, so a bound" if unreached else ""
+    rel = _relation(any(not mine[s][1] for s in seeds), any(not theirs[s][1] for s in seeds))
     logs = [
         (math.log(mine[s][0] / theirs[s][0]), mine[s][0] < theirs[s][0]) for s in seeds if mine[s][0] > 0 < theirs[s][0]
     ]
-    ratio = f", ratio {_ratio(logs)}" if logs else ""
+    ratio = f", ratio {rel} {_ratio(seed_interval([v for v, _ in logs]))}" if logs else ""
     line = (
-        f"steps to {GENERALIZED} val: {label} = {p['diff_mean']:+.0f} [{p['lo']:+.0f}, {p['hi']:+.0f}], "
-        f"{fewer}/{p['n']} seeds fewer, sign p {_p(p['sign_p'])}, Wilcoxon p {_p(p['wilcoxon_p'])} "
-        f"(n={p['n']}{bound}){ratio}"
+        f"steps to {GENERALIZED} val: {label} {rel} {spread(d, '+.0f')}, {fewer}/{p['n']} seeds fewer, "
+        f"sign p {_p(p['sign_p'])}, Wilcoxon p {_p(p['wilcoxon_p'])} (n={p['n']}{_bound(unreached, rel)}){ratio}"
     )
-    return line, logs, unreached
+    pairs = StepsPairs(logs, unreached, rel in "≥≈", rel in "≤≈")
+    return line, pairs
 
 
 def _p(x: float) -> str:
@@ -282,33 +341,54 @@ def build_tables(
     probe = _probe_table(group, rows, dims)
     if probe:
         tables.append(probe)
+    targets = target_rows(group, dims, _target_norms(group, tail)) if has_targets(group) else None
+    if targets:
+        title = (
+            "decoupling targets (engine/sweep/targets_report.py): batch share, draw ratio and target norm "
+            f"(last {tail} evaluations) as mean (min–max) n below 8 seeds; learned step: median over a member's targets"
+        )
+        t = Table(title, dims, intervals=["batch share", "draw ratio", "target norm"], texts=[LEARNED_COLUMN])
+        for r in targets:
+            r["stopped at"] = stopped_at(summarize(r.pop("_members")))
+        t.rows = targets
+        tables.append(t)
     paired = paired_lines(group, rows, finals, tail, baseline)
     return tables, compare_lines(group, rows, baseline) + paired + _tail_note(group, tail)
+
+
+def _target_norms(group: Group, tail: int) -> dict[str, dict[str, float]]:
+    """Each member's tail mean of target_norm, where the targets probe ran (an older group has none)."""
+    try:
+        return member_finals(group, ["target_norm"], tail)
+    except ConfigError:  # no member logged target_norm
+        return {}
 
 
 def _tail_note(group: Group, tail: int) -> list[str]:
     """A warning when early stopping makes the last `tail` evaluations straddle generalization.
 
-    A member with train.patience = P stops at the P-th evaluation in a row with val accuracy at or
-    above train.target_val_acc (engine/phases.py), so with tail > P its final value mixes in
-    evaluations from before the jump.
+    A member with train.patience = P stops at the P-th evaluation in a row with its train.stop_metric
+    column at or above train.target_val_acc (engine/phases.py), so with tail > P its final value mixes
+    in evaluations from before the jump.
     """
     res = group.results()
     stopped = []
+    watched: list[str] = []
     for m in group.members:
         r = res.get(m.id, {})
         steps, budget = num(r.get("steps")), num(r.get("max_steps"))
         if r.get("status") in ENDED and steps is not None and budget is not None and steps < budget:
-            patience = group.config(m).train.patience
-            if 0 < patience < tail:
-                stopped.append(patience)
+            train = group.config(m).train
+            if 0 < train.patience < tail:
+                stopped.append(train.patience)
+                watched += [train.stop_metric] if train.stop_metric not in watched else []
     if not stopped:
         return []
     ps = sorted(set(stopped))
     return [
         f"note: {len(stopped)} member(s) stopped early (train.patience {', '.join(map(str, ps))}): their last "
-        f"{tail} evaluations include some before val_acc reached the stop rule's target; --tail {min(ps)} "
-        "keeps only those after"
+        f"{tail} evaluations include some before {' or '.join(watched)} reached the stop rule's target; "
+        f"--tail {min(ps)} keeps only those after"
     ]
 
 
@@ -318,6 +398,16 @@ def _steps(x: float, budget: float) -> str:
     if x == INF:
         return f">{budget:.0f}"
     return f"{x:.0f}"
+
+
+def stopped_at(r: dict[str, Any]) -> str:
+    """Where a cell's members stopped: the last step each logged, against max_steps, e.g. "600 (400-1000) of
+    1000" (median, then the range when they differ); "-" when none logged it."""
+    lo, med, hi, b = r["stop_min"], r["stop_median"], r["stop_max"], r["budget"]
+    if lo != lo:
+        return "-"
+    where = f"{med:.0f}" if lo == hi else f"{med:.0f} ({lo:.0f}-{hi:.0f})"
+    return f"{where} of {b:.0f}" if b else where
 
 
 def _fmt_summary(r: dict[str, Any]) -> dict[str, str]:
@@ -331,13 +421,21 @@ def _fmt_summary(r: dict[str, Any]) -> dict[str, str]:
         f"steps to {GENERALIZED} val: median [IQR]": gen,
         "grokking delay: median [IQR]": delay,
         "final val_acc": "-" if fv != fv else f"{fv:.3f}",
+        "stopped at": stopped_at(r),
         "not finished": r["status"] or "",
     }
 
 
 def _interval(r: dict[str, Any], c: str) -> str:
     m = r[c]
-    return "-" if m != m else f"{m:.3f} [{r[f'{c}_lo']:.3f}, {r[f'{c}_hi']:.3f}] n={r[f'{c}_n']}"
+    """A final value in a table cell: "0.842 (0.790–0.910) n=3", the range, below 8 seeds; "0.842 [0.800, 0.880]
+    n=10", the t-interval, from 8 (the table's title says which bracket is which)."""
+    lo, hi, n = r[f"{c}_lo"], r[f"{c}_hi"], r[f"{c}_n"]
+    if m != m:
+        return "-"
+    return (
+        f"{m:.3f} ({lo:.3f}–{hi:.3f}) n={n}" if r[f"{c}_interval"] == RANGE else f"{m:.3f} [{lo:.3f}, {hi:.3f}] n={n}"
+    )
 
 
 FORMATS = ("text", "markdown", "csv")  # `grok report --format`
@@ -346,7 +444,15 @@ FORMATS = ("text", "markdown", "csv")  # `grok report --format`
 def _shown(t: Table) -> tuple[list[str], list[dict[str, str]]]:
     """A table's columns and its rows as strings: medians with their IQR, `>N` for unreached."""
     if t.intervals:
-        shown = [{**{k: r[k] for k in t.keys}, **{c: _interval(r, c) for c in t.intervals}} for r in t.rows]
+        shown = [
+            {
+                **{k: r[k] for k in t.keys},
+                **{c: _interval(r, c) for c in t.intervals},
+                **{c: r[c] for c in t.texts},
+                "stopped at": r["stopped at"],
+            }
+            for r in t.rows
+        ]
     elif t.rows and "n" in t.rows[0]:
         shown = [{**{k: r[k] for k in t.keys}, **_fmt_summary(r)} for r in t.rows]
     else:

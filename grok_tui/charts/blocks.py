@@ -6,7 +6,7 @@ import math
 
 from rich.text import Text
 
-from grok_tui.charts.canvas import LABEL_W, fmt_num, note_rows
+from grok_tui.charts.canvas import LABEL_W, fmt_num, fmt_step, note_rows
 from grok_tui.charts.lines import Lines
 
 EIGHTHS = " ▁▂▃▄▅▆▇█"
@@ -164,8 +164,13 @@ def render_heat(
             else:
                 out.append("█" * col_w, style=ramp[k])
         out.append("\n")
-    first, last = str(cols[0][0]), f"step {cols[-1][0]}"
-    axis = first.ljust(max(pw - len(last), len(first) + 1)) + last
+    # the first and last steps; where both do not fit, the words go before a number is ever cut
+    end = fmt_step(cols[-1][0])
+    axis = ""
+    for first, last in ((str(cols[0][0]), f"step {end}"), (str(cols[0][0]), end), ("", end)):
+        if len(first) + len(last) + (1 if first else 0) <= pw:
+            axis = first.ljust(pw - len(last)) + last
+            break
     out.append(" " * LABEL_W + "└", style="dim")
-    out.append(axis[:pw], style="dim")
+    out.append(axis, style="dim")
     return out

@@ -135,40 +135,72 @@ def _y_bounds(plot: Plot) -> tuple[float, float] | None:
 
 
 def _head(plot: Plot, width: int, mono: bool) -> Text:
-    if plot.cursor is not None:
-        head = Text(f"@ step {fmt_step(plot.cursor)}", style="bold reverse")
-    else:
-        head = Text(plot.title, style="bold")
-    for line in plot.lines:
-        if line.points and line.label:  # an unlabelled line (a band, a raw curve under its EMA) stays out
-            head.append("  ")
+    """The title and the key of every labelled series; where that is too wide, the key keeps every
+    series by dropping the title, then the spaces, then cutting each label to its first word."""
+    keyed = [ln for ln in plot.lines if ln.points and ln.label]  # a band or a raw curve under its EMA: no key
+    cursor = plot.cursor is not None
+    title = f"@ step {fmt_step(plot.cursor or 0)}" if cursor else plot.title
+    head = Text()
+    for with_title, gap, short in ((True, "  ", False), (False, "  ", False), (False, " ", False), (False, " ", True)):
+        head = Text(title if with_title or cursor else "", style="bold reverse" if cursor else "bold")
+        for line in keyed:
+            if head.plain:
+                head.append(gap)
             head.append(f"{line.glyph} " if mono else "━ ", style="" if mono else line.color)
-            head.append(line.label)
+            label = line.label
+            if short and " " in label and cursor:  # a readout: `val 0.31` keeps its value
+                name, _, value = label.rpartition(" ")
+                label = f"{name.split()[-1]} {value}"
+            elif short:
+                label = label.split()[-1]
+            head.append(label)
+        if head.cell_len <= width:
+            return head
     head.truncate(width, overflow="ellipsis")
     return head
 
 
 def _marker_row(plot: Plot, pw: int) -> list[tuple[str, str]]:
-    """The row above the plot area: M and G with their step, and the cursor's ▼; never covered by a curve."""
+    """The row above the plot area: the phase letters (M, C, U, G) with their steps, and the cursor's ▼;
+    never covered by a curve.
+
+    Letters never overlap: one that would land on another moves to the next free column, keeping their
+    order along the axis (C, U and G can sit within a few columns of each other on the log axis). Each
+    step is written beside its letter where it fits without touching another; the status bar carries
+    them all.
+    """
     row = [" "] * pw
     style = [""] * pw
-    for step, letter in plot.markers:
-        c = int(round(axis_frac(step, plot.x_max, plot.x_log, plot.x_lo) * (pw - 1)))
-        if not (0 <= c < pw) or step < plot.x_lo or step > plot.x_max:
-            continue
-        if row[c] != " ":
-            continue
-        right, left = f"{letter} {fmt_step(step)}", f"{fmt_step(step)} {letter}"
-        start, text = c, letter
-        if c + len(right) <= pw and all(ch == " " for ch in row[c : c + len(right) + 1]):
-            text = right
-        elif c - len(left) + 1 >= 0 and all(ch == " " for ch in row[max(c - len(left), 0) : c + 1]):
-            start, text = c - len(left) + 1, left  # no room on the right: the step before the letter
-        row[start : start + len(text)] = text
-        style[start : start + len(text)] = ["bold"] * len(text)
+    cur = None
     if plot.cursor is not None:
-        c = int(round(axis_frac(plot.cursor, plot.x_max, plot.x_log, plot.x_lo) * (pw - 1)))
-        row[c], style[c] = "▼", "bold reverse"
+        cur = int(round(axis_frac(plot.cursor, plot.x_max, plot.x_log, plot.x_lo) * (pw - 1)))
+        cur = min(max(cur, 0), pw - 1)
+    marks = sorted((s, m) for s, m in plot.markers if plot.x_lo <= s <= plot.x_max)[: max(pw // 2, 1)]
+    cols = [int(round(axis_frac(s, plot.x_max, plot.x_log, plot.x_lo) * (pw - 1))) for s, _ in marks]
+    # forward: each letter at or right of its place, a blank column after the previous letter and off the
+    # cursor; backward: the same leftwards from the row's end; what still collides is left out
+    for i in range(len(cols)):
+        cols[i] = max(cols[i], cols[i - 1] + 2 if i else 0)
+        cols[i] += cols[i] == cur
+    for i in range(len(cols) - 1, -1, -1):
+        cols[i] = min(cols[i], cols[i + 1] - 2 if i + 1 < len(cols) else pw - 1)
+        cols[i] -= cols[i] == cur
+    keep = [i for i, c in enumerate(cols) if 0 <= c < pw and c != cur and (i == 0 or c > cols[i - 1])]
+    marks, letters = [marks[i] for i in keep], [cols[i] for i in keep]
+    for c, (_, letter) in zip(letters, marks, strict=True):
+        row[c], style[c] = letter, "bold"
+    if cur is not None:
+        row[cur], style[cur] = "▼", "bold reverse"
+    for c, (step, _) in zip(letters, marks, strict=True):
+        label = fmt_step(step)
+        # right of the letter, else left of it; a blank cell (or the row's end) on either side of the label
+        for start in (c + 2, c - 1 - len(label)):
+            lo, hi = start - 1, start + len(label)
+            if start < 0 or hi > pw or any(row[k] != " " for k in range(max(lo, 0), min(hi + 1, pw)) if k != c):
+                continue
+            row[start : start + len(label)] = label
+            style[start : start + len(label)] = ["bold"] * len(label)
+            break
     return list(zip(row, style, strict=True))
 
 
@@ -252,10 +284,11 @@ def render_plot(plot: Plot, width: int, height: int, mono: bool) -> Lines:
             for y in range(min(a, b), max(a, b) + 1):
                 pixels.add((x, y))
             cur = (x, py(p.last))
-            if prev is not None and cur[0] - prev[0] > 1:
-                n = cur[0] - prev[0]
+            if prev is not None:  # join to the previous point along its longer side: a steep jump stays a line
+                dx, dy = cur[0] - prev[0], cur[1] - prev[1]
+                n = max(abs(dx), abs(dy))
                 for i in range(1, n):
-                    pixels.add((prev[0] + i, int(round(prev[1] + (cur[1] - prev[1]) * i / n))))
+                    pixels.add((prev[0] + int(round(dx * i / n)), prev[1] + int(round(dy * i / n))))
             prev = cur
         bits: dict[tuple[int, int], int] = {}
         for x, y in pixels:

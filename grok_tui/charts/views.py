@@ -274,10 +274,17 @@ def fourier_bars(data: RunData, at: int | None = None) -> dict[str, Any]:
         off = data.probe_off("fourier")
     step, values = (snap[0], list(snap[1])) if snap else (0, [])
     n = len(values)
+    # the y axis starts just below the smallest bar, not at 0: E's spectrum is nearly flat early on, and
+    # from 0 every bar would fill most of the height, the key frequencies differing in the top rows only
+    finite = [v for v in values if math.isfinite(v)]
+    lo = max(min(finite) - 0.1 * (max(finite) - min(finite)), 0.0) if finite else None
     return {
         "title": "Fourier spectrum of E" + (" (scrubbed)" if at is not None else ""),
         "values": values,
-        "legend": f"step {fmt_step(step)}" if values else "",
+        "y_lo": lo,
+        "legend": (f"step {fmt_step(step)} · y from {fmt_num(lo)}" if lo else f"step {fmt_step(step)}")
+        if values
+        else "",
         "ticks": {0: "0", n // 2: str(n // 2), n - 1: str(n - 1)} if n else {},
         "note": probe_hint("fourier") if off else "waiting for the Fourier probe…",
         "color": "green",

@@ -27,8 +27,25 @@ def zoom_in(axis: Axis, x_max: float, step: int) -> tuple[tuple[float, float], f
     else:
         half = (hi - lo) / 4
         new = (max(c - half, 0.0), c + half)
-    new = (max(new[0], 0.0), min(max(new[1], new[0] + 2.0), x_max))
+    new = (round_down(max(new[0], 0.0)), min(round_up(max(new[1], new[0] + 2.0)), x_max))
     return new, axis_frac(c, new[1], axis.log, new[0])
+
+
+def round_down(v: float, digits: int = 2) -> float:
+    """`v` down to `digits` significant figures (2,511 -> 2,500; 24.1 -> 24), so the axis' end ticks
+    of a zoomed window read as round steps."""
+    if v <= 0:
+        return 0.0
+    unit = 10 ** max(math.floor(math.log10(v)) - digits + 1, 0)
+    return float(math.floor(v / unit) * unit)
+
+
+def round_up(v: float, digits: int = 2) -> float:
+    """`v` up to `digits` significant figures (2,511 -> 2,600; 24.1 -> 25)."""
+    if v <= 0:
+        return 0.0
+    unit = 10 ** max(math.floor(math.log10(v)) - digits + 1, 0)
+    return float(math.ceil(v / unit) * unit)
 
 
 def scrub_to(steps: list[int], at: int | None, delta: int) -> int | None:

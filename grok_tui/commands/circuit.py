@@ -14,6 +14,7 @@ from typing import Annotated, Any
 import typer
 
 from engine.phases import GENERALIZED_ACC
+from grok_tui.commands.width import fit
 from grok_tui.errors import user_errors
 
 FORMATS = ("text", "markdown")
@@ -80,6 +81,21 @@ def tables(cells: dict[tuple[str, str], list[dict[str, Any]]]) -> list[list[list
     return out
 
 
+def blocks(cells: dict[tuple[str, str], list[dict[str, Any]]]) -> str:
+    """The default text: one block per task and split, a quantity per line, each line within 80 columns."""
+    made = tables(cells)
+    heads = [h for rows in made for h in rows[0][2:]]
+    label_w = max(len(h) for h in heads)
+    text = []
+    for i in range(1, len(made[0])):  # row i of every table is the same task and split
+        name, n = made[0][i][0], made[0][i][1]
+        values = [v for rows in made for v in rows[i][2:]]
+        lines = [f"{name} ({n} run{'' if n == '1' else 's'}; mean [95% interval])"]
+        lines += [fit(f"  {h:<{label_w}}  {v}") for h, v in zip(heads, values, strict=True)]
+        text.append("\n".join(lines))
+    return "\n\n".join(text)
+
+
 def render(rows: list[list[str]], fmt: str) -> str:
     if fmt == "markdown":
         lines = ["| " + " | ".join(r) + " |" for r in rows]
@@ -94,6 +110,7 @@ def register(app: typer.Typer) -> None:
     def circuit(
         dirs: Annotated[list[str], typer.Argument(help="Run directories and/or sweep group directories.")],
         fmt: Annotated[str, typer.Option("--format", "-f", help="text or markdown (tables to paste).")] = "text",
+        wide: Annotated[bool, typer.Option("--wide", help="Text as wide tables, a column per quantity.")] = False,
     ) -> None:
         """Restricted vs test loss, ‖θ‖² over the jump and rare tokens on the ring, per task and split.
 
@@ -108,9 +125,12 @@ def register(app: typer.Typer) -> None:
         cells = circuit_cells(dirs)
         if not cells:
             raise ConfigError("no finished run among the directories given")
-        typer.echo("\n\n".join(render(t, fmt) for t in tables(cells)))
+        if fmt == "text" and not wide:
+            typer.echo(blocks(cells))
+        else:
+            typer.echo("\n\n".join(render(t, fmt) for t in tables(cells)))
         n = sum(len(r) for r in cells.values())
-        typer.echo(f"\nover all {n} runs (mean [95% interval], smallest to largest run, runs on the claimed side):")
+        typer.echo(f"\nover all {n} runs (mean [95% interval], smallest to largest, on the claimed side):")
         for key, line in pooled(cells).items():
             label, digits = POOLED_LINES[key]
             text = f"- {label}: {ci(line['stat'], digits)}, {_num(line['min'], digits)} to {_num(line['max'], digits)}"
@@ -119,4 +139,4 @@ def register(app: typer.Typer) -> None:
                 text += f"; {side} in {line['side']} of {line['stat'][3]}"
             if "at_or_before" in line:
                 text += f", at or before in {line['at_or_before']}"
-            typer.echo(text)
+            typer.echo(text if wide or fmt != "text" else fit(text))

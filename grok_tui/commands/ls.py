@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
+from grok_tui.commands.width import ELLIPSIS, columns
 from grok_tui.errors import user_errors
 
 if TYPE_CHECKING:
@@ -166,6 +167,24 @@ def row_cells(e: dict[str, Any]) -> list[str]:
     ]
 
 
+Header = tuple[str, ...]
+
+
+def narrow(rows: list[list[str]], header: tuple[str, ...], width: int | None = None) -> tuple[list[list[str]], Header]:
+    """The table for an 80-column terminal: without the PRESET column where every name already holds its
+    preset (`<date>-<preset>-s<seed>`), and names cut at the start with … when the lines are still too
+    wide (the time, preset and seed or `sweep` at the end stay; `--wide` gives whole names)."""
+    if all(r[1] == "-" or r[1] in r[0] for r in rows):
+        rows, header = [[r[0], *r[2:]] for r in rows], (header[0], *header[2:])
+    width = width or columns()
+    others = sum(max(len(h), *(len(r[i]) for r in rows)) + 2 for i, h in enumerate(header) if i)
+    room = max(width - others, 12)
+    for r in rows:
+        if len(r[0]) > room:
+            r[0] = ELLIPSIS + r[0][len(r[0]) - room + 1 :]
+    return rows, header
+
+
 def table(rows: list[list[str]], header: tuple[str, ...]) -> str:
     widths = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(header)]
     lines = ["  ".join(h.upper().ljust(w) for h, w in zip(header, widths, strict=True)).rstrip()]
@@ -186,6 +205,7 @@ def register(app: typer.Typer) -> None:
     def ls(
         root: Annotated[str, typer.Argument(help="Where runs go (the --out of grok run / grok sweep).")] = "runs",
         as_json: Annotated[bool, typer.Option("--json", help="One JSON list, for scripts.")] = False,
+        wide: Annotated[bool, typer.Option("--wide", help="Every column and whole names.")] = False,
     ) -> None:
         from engine.config import ConfigError
 
@@ -200,4 +220,5 @@ def register(app: typer.Typer) -> None:
             typer.echo(f"no runs or sweep groups in {d}")
             return
         header = ("name", "preset", "status", "step/max", "mem", "gen", "val_acc", "wall")
-        typer.echo(table([row_cells(e) for e in found], header))
+        rows = [row_cells(e) for e in found]
+        typer.echo(table(rows, header) if wide else table(*narrow(rows, header)))

@@ -176,7 +176,7 @@ def plot_text(
     color: bool | None = None,
 ) -> str:
     """Every chart for `paths`, as the text `grok plot` prints (also used by `grok report --plot`)."""
-    cols, rows = shutil.get_terminal_size((100, 30))
+    cols, rows = shutil.get_terminal_size((80, 30))  # a pipe: 80 columns, as every command's output
     w = width or min(max(cols, 40), 160)
     h = height or max(min(rows - 4, 30), 15)
     colored = use_color() if color is None else color
@@ -193,7 +193,7 @@ def register(app: typer.Typer) -> None:
         ),
         log_x: Annotated[bool, typer.Option("--log-x/--linear-x", help="Log or linear step axis.")] = True,
         k: Annotated[int, typer.Option("--smooth", help="Trailing mean over K evaluations (1 = none).")] = 1,
-        width: Annotated[int, typer.Option("--width", help="Columns (default: the terminal's, or 100).")] = 0,
+        width: Annotated[int, typer.Option("--width", help="Columns (default: the terminal's, or 80).")] = 0,
         height: Annotated[int, typer.Option("--height", help="Rows (default: the terminal's, or 26).")] = 0,
         color: Annotated[
             bool | None, typer.Option("--color/--no-color", help="ANSI colours (default: only on a terminal).")

@@ -1,4 +1,4 @@
-"""`grok report GROUP_DIR`: median/IQR tables, arm ratios, final values with 95% intervals and paired tests."""
+"""`grok report GROUP_DIR`: median/IQR tables, arm ratios, final values with their spread and paired tests."""
 
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ from typing import Annotated
 
 import typer
 
+from grok_tui.commands.width import fold_text
 from grok_tui.errors import user_errors
 
 
@@ -15,9 +16,10 @@ def register(app: typer.Typer) -> None:
 
     @app.command(
         help=f"Print a sweep's report: per swept value, steps to {GENERALIZED} val acc, delay, fraction generalized."
-        "\n\nAlso each cell's final values (mean of the last --tail evaluations) as a mean over seeds with a 95% "
-        "bootstrap interval, and per arm against the baseline (same seeds) the paired difference, its interval, "
-        "the exact sign-test p and the Wilcoxon signed-rank p.\n\nA paper directory (`grok sweep --preset paper`) "
+        "\n\nAlso each cell's final values (mean of the last --tail evaluations) as a mean over seeds with its "
+        "range below 8 seeds or its 95% t-interval from 8, and per arm against the baseline (same seeds) the paired "
+        "difference, its spread, the exact sign-test p and the Wilcoxon signed-rank p; ≥ or ≤ marks a bound."
+        "\n\nA paper directory (`grok sweep --preset paper`) "
         "gives each sweep's wall time, CPU seconds and share of the cores kept busy, and the paper's totals."
     )
     @user_errors
@@ -52,6 +54,7 @@ def register(app: typer.Typer) -> None:
                 "e.g. a sampler's own control.",
             ),
         ] = None,
+        wide: Annotated[bool, typer.Option("--wide", help="Tables and lines unfolded, however wide.")] = False,
     ) -> None:
         from engine.config import ConfigError
         from engine.rundir import clean_block, is_paper_dir
@@ -64,7 +67,8 @@ def register(app: typer.Typer) -> None:
                 raise ConfigError(
                     "a paper directory's report is a text table: drop --format/--csv/--plot/--metrics/--baseline"
                 )
-            typer.echo(clean_block(render(Paper.open(group_dir), running=lock_holder(group_dir) is not None)), nl=False)
+            text = clean_block(render(Paper.open(group_dir), running=lock_holder(group_dir) is not None))
+            typer.echo(text if wide else fold_text(text), nl=False)
             return
         from engine.sweep.report import FORMATS, render, write_csv
         from engine.sweep.spec import Group
@@ -83,7 +87,8 @@ def register(app: typer.Typer) -> None:
             write_csv(group, sys.stdout, tail, cols, baseline)
         else:
             # arm names come from group.json
-            typer.echo(clean_block(render(group, fmt, tail, cols, baseline)), nl=False)
+            text = clean_block(render(group, fmt, tail, cols, baseline))
+            typer.echo(text if wide or fmt != "text" else fold_text(text), nl=False)
         if plot:
             from grok_tui.commands.plot import plot_text, use_color
 

@@ -28,6 +28,13 @@ def format_summary(summary: dict[str, Any]) -> str:
     return "\n".join(parts)
 
 
+def resume_hint(command: str, run_dir: object) -> str:
+    """The line every summary of an interrupted run ends with: how to go on from its checkpoint."""
+    from engine.rundir import clean_text
+
+    return f"interrupted; resume with:\n  {command} --resume {clean_text(str(run_dir))}"
+
+
 def execute(run: Run, quiet: bool, log_every: int) -> int:
     """Iterate a Run to its end with progress and signal handling; return the exit code."""
     from engine.phases import Phases, early_stop_note
@@ -47,6 +54,7 @@ def execute(run: Run, quiet: bool, log_every: int) -> int:
     if note and status == "finished":
         say(note)
     if status == "interrupted":
+        say(resume_hint("grok run", run.dir))
         return stops.exit_code()
     if status == "diverged":
         print(f"error: loss became NaN/inf at step {run.summary.get('steps')}; run diverged", file=sys.stderr)

@@ -7,6 +7,7 @@ from typing import Annotated
 
 import typer
 
+from grok_tui.commands.width import echo, fold, num
 from grok_tui.errors import user_errors
 
 
@@ -15,9 +16,9 @@ def liveness(status: str, pid: int | None, run_dir: Path) -> str | None:
     if pid is not None:
         return f"live: pid {pid} holds this run ({status})"
     if status == "dead":
-        return f"no process: interrupted or killed; resume with `grok run --resume {run_dir}`"
+        return f"no process: interrupted or killed; resume with:\n  grok run --resume {run_dir}"
     if status == "interrupted":
-        return f"stopped before its end; resume with `grok run --resume {run_dir}`"
+        return f"stopped before its end; resume with:\n  grok run --resume {run_dir}"
     return None
 
 
@@ -27,6 +28,7 @@ def register(app: typer.Typer) -> None:
     def show(
         run_dir: Annotated[str, typer.Argument(help="A run directory.")],
         last: Annotated[int, typer.Option("--last", "-n", help="How many metric rows to show.")] = 5,
+        wide: Annotated[bool, typer.Option("--wide", help="Every column on one line, however wide.")] = False,
     ) -> None:
         """Print a run's summary and its last metric rows; on a live run, its progress from the rows."""
         from engine.run_record import read_run
@@ -41,19 +43,21 @@ def register(app: typer.Typer) -> None:
         phase_keys = ("memorized_step", "generalized_step", "grokking_delay", "final_train_acc", "final_val_acc")
         summary.update({k: e[k] for k in (*phase_keys, "best_val_acc", "wall_s")})
         device = clean_text(rec.summary.device or "?")
-        typer.echo(f"{clean_text(d)}  preset {rec.preset or '-'}  seed {rec.config.train.seed}  device {device}")
+        echo(f"{clean_text(d)}  preset {rec.preset or '-'}  seed {rec.config.train.seed}  device {device}", wide)
         typer.echo(format_summary(summary))
         note = liveness(rec.status, rec.pid, d)
         if note:
-            typer.echo(note)
+            echo(note, wide)
         stop = rec.stop_note()
         if stop:
-            typer.echo(stop)
+            echo(stop, wide)
         rows = rec.rows[-last:] if last > 0 else []
         if rows:
             cols = ["step", "train_loss", "train_acc", "val_loss", "val_acc", "lr_ratio"]
             cols += [c for c in rows[0] if c.startswith(("hess_", "rank_", "sigma_"))]
             cols = [c for c in cols if c in rows[0]]
-            typer.echo("\n" + "  ".join(f"{clean_text(c):>11}" for c in cols))
-            for r in rows:
-                typer.echo("  ".join(f"{int(r[c]):>11}" if c == "step" else f"{r[c]:>11.4g}" for c in cols))
+            # a probe that did not run at a row's evaluation left NaN there: shown as a blank "–"
+            table = [[clean_text(c) for c in cols]]
+            table += [[str(int(r[c])) if c == "step" else num(r[c]) for c in cols] for r in rows]
+            table = [[c.rjust(max(len(t[i]) for t in table)) for i, c in enumerate(row)] for row in table]
+            typer.echo("\n" + ("\n".join("  ".join(row) for row in table) if wide else fold(table)))

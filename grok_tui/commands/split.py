@@ -13,9 +13,13 @@ from typing import Annotated, Any
 import typer
 
 from grok_tui import options as o
+from grok_tui.commands.width import echo
 from grok_tui.errors import user_errors
 
 BARS = " ▏▎▍▌▋▊▉█"
+
+
+BAR_WIDTH = 30  # a row with its bar and " target" fits 80 columns
 
 
 def _bar(v: float, vmax: float, width: int) -> str:
@@ -48,7 +52,7 @@ def register(app: typer.Typer) -> None:
     def split(
         opts: o.RunOptions,
         csv: Annotated[bool, typer.Option("--csv", help="Print the per-token table as CSV.")] = False,
-        width: Annotated[int, typer.Option("--width", help="Bar width in characters.")] = 40,
+        width: Annotated[int, typer.Option("--width", help="Bar width in characters.")] = 30,
         draws: Annotated[
             int, typer.Option("--draws", help="Steps of the sampler to replay for the realized draw shares.")
         ] = 1000,
@@ -87,25 +91,25 @@ def register(app: typer.Typer) -> None:
                     f"{expected[t]:.6f},{realized[t]:.6f}"
                 )
             return
-        typer.echo(
+        echo(
             f"{_split_name(cfg.data)} split of {cfg.data.op} mod {p}, seed {cfg.train.seed}: "
             f"{n} train / {len(s.test)} test pairs"
         )
         lo, hi = int(tr.argmin()), int(tr.argmax())
-        typer.echo(
+        echo(
             f"training pairs holding a token, (t, t) once: min {tr.min()} (token {lo})  max {tr.max()} (token {hi})  "
             f"mean {tr.mean():.1f}  cv {tr.std() / max(tr.mean(), 1e-9):.2f}"
         )
-        typer.echo(
+        echo(
             f"absent from training: {len(absent)} tokens{' ' + ' '.join(map(str, absent)) if len(absent) else ''}  "
             f"coverage ceiling: {ceiling:.3f} (1 - share of test pairs holding an absent token)"
         )
-        typer.echo(
+        echo(
             f"batch {batch}, shuffled epochs: the rarest token is in {presence.min():.1%} of batches; "
             f"{int((presence < 0.5).sum())} tokens are in fewer than half of them"
         )
         shares = realized[tr > 0]
-        typer.echo(
+        echo(
             f"sampler {cfg.train.sampler}, {draws} steps replayed: share of draws per trained token "
             f"min {shares.min():.2%}  median {np.median(shares):.2%}  max {shares.max():.2%}  (1/p = {1 / p:.2%})"
             + ("; gradient: at its initial weights" if cfg.train.sampler == "gradient" else "")
@@ -114,7 +118,7 @@ def register(app: typer.Typer) -> None:
         )
         if len(targets):
             for line in _target_lines(cfg, targets, tr, expected, realized, sampler.rate, draws):
-                typer.echo(line)
+                echo(line)
         typer.echo(
             f"{'token':>5} {'as a':>5} {'as b':>5} {'train':>5} {'test':>5} {'batch%':>6} {'draw%':>6}  (bar: train)"
         )

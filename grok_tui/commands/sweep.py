@@ -8,6 +8,7 @@ import typer
 
 from grok_tui import options as o
 from grok_tui.commands.sweep_group import execute, new_group
+from grok_tui.commands.width import wrap
 from grok_tui.errors import fail, user_errors
 
 
@@ -56,7 +57,8 @@ def register(app: typer.Typer) -> None:
         if plan_only:
             if resume or config:
                 raise ConfigError("--plan sizes a preset: give --preset NAME (or paper)")
-            typer.echo(plan_table(None if preset == PAPER else (str(preset),) if preset else None))
+            names = None if preset == PAPER else (str(preset),) if preset else None
+            typer.echo(wrap(plan_table(names), indent=PLAN_INDENT))
             raise typer.Exit(0)
         if preset == PAPER and not resume:
             if config:
@@ -76,6 +78,9 @@ def register(app: typer.Typer) -> None:
         else:
             group = new_group(opts, seeds)
         raise typer.Exit(execute(group, workers, backend, address, quiet))
+
+
+PLAN_INDENT = 44  # where the wall-time column starts: its text folds under itself at 80 columns
 
 
 def plan_table(names: tuple[str, ...] | None) -> str:

@@ -8,6 +8,7 @@ import sys
 from typing import TYPE_CHECKING
 
 from grok_tui.commands.signals import StopSignals, say
+from grok_tui.commands.width import fold_text, wrap
 
 if TYPE_CHECKING:
     from engine.config import RunConfig
@@ -68,7 +69,7 @@ def execute(
     line = f"sweep {group.dir}: {total - adopted} of {len(group.members)} members to train"
     if adopted:
         line += f", {adopted} already ended (adopted from their run directories)"
-    say(f"{line}, {backend} backend")
+    say(wrap(f"{line}, {backend} backend"))
 
     def stop_waiting(signum: int) -> None:  # a second Ctrl-C: stop waiting for the members' last rows
         raise KeyboardInterrupt
@@ -89,7 +90,7 @@ def execute(
         finally:
             progress.close()
     say("")
-    say(render(group))
+    say(fold_text(render(group)))
     say(f"group directory: {group.dir}")
     if stops.caught:
         say(f"interrupted: `grok sweep --resume {resume_hint or group.dir}` runs what is missing")

@@ -13,6 +13,7 @@ from typing import Annotated, Any
 
 import typer
 
+from grok_tui.commands.width import echo
 from grok_tui.errors import user_errors
 
 
@@ -53,12 +54,12 @@ def register(app: typer.Typer) -> None:
                 )
             return
         n_learned = sum(r["learned_step"] is not None for r in rows)
-        typer.echo(
+        echo(
             f"{clean_text(d)}: {facts['op']} mod {facts['p']}, seed {facts['seed']}; a token is learned at the "
             f"first evaluation from which the val_acc of its test pairs stays >= {threshold:g}"
         )
         rho = facts.get("spearman")
-        typer.echo(
+        echo(
             f"learned: {n_learned} of {len(rows)} tokens"
             + (
                 f"; Spearman rank correlation of learned step with training pairs: {rho:+.2f}"

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from grok_tui import options as o
-from grok_tui.errors import user_errors
+from grok_tui.errors import one_line_usage_errors, user_errors
 from grok_tui.rundata import clean_text
 
 if TYPE_CHECKING:
@@ -49,13 +49,16 @@ def farewell(app: GrokApp) -> int:
     The exit code is 128 + the signal that closed the app (SIGHUP, SIGTERM, SIGINT), else 0.
     """
     from engine.run_record import read_run
-    from grok_tui.commands.run import format_summary
+    from grok_tui.commands.run import format_summary, resume_hint
     from grok_tui.commands.signals import say
 
     if app.trained and app.data.run_dir:
         run_dir = Path(app.data.run_dir)
         say(f"run directory: {clean_text(str(run_dir))}")
-        say(format_summary(read_run(run_dir).summary.fields() or app.data.summary))
+        rec = read_run(run_dir)
+        say(format_summary(rec.summary.fields() or app.data.summary))
+        if rec.status == "interrupted":
+            say(resume_hint("grok-tui", run_dir))
     return 128 + app.stop_signal if app.stop_signal else 0
 
 
@@ -67,4 +70,4 @@ def standalone() -> None:
     """The `grok-tui` console script: the same command as `grok tui`."""
     cli = typer.Typer(add_completion=False, pretty_exceptions_enable=False)
     cli.command(name="grok-tui")(user_errors(tui))
-    cli()
+    one_line_usage_errors(cli)

@@ -17,9 +17,12 @@ from typing import Any
 from engine.config import ConfigError
 from engine.paper import PAPER_SWEEPS
 from engine.rundir import is_group, is_run_dir
+from engine.summary import read_summary
+from engine.sweep.report import member_finals
 from engine.sweep.results import ENDED
 from engine.sweep.spec import Group
 from engine.sweep.stats import num
+from engine.sweep.targets_report import member_target_learned
 from grok_tui.figures import style
 from grok_tui.figures.cells import final_against, generalization_grid, token_points
 from grok_tui.figures.data import Curve, cell_label, fourier_spectrum, group_curves, member_dirs
@@ -194,6 +197,63 @@ def decouple(group: Group) -> list[Panel]:
     return panels
 
 
+DECOUPLE_FAMILIES = (  # decouple_paper's cells by arm name (presets/decouple_paper.toml), drawn as lines
+    ("data intact, draws cut (r)", "_r"),
+    ("m = 1", "_m1_"),
+    ("m = 3", "_m3_"),
+    ("m = 2, one position", "_m2_same"),
+    ("m = 2, both positions", "_m2_mixed"),
+)
+
+
+def decouple_paper(group: Group) -> list[Panel]:
+    """Issue 33's figure: the targets' final val accuracy and learned step against the share of batches that
+    held a target (eq. 4's p_i, log axis), a line per family of cells, a panel pair per optimizer. Points are
+    the mean over seeds with their range; a learned step whose member medians were not all reached is
+    drawn at the mean with those members at the budget (a bound, as `grok report` prints it)."""
+    finals = member_finals(group, ["val_acc_target"])
+    budgets = [num(r.get("max_steps")) for r in group.results().values()]  # as `grok report` reads it
+    budget = max([b for b in budgets if b is not None] or [float(group.base.train.max_steps)])
+    by: dict[tuple[str, str], dict[str, list[tuple[float, float, float]]]] = {}
+    res = group.results()
+    for m in group.members:
+        if res.get(m.id, {}).get("status") not in ENDED:
+            continue
+        s = read_summary(group.member_dir(m))
+        share, acc = s.target_batch_share, finals.get(m.id, {}).get("val_acc_target")
+        learned = member_target_learned(s)
+        if share is None or acc is None or learned is None:
+            continue
+        opt = m.arm.split("_")[0]
+        family = next((name for name, tag in DECOUPLE_FAMILIES if m.arm.removeprefix(opt).startswith(tag)), m.arm)
+        step = budget if math.isinf(learned[0]) else learned[0]
+        by.setdefault((opt, family), {}).setdefault(m.arm, []).append((share, acc, step))
+    panels = []
+    for opt in dict.fromkeys(o for o, _ in by):
+        for metric, k, label in (("val_acc_target", 1, "val accuracy"), ("learned_step", 2, "learned step")):
+            curves = []
+            for name, _tag in DECOUPLE_FAMILIES:
+                cells = sorted(by.get((opt, name), {}).values(), key=lambda v: sum(x[0] for x in v) / len(v))
+                if not cells:
+                    continue
+                xs = [sum(v[0] for v in c) / len(c) for c in cells]
+                ys = [[v[k] for v in c] for c in cells]
+                curves.append(
+                    Curve(
+                        name,
+                        xs,
+                        [sum(y) / len(y) for y in ys],
+                        [min(y) for y in ys],
+                        [max(y) for y in ys],
+                        min(len(c) for c in cells),
+                    )
+                )
+            panel = Panel(f"{opt}: targets' {label}", [metric], curves, xlabel="batches holding a target", points=True)
+            panel.log_x, panel.ticks_at_points = True, False
+            panels.append(panel)
+    return _need(panels, group, "members with targets and the targets probe")
+
+
 def heat(row_key: str, col_key: str) -> Callable[[Group], list[Panel]]:
     """Steps to generalize per (row, col) cell of the grid: eqs. 8-9 (wd × α), Figs. 12-13 (lr × batch)."""
 
@@ -341,6 +401,12 @@ _CLAIMS = (
     # the results that go past the paper: the decoupling of pairs and updates, the progress measures
     Claim(
         "decouple", ("decouple",), "target tokens' final val accuracy against their pairs m, per draw rate r", decouple
+    ),
+    Claim(
+        "decouple_paper",
+        ("decouple_paper",),
+        "targets' val accuracy and learned step against the share of batches holding them",
+        decouple_paper,
     ),
     Claim("progress", ("progress_phases",), "val accuracy and the progress measures per split", _progress, "data.op"),
 )

@@ -49,6 +49,7 @@ class Panel:
     hline: tuple[float, str] | None = None  # a level marked across the panel, named in the legend (the last step)
     share_x: bool = False  # one x range with the figure's other share_x panels (a claim's grid: equal steps)
     points: bool = False  # mark each point (a few swept values, not an evaluation every N steps)
+    ticks_at_points: bool = True  # with points on a log axis: tick each point (False: decades and halves)
     heat: Heat | None = None  # kind "heat": steps to generalize per grid cell
 
 
@@ -113,7 +114,9 @@ def _draw_line_panel(ax: Any, p: Panel, log_x: bool, k: int, order: dict[str, in
         ax.set_xticks([x for x, _ in p.xticks], [t for _, t in p.xticks])
         ax.set_xlim(p.xticks[0][0] - 0.3, p.xticks[-1][0] + 0.3)
     elif log_x:
-        _log_axis(ax, list(p.xlim) if p.xlim else [x for c in p.curves for x in c.x if x > 0], p.points)
+        _log_axis(
+            ax, list(p.xlim) if p.xlim else [x for c in p.curves for x in c.x if x > 0], p.points and p.ticks_at_points
+        )
     if style.is_acc(p.metrics):
         ax.set_ylim(-0.02, 1.02)
     elif style.log_y(p.metrics) and all(v > 0 for c in p.curves for v in c.y if math.isfinite(v)):

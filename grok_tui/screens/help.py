@@ -10,6 +10,8 @@ from textual.containers import VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
+from engine.phases import GENERALIZED_ACC, MEMORIZED_ACC
+
 VIEWS = (
     ("Training", "train, val and rare-token val accuracy (M = memorized, G = generalized, above the plot) and loss"),
     (
@@ -18,8 +20,22 @@ VIEWS = (
     ),
     ("Curvature", "λmax of the Hessian on E and W, log y (Figs. 7, 9)"),
     ("Spectra", "rank of E, W, EW (Fig. 10); σmax(E)/σmax(W) and the c in force"),
-    ("Fourier", "the current spectrum of E over the token axis (Fig. 11)"),
+    ("Fourier", "the current spectrum of E over the token axis (Fig. 11), y scaled to the bars shown"),
+    (
+        "Circuit",
+        "the progress probe (probe.progress_every): restricted, excluded, train and test loss; the key "
+        "frequencies over time; the embedding ring, E's rows in the plane of the strongest key frequency",
+    ),
     ("All", "every chart at once, for large terminals"),
+)
+
+
+# The four phases every step chart marks, and the status bar's second line names (engine/phases.py).
+PHASES = (
+    ("M", f"memorized: the first evaluation with train accuracy ≥ {MEMORIZED_ACC:g}"),
+    ("C", "circuit formation: restricted loss below half of chance, ln(p)/2 (progress probe)"),
+    ("U", "cleanup: where ‖θ‖² fell fastest after C, once its fall slows (progress probe)"),
+    ("G", f"generalized: the first evaluation with val accuracy ≥ {GENERALIZED_ACC:g}"),
 )
 
 
@@ -35,6 +51,9 @@ def help_text(bindings: list[Binding]) -> Table:
     keys.add_row("", "")
     for name, what in VIEWS:
         keys.add_row(name, what)
+    keys.add_row("", "")
+    for letter, what in PHASES:
+        keys.add_row(letter, what)
     keys.add_row("", "")
     keys.add_row("", Text("A chart whose probe is off says which --set turns it on (or use n).", style="italic"))
     keys.add_row(

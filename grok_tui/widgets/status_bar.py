@@ -1,4 +1,5 @@
-"""The status bar: preset, device, step, steps/s, ETA, phase markers and the run directory."""
+"""The status bar: preset, device, step, steps/s, ETA, phase markers and the run directory; for a flagship
+preset, a third line saying what it shows and which preset to try next."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ from rich.text import Text
 
 from grok_tui.charts.lines import Lines
 from grok_tui.eta import format_eta
+from grok_tui.guide import guide
 from grok_tui.rundata import RunData, clean_text
 from grok_tui.widgets.drawn import Drawn
 
@@ -40,7 +42,8 @@ def status_text(d: RunData) -> Text:
         if d.status == "idle":
             t.append("  no run: press n to start one  ·  ? help  ·  q quit", style="bold")
             return t
-        t.append(f" step {d.step:,}/{d.max_steps:,}")
+        if d.status != "starting":  # before RunStarted the step budget is not known yet
+            t.append(f" step {d.step:,}/{d.max_steps:,}")
         va = d.latest("val_acc")
         if math.isfinite(va):
             t.append(f"  val {va:.3f}", style="bold")
@@ -51,7 +54,10 @@ def status_text(d: RunData) -> Text:
         t.append(f"  {d.device or '?'}  {sps} steps/s")
         t.append("\n")
         ph = d.phases
-        t.append(f" memorized {_step(ph.memorized_step)} · generalized {_step(ph.generalized_step)}")
+        t.append(f" memorized {_step(ph.memorized_step)}")
+        if d.columns and not d.probe_off("progress"):  # the Circuit view's C and U (engine/phases.py)
+            t.append(f" · C {_step(ph.circuit_step)} · U {_step(ph.cleanup_step)}")
+        t.append(f" · generalized {_step(ph.generalized_step)}")
         t.append(f" · delay {_step(ph.delay)}", style="bold")
         if d.error:
             t.append(f"  {d.status}: {clean_text(d.error)}", style="bold red")
@@ -61,6 +67,10 @@ def status_text(d: RunData) -> Text:
                 t.append(f"  train {tr:.3f}")
             if d.run_dir:
                 t.append(f"  {clean_text(d.run_dir)}", style="dim")
+        line = guide(d.preset)
+        if line:  # a flagship preset: what it shows, and what to try next (grok_tui/guide.py)
+            t.append("\n")
+            t.append(f" {line}", style="italic")
         return t
 
 
@@ -81,6 +91,7 @@ class StatusBar(Drawn):
         text = status_text(data)
         if text.plain != self._text.plain:
             self._text = text
+            self.styles.height = text.plain.count("\n") + 1  # 3 with a first-launch guide line
             self.repaint()
 
     def lines(self, width: int, height: int, mono: bool) -> Lines:

@@ -54,4 +54,4 @@ def test_a_closed_pipe_is_a_quiet_exit_0(runs: Path, args: tuple[str, ...]) -> N
 
 def test_a_user_error_on_a_closed_pipe_keeps_its_code_and_line(tmp_path: Path) -> None:
     r = into_closed_pipe("show", str(tmp_path / "nothing"))
-    assert r.returncode == 2 and r.stderr.startswith("error: ") and "not a run directory" in r.stderr
+    assert r.returncode == 2 and r.stderr.startswith("error: ") and "no such directory" in r.stderr

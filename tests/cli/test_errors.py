@@ -98,8 +98,26 @@ def test_unknown_device(tmp_path: Path, tiny_toml: str) -> None:
 
 
 def test_show_and_export_of_missing_run(tmp_path: Path) -> None:
-    assert_user_error(grok("show", str(tmp_path / "nope")), "not a run directory")
-    assert_user_error(grok("export", str(tmp_path / "nope")), "not a run directory")
+    # a path that does not exist says so, in every command, as `grok ls` does
+    for command in ("show", "export", "tokens", "plot", "circuit", "report"):
+        assert_user_error(grok(command, str(tmp_path / "nope")), f"{tmp_path / 'nope'}: no such directory")
+    assert_user_error(grok("show", str(tmp_path)), "not a run directory")  # there, but not a run
+
+
+@pytest.mark.parametrize(
+    ("args", "needle"),
+    [
+        (("show",), "missing argument"),
+        (("run", "--seed", "x"), "invalid value for '--seed'"),
+        (("ls", "--bogus"), "no such option: --bogus"),
+        (("nosuch",), "no such command 'nosuch'"),
+    ],
+)
+def test_usage_errors_are_one_line(args: tuple[str, ...], needle: str) -> None:
+    """Typer's boxed panel becomes the project's one `error:` line, exit 2."""
+    r = grok(*args)
+    assert_user_error(r, needle)
+    assert r.stderr.startswith("error: ") and "╭" not in r.stderr and "--help" in r.stderr
 
 
 def test_resume_without_checkpoint(tmp_path: Path) -> None:

@@ -47,11 +47,16 @@ def group(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def test_report_intervals_and_paired_tests(group: Path) -> None:
     r = grok("report", str(group), "--tail", "2")
     assert r.returncode == 0, r.stderr
-    assert "final value (mean of the last 2 evaluations): mean over seeds [95% bootstrap CI]" in r.stdout
-    assert "steps to 95% val: median [IQR]" in r.stdout
+    title = (
+        "final value (mean of the last 2 evaluations): mean over seeds, (min–max) below 8 seeds, "
+        "[95% t-interval] from 8"
+    )
+    assert title in r.stdout
+    assert "steps to 95% val: median [IQR]" in r.stdout and "stopped at" in r.stdout and "40 of 40" in r.stdout
     (line,) = [x for x in r.stdout.splitlines() if x.startswith("val_acc: adamlr - adam = ")]
-    assert "seeds higher, sign p " in line and "Wilcoxon p" in line and line.endswith("(n=3)")
+    assert " (range " in line and "seeds higher, sign p " in line and "Wilcoxon p" in line and line.endswith("(n=3)")
     assert "n=3" in r.stdout
+    assert "CI" not in r.stdout and "bootstrap" not in r.stdout  # 3 seeds: a range, never an interval
 
 
 def test_report_metrics_and_tail_change_the_numbers(group: Path) -> None:

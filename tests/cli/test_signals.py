@@ -42,6 +42,7 @@ def test_signal_interrupts_cleanly(tmp_path: Path, tiny_toml: str, sig: int, cod
     out, err = proc.communicate(timeout=60)
     assert proc.returncode == code, (out, err)
     assert "Traceback" not in err
+    assert f"interrupted; resume with:\n  grok run --resume {d}" in out  # the summary ends with its resume command
     summary = json.loads((d / "summary.json").read_text())
     assert summary["status"] == "interrupted"
     rows = read_csv(d / "metrics.csv")

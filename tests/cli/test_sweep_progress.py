@@ -27,7 +27,8 @@ EVENTS = [
 ]
 
 
-def test_plain_lines_and_counts(tmp_path: Path) -> None:
+def test_plain_lines_and_counts(tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.setenv("COLUMNS", "200")  # a wide terminal: one line per member (80 columns fold them)
     out = io.StringIO()
     p = PlainSweepProgress(_group(tmp_path), 6, out)
     for ev in EVENTS:

@@ -3,6 +3,7 @@ through matplotlib's object model, on hand-written groups (exact statistics) and
 
 from __future__ import annotations
 
+import json
 import math
 from pathlib import Path
 
@@ -45,7 +46,7 @@ def test_every_paper_sweep_has_one_claim() -> None:
     order = [p for p, _ in PAPER_SWEEPS]
     firsts = [c.presets[0] for c in CLAIMS.values() if c.presets[0] in order]
     assert firsts == sorted(firsts, key=order.index)  # the paper's order, the results past it last
-    assert list(CLAIMS)[-2:] == ["decouple", "progress"]
+    assert list(CLAIMS)[-3:] == ["decouple", "decouple_paper", "progress"]
 
 
 def test_fig2_rows_of_val_and_train_accuracy_per_task(tmp_path: Path) -> None:
@@ -433,3 +434,38 @@ def test_starve_draws_the_starved_tokens_own_pairs_not_the_rare_set(tmp_path: Pa
     assert [ax.get_ylabel() for ax in fig.axes] == ["val accuracy", "val accuracy, target tokens"]
     target = fig.axes[1]
     assert [ln.get_ydata()[0] for ln in _lines(target)] == pytest.approx([0.01, 0.2, 0.6])
+
+
+def test_decouple_paper_accuracy_and_learned_step_against_batch_share(tmp_path: Path) -> None:
+    table = {
+        "seeds": 2,
+        "arms": {
+            "adam_r1": {"train.target_rate": 1.0},
+            "adam_r0.1": {"train.target_rate": 0.1},
+            "adam_m1_r1": {"data.starve_m": 1},
+            "sgd_r1": {"optim.name": "sgd"},
+        },
+    }
+    share = {"adam_r1": 1.0, "adam_r0.1": 0.6, "adam_m1_r1": 0.2, "sgd_r1": 1.0}
+
+    def curve(m: Member) -> dict[str, list[float]]:
+        return {"val_acc_target": [share[m.arm] - 0.1 * m.seed] * len(STEPS)}  # the report's tail mean reads it
+
+    g = fake_group(tmp_path, table, curve, STEPS, preset="decouple_paper", data__starve_k=2, data__starve_m=-1)
+    for m in g.members:  # the summary fields the figure reads: batch share, targets and their learned steps
+        d = g.member_dir(m)
+        doc = json.loads((d / "summary.json").read_text())
+        learned = [None, 40, None, 60] if m.arm != "adam_m1_r1" else [None, None, None, None]
+        doc.update(target_batch_share=share[m.arm], target_tokens=[1, 3], learned_step=learned)
+        (d / "summary.json").write_text(json.dumps(doc))
+    _, panels = claim_panels("decouple_paper", g)
+    fig = draw(panels, legend="first")
+    titles = ["adam: targets' val accuracy", "adam: targets' learned step", "sgd: targets' val accuracy"]
+    assert [ax.get_title() for ax in fig.axes][:3] == titles
+    assert fig_legend(fig) == ["data intact, draws cut (r) (n=2)", "m = 1 (n=2)"]
+    intact, m1 = _lines(fig.axes[0])[:2]
+    assert list(intact.get_xdata()) == [0.6, 1.0] and list(intact.get_ydata()) == pytest.approx([0.55, 0.95])
+    assert list(m1.get_xdata()) == [0.2]
+    steps = _lines(fig.axes[1])
+    assert list(steps[0].get_ydata()) == pytest.approx([50.0, 50.0])  # median of 40 and 60
+    assert list(steps[1].get_ydata()) == pytest.approx([float(STEPS[-1])])  # never learned: at the budget

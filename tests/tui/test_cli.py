@@ -24,8 +24,8 @@ def test_grok_tui_help_lists_run_options() -> None:
         (["--preset", "skewd_mul"], "unknown preset 'skewd_mul'; did you mean skewed_mul"),
         (["--preset", "skewed_mul", "--set", "optim.lr=-1"], "optim.lr: must be > 0"),
         (["--preset", "skewed_mul", "--set", "optim.nope=1"], "unknown config key 'optim.nope'"),
-        (["--open", "no/such/run"], "not a run directory"),
-        (["--compare", "no/such/run"], "not a run directory"),
+        (["--open", "no/such/run"], "no/such/run: no such directory"),
+        (["--compare", "no/such/run"], "no/such/run: no such directory"),
         (["stray"], "RUN_DIRs go after --compare"),
     ],
 )

@@ -25,6 +25,23 @@ async def test_e_writes_a_figure_beside_the_csv(tmp_path: Path, scripted) -> Non
     assert app.last_export == run_dir.parent / f"{run_dir.name}.csv"
 
 
+@aio
+async def test_e_says_when_it_skipped_the_figure(tmp_path: Path, scripted, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Without matplotlib the CSV is still written, and a notice says the figure was skipped, and why."""
+    monkeypatch.setattr(view, "has_matplotlib", lambda: False)
+    app = create_app("skewed_mul", out=tmp_path / "runs", steps=10000, run_factory=scripted())
+    async with app.run_test() as pilot:
+        await wait_for(pilot, lambda: app.data.status == "finished")
+        await pilot.press("e")
+
+        def said() -> list[str]:
+            return [str(n.message) for n in app._notifications]
+
+        await wait_for(pilot, lambda: any("figure skipped" in m for m in said()), timeout=60)
+    assert any("matplotlib is not installed" in m for m in said())
+    assert app.last_export is not None and app.last_figure is None
+
+
 def test_view_figure_has_the_main_views_panels(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from tests.figures.test_figures import _run_dir
 

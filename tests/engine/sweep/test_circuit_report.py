@@ -20,7 +20,8 @@ WEIGHT = [110, 108, 105, 102, 100, 95, 90, 80, 72.9, 70, 69]
 
 
 def curve(p: int) -> dict[str, list[float]]:
-    """M = 100, restricted loss under ln(p)/2 at 300, test loss at 500, val acc 0.10 at 600, 0.95 at 800."""
+    """M = 100, restricted loss under ln(p)/2 at 300 (key share above 0.5 throughout), test loss at 500, val acc 0.10
+    at 600, 0.95 at 800."""
     hi, lo = math.log(p), math.log(p) / 4
     return {
         "train_acc": [0.5] + [1.0] * 10,
@@ -28,6 +29,7 @@ def curve(p: int) -> dict[str, list[float]]:
         "val_acc": [0.0] * 6 + [0.2, 0.5, 0.96, 1.0, 1.0],
         "val_loss": [hi] * 5 + [lo] * 6,
         "restricted_loss": [hi] * 3 + [lo] * 8,
+        "key_share": [0.9] * 11,  # the keys carry the logits' energy: C needs it (engine/phases.py)
         "weight_sq": WEIGHT,
         "val_acc_rare": [0.0] * 8 + [0.7, 0.9, 1.0],
     }

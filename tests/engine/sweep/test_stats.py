@@ -9,7 +9,21 @@ import numpy as np
 import pytest
 
 from engine.sweep import stats
-from engine.sweep.stats import mean_ci, mean_ci_rows, paired, sign_p, wilcoxon_p
+from engine.sweep.stats import (
+    RANGE,
+    STRATIFIED,
+    T_INTERVAL,
+    mean_ci,
+    mean_ci_rows,
+    paired,
+    pooled_interval,
+    seed_interval,
+    sign_p,
+    stratified_mean_ci,
+    t_cdf,
+    t_quantile,
+    wilcoxon_p,
+)
 
 
 def _wilcoxon_brute(d: list[float]) -> float:
@@ -108,3 +122,49 @@ def test_paired_difference_by_seed() -> None:
     assert r["wilcoxon_p"] == pytest.approx(_wilcoxon_brute(list(d)))
     with pytest.raises(ValueError, match="pair them"):
         paired([1, 2], [1])
+
+
+def test_t_quantile_against_a_table() -> None:
+    """t(0.975, df) to 6 decimals from a printed table of Student's t."""
+    table = {1: 12.706205, 2: 4.302653, 4: 2.776445, 7: 2.364624, 9: 2.262157, 29: 2.045230, 60: 2.000298}
+    for df, want in table.items():
+        assert t_quantile(0.975, df) == pytest.approx(want, abs=1e-6), df
+    assert t_quantile(0.5, 5) == pytest.approx(0.0, abs=1e-9)
+    assert t_cdf(1.0, 1) == pytest.approx(0.75)  # Cauchy: 1/2 + atan(1)/pi
+    assert t_cdf(1.0, 2) == pytest.approx(0.5 + 0.5 / math.sqrt(3))  # df 2: 1/2 + t / (2 sqrt(2 + t^2))
+
+
+def test_seed_interval_is_a_range_below_8_seeds() -> None:
+    sp = seed_interval([0.2, 0.9, 0.4])
+    assert (sp.mean, sp.lo, sp.hi, sp.n, sp.kind) == pytest.approx((0.5, 0.2, 0.9, 3, RANGE))
+    assert seed_interval([1.0] * 7).kind == RANGE
+    assert seed_interval([]).n == 0 and math.isnan(seed_interval([]).mean)
+
+
+def test_seed_interval_is_a_t_interval_from_8_seeds() -> None:
+    """xs = 1..8: mean 4.5, s^2 = sum (x - 4.5)^2 / 7 = 42 / 7 = 6, half-width t(0.975, 7) sqrt(6 / 8)."""
+    sp = seed_interval([1, 2, 3, 4, 5, 6, 7, 8])
+    half = 2.364624 * math.sqrt(6 / 8)
+    assert sp.kind == T_INTERVAL and sp.n == 8
+    assert (sp.mean, sp.lo, sp.hi) == pytest.approx((4.5, 4.5 - half, 4.5 + half), abs=1e-5)
+
+
+def test_stratified_bootstrap_resamples_within_each_stratum() -> None:
+    """A = {0, 2}, B = {10, 10}: A's resample mean is 0, 1 or 2 (1/4, 1/2, 1/4) and B's is 10, so the pooled
+    mean (2 mean_A + 2 · 10) / 4 is 5, 5.5 or 6: the 95% interval is [5, 6]. Pooling the 4 values and
+    resampling them together would reach 0 (four zeros: 1/256) and 10, far wider."""
+    m, lo, hi = stratified_mean_ci([[0, 2], [10, 10]], n_boot=20000)
+    assert (m, lo, hi) == (5.5, 5.0, 6.0)
+    assert mean_ci([0, 2, 10, 10], n_boot=20000)[1] < 4.0  # unstratified: the tasks' pace leaks in
+    # A = {0, 4, 8} with B = {1}: the pooled mean (sum of A's resample + 1) / 4; its exact 2.5% and 97.5%
+    # quantiles over the 27 resamples of A: sums 0 (1/27), 4 (3/27), ... so lo = (0 + 1) / 4 = 0.25
+    m, lo, hi = stratified_mean_ci([[0, 4, 8], [1]], n_boot=100_000)
+    assert m == pytest.approx(13 / 4) and lo == pytest.approx(0.25) and hi == pytest.approx(25 / 4)
+
+
+def test_pooled_interval_needs_8_seeds_in_every_stratum() -> None:
+    small = pooled_interval([[0.1, 0.2, 0.3], [1.0] * 9])
+    assert small.kind == RANGE and (small.lo, small.hi, small.n) == (0.1, 1.0, 12)
+    big = pooled_interval([[float(i) for i in range(8)], [10.0 + i for i in range(8)]])
+    assert big.kind == STRATIFIED and big.mean == pytest.approx(8.5)
+    assert (big.lo, big.hi) == pytest.approx(stratified_mean_ci([list(range(8)), [10.0 + i for i in range(8)]])[1:])

@@ -1,0 +1,19 @@
+"""First launch: one line under the status bar saying what a flagship preset shows and what to try next.
+
+The numbers are the measured ones of docs/REPRODUCTION.md (the presets' comments quote them): on the
+token-skewed split (`skewed_mul`, Fig. 4) val accuracy plateaus at 0.909-0.958 over seeds 0-4 and never
+reaches G, while the same run on a random split (`random_mul`) reaches 95% at steps 5,200-6,200.
+"""
+
+from __future__ import annotations
+
+GUIDES = {
+    "skewed_mul": "Fig. 4: rare tokens plateau, common ones learned (no G) · try next: random_mul",
+    "random_mul": "random split: groks, G near step 5,200-6,200 · try next: skewed_mul, progress_mul",
+    "progress_mul": "t to Circuit: C, then U, then G (Nanda et al. 2023) · try next: skewed_mul",
+}
+
+
+def guide(preset: str) -> str:
+    """The first-launch line for `preset`, or "" for a preset with none."""
+    return GUIDES.get(preset, "")

@@ -1,0 +1,166 @@
+"""The docs against themselves: status tables a reviewer reads in a minute, one source for every result.
+
+docs/REPRODUCTION.md opens with the status of the paper's claims; README and the presets' comments
+may only repeat what it says, word for word, or link to it. Intervals from fewer than 8 seeds are
+never called 95% confidence intervals (engine/sweep/stats.py: below 8 seeds a spread is a range).
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+README = ROOT / "README.md"
+REPRO = ROOT / "docs" / "REPRODUCTION.md"
+PERF = ROOT / "docs" / "PERFORMANCE.md"
+VERDICTS = ("reproduced", "partly", "not reproduced", "contradicted", "inconclusive", "supported", "not supported")
+# What a reader takes for a confidence interval: banned outright, because no run here has 8 seeds per cell
+# with a t-interval printed (grok report labels its own "95% t-interval" and "95% stratified bootstrap").
+CI_WORDS = re.compile(r"95\s*%\s*(CI\b|confidence|bootstrap|percentile|interval|band)", re.IGNORECASE)
+RESULT_WORDS = re.compile(r"\b(reproduces|reproduced|contradict\w*|partly|inconclusive|not supported)\b", re.I)
+
+
+def _section(text: str, title: str) -> str:
+    """The text under the `## title` heading, up to the next heading of that level."""
+    m = re.search(rf"(?m)^## {re.escape(title)}\n(.*?)(?=^## |\Z)", text, re.S)
+    assert m, f"no '## {title}' section"
+    return m.group(1)
+
+
+def _tables(text: str) -> list[list[list[str]]]:
+    """Every Markdown table in `text`: its rows (header first, the --- row left out) as lists of cells."""
+    tables: list[list[list[str]]] = []
+    rows: list[list[str]] = []
+    for line in [*text.splitlines(), ""]:
+        if line.startswith("|"):
+            cells = [c.strip() for c in re.split(r"(?<!\\)\|", line.strip())[1:-1]]
+            if not all(re.fullmatch(r":?-+:?", c) for c in cells):
+                rows.append(cells)
+        elif rows:
+            tables.append(rows)
+            rows = []
+    return tables
+
+
+def _slug(heading: str) -> str:
+    """A heading's anchor as GitHub makes it: lower case, punctuation dropped, each space a hyphen."""
+    return "".join(c for c in heading.strip().lower() if c.isalnum() or c in " -_").replace(" ", "-")
+
+
+def test_the_status_tables_are_one_line_a_claim_and_short() -> None:
+    text = REPRO.read_text()
+    status = _section(text, "Status")
+    verdicts, claims, extensions = _tables(status)
+    assert [r[0] for r in verdicts[1:]] == [
+        "reproduced",
+        "partly",
+        "not reproduced",
+        "contradicted",
+        "inconclusive",
+        "supported / not supported",
+    ]
+    assert [r[0] for r in claims[1:]] == [str(i) for i in range(1, 9)], "the paper's 8 claims, one row each"
+    assert claims[0][1:] == [
+        "claim (paper's figure)",
+        "verdict",
+        "headline number (spread)",
+        "k of n seeds",
+        "seeds × tasks",
+        "where",
+    ]
+    for table in (claims, extensions):
+        for row in table[1:]:
+            assert len(row) == len(table[0]), row
+            for cell in row:
+                words = len(re.sub(r"\]\(#[^)]*\)", "]", cell).split())
+                assert words <= 40, f"{words} words: {cell}"
+            verdict = row[table[0].index("verdict")]
+            assert verdict.split(":")[0].split(",")[0].strip() in VERDICTS, verdict
+    for row in claims[1:]:  # the claim itself in at most 12 words, with the paper's figure or section
+        assert len(row[1].split()) <= 12 and re.search(r"\((Figs?\.|§)", row[1]), row[1]
+    for ext in ("Token-starved", "Decoupling", "fixes", "Progress measures", "Forks"):
+        assert any(ext.lower() in r[0].lower() for r in extensions[1:]), ext
+
+
+def test_every_anchor_link_resolves() -> None:
+    """Links into REPRODUCTION.md (its own `#anchor`s, README's `docs/REPRODUCTION.md#anchor`) name a heading."""
+    anchors = {_slug(h) for h in re.findall(r"(?m)^#{1,4} (.*)$", REPRO.read_text())}
+    links = re.findall(r"\]\(#([^)]+)\)", REPRO.read_text())
+    links += re.findall(r"\]\(docs/REPRODUCTION\.md#([^)]+)\)", README.read_text())
+    assert len(links) >= 20  # the status tables link every row
+    for link in links:
+        assert link in anchors, f"#{link} names no heading of REPRODUCTION.md"
+
+
+def test_each_claim_section_ends_with_what_the_data_do_not_show() -> None:
+    text = REPRO.read_text()
+    sections = re.findall(r"(?ms)^## (.*?)\n(.*?)(?=^## |\Z)", text)
+    for title, body in sections:
+        if title in ("Status", "Appendix: provenance"):
+            continue
+        assert re.search(r"do(es)?\s+not\s+show", body, re.I), f"## {title}: no 'what the data do not show'"
+
+
+def test_no_interval_from_few_seeds_is_called_a_95_percent_ci() -> None:
+    for doc in (README, REPRO, PERF, *ROOT.glob("presets/*.toml")):
+        for i, line in enumerate(doc.read_text().splitlines(), 1):
+            assert not CI_WORDS.search(line), f"{doc.name}:{i}: {line.strip()}"
+
+
+def test_readme_states_no_result_the_status_page_does_not() -> None:
+    """README's results are the status page's rows, cell for cell, and a link to it; no result elsewhere."""
+    readme = README.read_text()
+    status = _section(REPRO.read_text(), "Status")
+    _, claims, _ = _tables(status)
+    by_number = {r[0]: r for r in claims[1:]}
+    results = _section(readme, "Results")
+    assert "docs/REPRODUCTION.md" in results
+    (table,) = _tables(results)
+    assert table[0] == ["#", "claim (paper's figure)", "verdict"]
+    assert [r[0] for r in table[1:]] == [str(i) for i in range(1, 9)]
+    for number, claim, verdict in table[1:]:
+        row = by_number[number]
+        assert claim == row[1], f"README's claim {number} differs from the status page's: {claim!r}"
+        assert row[2] == verdict or row[2].startswith(f"{verdict}:"), f"claim {number}: {verdict!r} vs {row[2]!r}"
+    prose = "\n".join(line for line in results.splitlines() if not line.startswith("|"))
+    assert not re.search(r"\d", prose.replace("REPRODUCTION.md", "")), f"README's results prose has a number: {prose}"
+    outside = readme.replace(results, "")
+    for i, line in enumerate(outside.splitlines(), 1):
+        assert not RESULT_WORDS.search(line), f"README.md:{i}: a result outside ## Results: {line.strip()}"
+
+
+def _comment_blocks(text: str) -> list[list[str]]:
+    """Runs of consecutive comment lines; a blank comment line or any other line ends one."""
+    blocks: list[list[str]] = [[]]
+    for line in text.splitlines():
+        if line.startswith("# "):
+            blocks[-1].append(line[2:])
+        elif blocks[-1]:
+            blocks.append([])
+    return [b for b in blocks if b]
+
+
+def test_preset_comments_quote_only_numbers_the_docs_have() -> None:
+    """A preset comment that cites REPRODUCTION.md quotes only its numbers (every 3-decimal value, from the
+    "Measured" line on); one that does not cite it states no verdict."""
+    docs = REPRO.read_text()
+    cited = 0
+    for toml in sorted(ROOT.glob("presets/*.toml")):
+        for block in _comment_blocks(toml.read_text()):
+            text = "\n".join(block)
+            if "docs/REPRODUCTION.md" not in text:
+                assert not RESULT_WORDS.search(text), f"{toml.name}: a verdict without its source: {text}"
+                continue
+            cited += 1
+            quoted = text[text.find("Measured") :] if "Measured" in text else text
+            for number in re.findall(r"(?<![\d.])\d\.\d{3}(?!\d)", quoted):
+                assert number in docs, f"{toml.name}: {number} is not in docs/REPRODUCTION.md"
+    assert cited >= 3  # skewed_mul, skewed_add, starve, ... quote the docs
+
+
+@pytest.mark.parametrize(("doc", "limit"), [(README, 250), (PERF, 300)])
+def test_docs_for_the_user_stay_short(doc: Path, limit: int) -> None:
+    assert len(doc.read_text().splitlines()) <= limit
