@@ -44,24 +44,26 @@ def tiny() -> RunConfig:
 
 # --- the `grok` command line -----------------------------------------------------------------------
 
-CLI_ENV = {"COLUMNS": "200", "NO_COLOR": "1"}
+CLI_ENV: dict[str, str | None] = {"COLUMNS": "200", "NO_COLOR": "1"}
 
 
 def grok(
     *args: str,
     cwd: Path | None = None,
-    env: dict[str, str] | None = None,
+    env: dict[str, str | None] | None = None,
     timeout: float = 120,
     process: bool = False,
 ) -> subprocess.CompletedProcess[str]:
     """`grok ARGS` with its exit code, stdout and stderr.
 
-    In this process (typer's CliRunner: no interpreter start, no torch import per call) unless `process`:
-    then in a subprocess as a user runs it, for what only a real process shows (signals, the console
-    script, the interpreter's exit). An exception that escapes the command is written to stderr with exit
-    code 1, as the interpreter would, so `"Traceback" not in stderr` means the same both ways.
+    In this process (the app under click's CliRunner isolation: no interpreter start, no torch import
+    per call) unless `process`: then in a subprocess as a user runs it, for what only a real process
+    shows (signals, the console script, the interpreter's exit, a pipe's width). `env` adds to
+    COLUMNS=200 and NO_COLOR=1; a None value unsets that variable. An exception that escapes the
+    command is written to stderr with exit code 1, as the interpreter would, so `"Traceback" not in
+    stderr` means the same both ways.
     """
-    full_env = {**CLI_ENV, **(env or {})}
+    full_env: dict[str, str | None] = {**CLI_ENV, **(env or {})}
     if process:
         return subprocess.run(
             [sys.executable, "-m", "grok_tui", *args],
@@ -69,26 +71,36 @@ def grok(
             text=True,
             cwd=cwd,
             timeout=timeout,
-            env={**os.environ, **full_env},
+            env={k: v for k, v in {**os.environ, **full_env}.items() if v is not None},
         )
     from typer.testing import CliRunner
 
     from grok_tui.cli import app
+    from grok_tui.errors import one_line_usage_errors
 
-    threads = torch.get_num_threads()
-    here = os.getcwd()
-    try:
-        if cwd is not None:
-            os.chdir(cwd)
-        r = CliRunner(env=full_env).invoke(app, list(args))
-    finally:
-        os.chdir(here)
-        torch.set_num_threads(threads)  # a command's train.threads must not change later tests
-    stderr, code = r.stderr, r.exit_code
-    if r.exception is not None and not isinstance(r.exception, SystemExit):
-        stderr += "".join(traceback.format_exception(r.exception))
-        code = 1
-    return subprocess.CompletedProcess(["grok", *args], code, r.stdout, stderr)
+    threads, here, argv = torch.get_num_threads(), os.getcwd(), sys.argv
+    code: int | str | None = 0
+    escaped = ""
+    with CliRunner().isolation(env=full_env) as (out, err, _):
+        try:
+            if cwd is not None:
+                os.chdir(cwd)
+            sys.argv = ["grok", *args]
+            one_line_usage_errors(app)  # what `grok` runs (grok_tui/cli.py main), less its process exit
+        except SystemExit as e:
+            code = e.code
+        except Exception as e:  # noqa: BLE001 - whatever escapes, the interpreter prints it and exits 1
+            escaped, code = "".join(traceback.format_exception(e)), 1
+        finally:
+            sys.argv = argv
+            os.chdir(here)
+            torch.set_num_threads(threads)  # a command's train.threads must not change later tests
+            sys.stdout.flush()
+            sys.stderr.flush()
+        stdout, stderr = out.getvalue().decode(), err.getvalue().decode() + escaped
+    if isinstance(code, str):  # SystemExit("message"): printed, exit 1
+        stderr, code = stderr + code + "\n", 1
+    return subprocess.CompletedProcess(["grok", *args], code or 0, stdout, stderr)
 
 
 # --- nothing outlives its test --------------------------------------------------------------------
