@@ -8,9 +8,17 @@
 #
 # One line per run, then the medians, on stdout and in $OUT/instruments.txt (OUT defaults to
 # ./instruments). PYTHON: the interpreter (default .venv/bin/python, else python3). A run that takes
-# more than RUN_TIMEOUT seconds (default 300) is ended and shows rc 124.
+# more than RUN_TIMEOUT seconds (default 300) is ended and shows rc 124. TREE=DIR runs another tree's code
+# (e.g. the previous release, `git archive REF | tar -x -C DIR`, with a grok_presets link to its presets):
+# the commands start in DIR, so `python -m` imports DIR's engine, grok_tui and presets.
 set -u -o pipefail
 cd "$(dirname "$0")/.."
+if [ -n "${TREE:-}" ]; then
+    [ -d "$TREE/engine" ] || { echo "error: TREE=$TREE has no engine/ (not a grok-tui tree)" >&2; exit 2; }
+    [ -e "$TREE/grok_presets" ] || ln -s presets "$TREE/grok_presets"
+    if [ -z "${PYTHON:-}" ] && [ -x .venv/bin/python ]; then PYTHON="$PWD/.venv/bin/python"; fi
+    cd "$TREE"
+fi
 OUT="${OUT:-$PWD/instruments}"; mkdir -p "$OUT"; OUT="$(cd "$OUT" && pwd)"
 if [ -n "${PYTHON:-}" ]; then PY="$PYTHON"; elif [ -x .venv/bin/python ]; then PY=.venv/bin/python; else PY=python3; fi
 DEVICE="${DEVICE:-cuda}"; STEPS="${STEPS:-3000}"; REPS="${REPS:-2}"

@@ -11,6 +11,20 @@
 #   bench/gpu_check.sh                  # on a GPU box (device cuda)
 #   bench/gpu_check.sh --device cpu     # dry run with small sizes (under 3 minutes), anywhere
 #
+# --paper: the measurement of the whole paper on one GPU instead, in one call under BUDGET seconds
+# (default 560; bench/gpu_check_paper.sh): doctor; `grok sweep --preset paper` with all the time but
+# RESERVE seconds (default 240), `grok report PAPER_DIR` (the whole wall time) and each claim's verdicts
+# (bench/paper_verdicts.py); the recorded step against eager on the presets that now record (adaptive
+# c, warm-up and cosine; bench/gpu_graph.py --only early); what the instruments cost a whole run, in
+# this tree and, with REF=COMMIT (exported with git archive into .ref-trees/) or REF_TREE=DIR, in the
+# previous release's (bench/command_instruments.sh, TREE=); TF32's effect on steps to 95% val, one
+# sweep (TF32_PRESET, default fig6_optimizers, TF32_SEEDS seeds) run with train.tf32 off and on and
+# paired by member (bench/tf32_pairs.py). The paper directory is PAPER_DIR (default ./gpu-check/paper,
+# outside $OUT/runs): a paper the budget cut short is resumed by the next `--paper` call (`grok sweep
+# --resume`). With --device cpu the paper is shrunk (PAPER_TINY=1: one seed, each member stopped at its
+# second evaluation) and the budget is an hour, so the dry run ends on a loaded 2-core machine.
+# GPU_CHECK_ONLY="doctor paper graph instruments tf32" runs only the named steps of --paper.
+#
 # Each step is ended after STEP_TIMEOUT seconds (default 240) and the check goes on with the next, so
 # one hung step cannot take the whole time a GPU is lent for.
 # It prints a table and writes it to $OUT/gpu_check.txt, with every step's log beside it
@@ -22,16 +36,19 @@
 set -u -o pipefail
 
 DEVICE=cuda
+MODE=check
 while [ $# -gt 0 ]; do
     case "$1" in
         --device) DEVICE="$2"; shift 2 ;;
         --device=*) DEVICE="${1#--device=}"; shift ;;
-        -h|--help) sed -n '2,21p' "$0"; exit 0 ;;
-        *) echo "error: unknown argument $1 (use --device cuda|cuda:N|cpu)" >&2; exit 2 ;;
+        --paper) MODE=paper; shift ;;
+        -h|--help) sed -n '2,36p' "$0"; exit 0 ;;
+        *) echo "error: unknown argument $1 (use --device cuda|cuda:N|cpu, --paper)" >&2; exit 2 ;;
     esac
 done
 
 cd "$(dirname "$0")/.."
+export PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}"  # bench/*.py import this tree's engine, whatever is installed
 OUT="${OUT:-$PWD/gpu-check}"
 mkdir -p "$OUT"
 OUT="$(cd "$OUT" && pwd)"
@@ -96,12 +113,21 @@ step() {  # step NAME LOG CMD...: run, keep the log, say how long it took
 }
 json() { "$PY" -c "import json, sys; d = json.load(open(sys.argv[1])); print($1)" "$2" 2>/dev/null || echo "?"; }
 
+ONLY="${GPU_CHECK_ONLY:-}"
+want() { [ -z "$ONLY" ] || [[ " $ONLY " == *" $1 "* ]]; }
+
 # 1 the machine
-if step doctor doctor.log "${GROK[@]}" doctor --device "$DEVICE" --out "$RUNS"; then
+if ! want doctor; then :
+elif step doctor doctor.log "${GROK[@]}" doctor --device "$DEVICE" --out "$RUNS"; then
     row "doctor" "$(grep -E '^(torch|CUDA|device|matmul) ' "$OUT/doctor.log" | sed 's/  */ /g' | paste -sd ';' -)"
 else
     row "doctor" "FAILED (doctor.log)"
 fi
+
+if [ "$MODE" = paper ]; then
+    # shellcheck source=bench/gpu_check_paper.sh
+    . bench/gpu_check_paper.sh
+else
 
 # 2 one run end to end
 if step "run adamlr_mul" run.log "${GROK[@]}" run --preset adamlr_mul --device "$DEVICE" --out "$RUNS/run" -q "${RUN_ARGS[@]}"; then
@@ -189,8 +215,10 @@ else
     row "TUI 20 s (tmux)" "skipped: tmux is not installed"
 fi
 
+fi  # MODE
+
 {
-    echo "gpu_check --device $DEVICE, $(date -u '+%Y-%m-%d %H:%M UTC'), total $((SECONDS - T0)) s"
+    echo "gpu_check$([ "$MODE" = paper ] && echo " --paper") --device $DEVICE, $(date -u '+%Y-%m-%d %H:%M UTC'), total $((SECONDS - T0)) s"
     printf '%s\n' "${ROWS[@]}"
 } >"$OUT/gpu_check.txt"
 echo

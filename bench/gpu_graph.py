@@ -1,9 +1,11 @@
 """The step as a CUDA graph (engine/cuda_graph.py) against the eager step, on one GPU.
 
-1. Early check: the first 20 steps of `random_mul` and `adamlr_mul`, evaluated at every step, recorded
-   against eager: train and val loss within a relative 1e-4 (the GPU's own run-to-run rounding is
-   below 1e-5 this early, bench/gpu_divergence.py; a wrong lr, batch or undone warm-up shows at 1e-3
-   from the first steps), and summary.json says "cuda_graph": "on".
+1. Early check: the first 20 steps of `random_mul`, `adamlr_mul`, `adamlr_adaptive_mul` (c recomputed
+   every 5 steps here) and `adamlr_mul` with a 10-step warm-up and a cosine (the lr and c the recording
+   reads as device tensors), evaluated at every step, recorded against eager: train and val loss within
+   a relative 1e-4 (the GPU's own run-to-run rounding is below 1e-5 this early,
+   bench/gpu_divergence.py; a wrong lr, c, batch or undone warm-up shows at 1e-3 from the first
+   steps), and summary.json says "cuda_graph": "on".
 2. One run, steps/s: `engine_loop` (Trainer events, the preset's evaluations and probes) at batch 512
    and 64, graph and eager arms alternating in one process.
 3. Many seeds as one model: `many_loop` at N = 1, 8, 32, graph and eager, alternating.
@@ -30,9 +32,18 @@ from engine.config import apply_overrides
 from engine.events import EvalLogged, RunFinished
 from engine.trainer import Trainer, resolve_device
 
+# (label, preset, overrides): the presets whose step records, and the lr and c paths into the recording
+EARLY = (
+    ("random_mul", "random_mul", {}),
+    ("adamlr_mul", "adamlr_mul", {}),
+    ("adamlr_adaptive_mul", "adamlr_adaptive_mul", {"optim.adaptive_every": 5}),
+    ("adamlr_mul warm-up+cosine", "adamlr_mul", {"optim.warmup_steps": 10, "optim.schedule": "cosine"}),
+)
 
-def early(preset: str, device: str, graph: bool) -> tuple[list[dict[str, float]], dict]:
-    cfg = bench_config(preset, device, 0, **{"train.max_steps": 20, "train.eval_every": 1, "train.cuda_graph": graph})
+
+def early(preset: str, device: str, graph: bool, **over: object) -> tuple[list[dict[str, float]], dict]:
+    sets = {"train.max_steps": 20, "train.eval_every": 1, "train.cuda_graph": graph, **over}
+    cfg = bench_config(preset, device, 0, **sets)
     rows, summary = [], {}
     for ev in Trainer(cfg):
         if isinstance(ev, EvalLogged):
@@ -44,9 +55,9 @@ def early(preset: str, device: str, graph: bool) -> tuple[list[dict[str, float]]
 
 def early_check(device: str) -> bool:
     ok = True
-    for preset in ("random_mul", "adamlr_mul"):
-        rows_e, _ = early(preset, device, False)
-        rows_g, summary = early(preset, device, True)
+    for label, preset, over in EARLY:
+        rows_e, _ = early(preset, device, False, **over)
+        rows_g, summary = early(preset, device, True, **over)
         worst = max(
             abs(g[k] - e[k]) / max(abs(e[k]), 1e-12)
             for g, e in zip(rows_g, rows_e, strict=True)
@@ -56,7 +67,7 @@ def early_check(device: str) -> bool:
         good = worst <= 1e-4 and (state == "on" or device == "cpu")  # the CPU never records: a dry run
         ok &= good
         print(
-            f"early check {preset}: max relative Δ loss {worst:.1e} over {len(rows_g)} rows, "
+            f"early check {label}: max relative Δ loss {worst:.1e} over {len(rows_g)} rows, "
             f"cuda_graph {state}: {'pass' if good else 'FAIL'}"
         )
     return ok

@@ -14,6 +14,7 @@ import typing
 from dataclasses import dataclass, field
 from typing import Any
 
+from engine.errors import ConfigError as ConfigError  # defined apart, so engine/param_sets.py can raise it
 from engine.numbers import is_prime
 
 OPS = ("add", "sub", "mul", "div", "poly")
@@ -33,10 +34,6 @@ HESSIAN_W = ("first", "all")  # probe.hessian_w: W = the first layer reading E, 
 DTYPES = ("float32", "float64")
 LOSSES = ("ce", "stablemax")
 NOT_STOP_METRICS = ("step", "epoch", "wall_s")  # metrics.csv bookkeeping columns: a stop rule on them is a budget
-
-
-class ConfigError(ValueError):
-    """A user-facing configuration error; its message is one line naming the field."""
 
 
 MAX_P = 2**16  # every one of the p^2 pairs is materialized (§3.3); 2^32 pairs fit no machine this runs on
@@ -247,13 +244,29 @@ class TrainConfig:
     loss: str = "ce"  # ce | stablemax
     checkpoint_every: int = 2000  # steps between checkpoints (also written on every exit)
     threads: int = 0  # torch intra-op threads; 0 = auto: idle cores, or OMP_NUM_THREADS (engine/threads.py)
-    # On a GPU the step is recorded once as a CUDA graph and replayed (engine/cuda_graph.py) where its
-    # arguments are fixed: Adam or AdamW, constant lr, no adaptive c, no gradient filter.
+    # On a GPU the step is recorded once as a CUDA graph and replayed (engine/cuda_graph.py) for Adam
+    # and AdamW without a gradient filter; the lr schedule and adaptive c reach it as device tensors.
     cuda_graph: bool = True  # false: every step launches its kernels one by one
+    # TF32 rounds a float32 matmul's inputs to a 10-bit mantissa on the tensor cores (CUDA, Ampere on):
+    # a higher matmul ceiling, other rounding than the CPU's, so runs part from fp32 ones (docs/PERFORMANCE.md).
+    tf32: bool = False  # CUDA float32 matmuls in TF32; a no-op on the CPU (summary.json says so)
+    # Kept checkpoints for `grok fork` (engine/checkpoints.py, docs/FORK.md), under checkpoints/.
+    keep_every: int = 0  # keep a checkpoint every N steps and at each phase logged (M, C, G); 0 = off
+    keep_budget_mb: float = 0.0  # past this total size the oldest kept checkpoints go; 0 = no cap
+    # Frozen entries are written back after every optimizer step: bit-identical under decay and moments.
+    frozen: str = ""  # parameter sets held fixed: E, E[tokens], W, rest, all or a name, comma separated
+    trainable: str = ""  # if set, only these parameter sets train (E[targets]: those rows of E alone)
+    add_pairs: str = ""  # token set (targets, rare, absent, ids) whose pairs outside the test set join training
+    add_pairs_m: int = -1  # ... until each holds m training pairs: -1 = all of them, 0 = the median token's count
 
     def __post_init__(self) -> None:
         _check(self.batch_size >= 0, "train.batch_size", f"must be >= 1, or 0 for full batch (got {self.batch_size})")
         _check(self.max_steps >= 1, "train.max_steps", f"must be >= 1 (got {self.max_steps})")
+        _check(
+            not (self.tf32 and self.dtype == "float64"),
+            "train.tf32",
+            "TF32 rounds float32 matmuls: set train.dtype = float32",
+        )
         _check(self.eval_every >= 1, "train.eval_every", f"must be >= 1 (got {self.eval_every})")
         _one_of(self.sampler, "train.sampler", SAMPLERS)
         _one_of(self.dtype, "train.dtype", DTYPES)
@@ -269,6 +282,14 @@ class TrainConfig:
         )
         _check(self.checkpoint_every >= 1, "train.checkpoint_every", f"must be >= 1 (got {self.checkpoint_every})")
         _check(self.threads >= 0, "train.threads", f"must be >= 0 (got {self.threads})")
+        _check(self.keep_every >= 0, "train.keep_every", f"must be >= 0 (got {self.keep_every})")
+        _check(self.keep_budget_mb >= 0, "train.keep_budget_mb", f"must be >= 0 (got {self.keep_budget_mb})")
+        from engine.param_sets import check_param_sets, check_tokens
+
+        check_param_sets(self.frozen, "train.frozen")
+        check_param_sets(self.trainable, "train.trainable")
+        check_tokens(self.add_pairs, "train.add_pairs")
+        _check(self.add_pairs_m >= -1, "train.add_pairs_m", f"must be >= 0, or -1 for all (got {self.add_pairs_m})")
         _check(0 <= self.seed <= MAX_SEED, "train.seed", f"must be in [0, 2^63) (got {self.seed})")
         dev = self.device
         index = dev.removeprefix("cuda:")

@@ -6,9 +6,14 @@ the batch gather from the sampler's indices, forward, backward, the optimizers' 
 token counts — and each later step copies the new indices into the graph's input and replays it.
 
 What a recording needs, and how the trajectory stays the eager one:
-- Fixed step arguments: the lr is a number baked into the fused Adam kernel, so a schedule (warm-up,
-  cosine) or adaptive c (Prop. 4.1, recomputed during the run) keeps the eager step; so do gradient
-  filters (they hold state between steps) and SGD (its first step differs from the rest).
+- Step arguments the replay can read: each optimizer group's lr is a device tensor (engine/optim.py
+  `tensor_lrs`) that the fused Adam kernel reads at each launch, so a schedule (warm-up, cosine) and
+  adaptive c (Prop. 4.1, recomputed from the weights every optim.adaptive_every steps) are written into
+  it between replays, and every paper preset records. Gradient filters (they hold state between steps)
+  and SGD (its first step differs from the rest) keep the eager step.
+- Gradients read between backward and the update (the gradient sampler, the gradient-norm probe): the
+  step is recorded in two halves, gradients then update, replayed one after the other with the host's
+  reading between them, where the eager step has it.
 - Warm-up before capture (lazy state: the optimizer's moments, the BLAS handles): one step is run on a
   side stream and then undone — parameters copied back and optimizer state restored, moments that the
   warm-up created set to zero, which is Adam's fresh state — so the run goes on from the same weights.
@@ -32,14 +37,14 @@ from typing import Protocol, cast
 import torch
 
 from engine.config import RunConfig
-from engine.optim import scheduled
+from engine.graph_record import Recorder, cuda_recorder, eager_recorder
+
+__all__ = ["MAX_GRAPHS", "StepGraph", "StepLoop", "cuda_recorder", "eager_recorder", "unfit"]
+from engine.optim import tensor_lrs
 from engine.weights import Weights
 
 MAX_GRAPHS = 2  # the full batch and an epoch's short last batch
 WARMUP_STEPS = 1
-
-Recorded = Callable[[], None]
-Recorder = Callable[[Callable[[], None]], Recorded]
 
 
 class StepLoop(Protocol):
@@ -50,9 +55,9 @@ class StepLoop(Protocol):
     weights: Weights
     opts: list[torch.optim.Optimizer]
 
-    def update(
-        self, idx: torch.Tensor, before_update: Callable[[torch.Tensor], None] | None = None
-    ) -> tuple[torch.Tensor, torch.Tensor]: ...
+    def gradients(self, idx: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]: ...
+
+    def apply(self) -> None: ...
 
     def count_tokens(self, x: torch.Tensor) -> None: ...
 
@@ -64,10 +69,6 @@ def unfit(loop: StepLoop) -> str | None:
         return "train.cuda_graph = false"
     if any(cfg.optim.name not in ("adam", "adamw") for cfg in loop.cfgs):
         return f"optim.name = {c.optim.name} (Adam and AdamW only)"
-    if any(scheduled(cfg) for cfg in loop.cfgs):
-        return "an lr schedule (warm-up or cosine)"
-    if any(cfg.optim.adaptive for cfg in loop.cfgs):
-        return "adaptive c (optim.adaptive)"
     if loop.weights.grad_hooks:
         return "a gradient filter"
     if loop.device.type != "cuda":
@@ -75,51 +76,55 @@ def unfit(loop: StepLoop) -> str | None:
     return None
 
 
-def cuda_recorder(step: Callable[[], None]) -> Recorded:
-    """Record `step` into a CUDA graph (nothing runs now) and return its replay."""
-    graph = torch.cuda.CUDAGraph()
-    with torch.cuda.graph(graph):  # torch's whole-step recipe (CUDA graphs, "whole network capture")
-        step()
-    return graph.replay
-
-
-def eager_recorder(step: Callable[[], None]) -> Recorded:
-    """The bookkeeping of a recording without the GPU: each replay runs `step` again (tests on the CPU)."""
-    return step
-
-
 class StepGraph:
-    """One batch shape's recorded step: `replay(idx)` trains one step on the rows `idx` (N, B)."""
+    """One batch shape's recorded step: `replay(idx)` trains one step on the rows `idx` (N, B).
 
-    def __init__(self, loop: StepLoop, idx: torch.Tensor, recorder: Recorder) -> None:
+    `split`: recorded as two parts, the gradients and the update, so that `replay`'s `between(x)` reads
+    the step's gradients before the optimizers use them; else one part, one launch.
+    """
+
+    def __init__(self, loop: StepLoop, idx: torch.Tensor, recorder: Recorder, split: bool = False) -> None:
         self.loop = loop
         self.idx = idx.clone()  # the recording's input: each replay copies the step's indices here
-        self.x = self.losses = idx  # the recording's outputs, set by `_step`: batch tokens, losses (N,)
+        self.x = self.losses = idx  # the recording's outputs, set by `_gradients`: batch tokens, losses (N,)
         self._params = params = [p for opt in loop.opts for p in _params(opt)]
         self._grads: list[tuple[torch.Tensor, torch.Tensor | None]] = []
+        for opt in loop.opts:
+            tensor_lrs(opt, idx.device)  # the lr the recorded update reads, written between replays
         self._warm_up(params)
         loop.weights.zero_grad()  # None: the recording allocates the gradients it writes
         for opt in loop.opts:
             for g in opt.param_groups:
                 g["capturable"] = True  # torch's check before a step inside a capture
+        parts = [self._gradients, self._update] if split else [self._step]
         try:
-            self._replay = recorder(self._step)
+            self._replays = [recorder(part) for part in parts]
         finally:
             for opt in loop.opts:
                 for g in opt.param_groups:
                     g["capturable"] = False  # the state_dict and any eager step stay as before
 
-    def _step(self, count: bool = True) -> None:
-        """The step as recorded: the loop's own `update` without the eager step's host side; the warm-up
-        runs it without the token counts, which it does not undo."""
-        loop = self.loop
-        losses, x = loop.update(self.idx)  # gradients start at None: backward writes them, not adds to them
+    def _gradients(self) -> None:
+        losses, x = self.loop.gradients(self.idx)  # gradients start at None: backward writes, not adds
         self.x, self.losses = x, losses.detach()
-        # Replays write the gradients where the recording put them; the attributes are set back to them
-        # after each replay (an eager step or another shape's graph may have pointed them elsewhere).
-        self._grads = [(p, p.grad) for p in self._params + loop.weights.leaves()]
+        self._keep_grads()
+
+    def _update(self, count: bool = True) -> None:
+        self.loop.apply()
         if count:
-            loop.count_tokens(x)
+            self.loop.count_tokens(self.x)
+        self._keep_grads()
+
+    def _keep_grads(self) -> None:
+        """Replays write the gradients where the recording put them; `replay` sets the attributes back to
+        them after each part (an eager step or another shape's graph may have pointed them elsewhere)."""
+        self._grads = [(p, p.grad) for p in self._params + self.loop.weights.leaves()]
+
+    def _step(self, count: bool = True) -> None:
+        """The step as recorded: the loop's own halves without the eager step's host side between them;
+        the warm-up runs it without the token counts, which it does not undo."""
+        self._gradients()
+        self._update(count)
 
     def _warm_up(self, params: list[torch.Tensor]) -> None:
         """Run the step's lazy set-up (optimizer moments, library handles) and undo its update."""
@@ -148,12 +153,18 @@ class StepGraph:
                     else:
                         v.copy_(cast(torch.Tensor, before[k]))
 
-    def replay(self, idx: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        """One training step on `idx`; the step's losses (N,) and batch tokens (N, B, L)."""
+    def replay(
+        self, idx: torch.Tensor, between: Callable[[torch.Tensor], None] | None = None
+    ) -> tuple[torch.Tensor, torch.Tensor]:
+        """One training step on `idx`; the step's losses (N,) and batch tokens (N, B, L). `between(x)` runs
+        after the gradients and before the update (a split recording's)."""
         self.idx.copy_(idx)
-        self._replay()
-        for p, g in self._grads:
-            p.grad = g
+        for k, part in enumerate(self._replays):
+            if k and between is not None:
+                between(self.x)
+            part()
+            for p, g in self._grads:
+                p.grad = g
         return self.losses, self.x
 
 

@@ -20,6 +20,7 @@ from engine.rundir import clean_text, is_group, is_run_dir, read_config_doc, rea
 
 RUN_COLUMNS = ("run", "preset", "seed")
 GROUP_COLUMNS = ("group", "arm", "member")
+FORK_COLUMNS = ("parent", "fork_step")  # a fork's (docs/FORK.md)
 
 
 @dataclass(frozen=True)
@@ -100,10 +101,38 @@ def _run_meta(run_dir: Path) -> dict[str, str]:
     return {"run": _text(run_dir.name), "preset": _cell(doc.get("preset", "")), "seed": _cell(train.get("seed"))}
 
 
+def _fork_meta(run_dir: Path) -> dict[str, str]:
+    """A fork's parent and fork step as export columns ({} for a run that is no fork, engine/lineage.py)."""
+    from engine.lineage import lineage
+    from engine.rundir import read_summary
+
+    lin = lineage(read_summary(run_dir))
+    return {"parent": _cell(lin["parent"]), "fork_step": _cell(lin.get("fork_step"))} if "parent" in lin else {}
+
+
+def _with_interventions(run_dir: Path, data: list[dict[str, str]]) -> list[dict[str, str]]:
+    """metrics.csv's rows with an `intervention` cell: what changed after the row's step and before the next
+    row's, as `kind target` items joined by `; ` (engine/lineage.py interventions.csv)."""
+    from engine.lineage import read_interventions
+
+    events = read_interventions(run_dir)
+    out = []
+    for i, r in enumerate(data):
+        step = float(r.get("step") or "nan")
+        nxt = float(data[i + 1]["step"]) if i + 1 < len(data) else float("inf")
+        cell = "; ".join(f"{e['kind']} {e['target']}" for e in events if step <= e["step"] < nxt)
+        out.append({**r, "intervention": cell})
+    return out
+
+
 def export_rows(
-    sources: Iterable[Source | Path], metrics: list[str] | None = None, tokens: bool = False
+    sources: Iterable[Source | Path],
+    metrics: list[str] | None = None,
+    tokens: bool = False,
+    interventions: bool = False,
 ) -> tuple[list[str], list[dict[str, str]]]:
-    """Header and rows: metrics.csv (or tokens.csv) of every run, its identity columns in front."""
+    """Header and rows: metrics.csv (or tokens.csv, or a fork's interventions.csv) of every run, its identity
+    columns in front (and a fork's parent and fork step)."""
     srcs = [s if isinstance(s, Source) else Source(Path(s)) for s in sources]
     header: list[str] = list(RUN_COLUMNS)
     if any(s.member for s in srcs):
@@ -111,19 +140,24 @@ def export_rows(
         for s in srcs:
             header += [k for k in s.member if k not in header]
     rows: list[dict[str, str]] = []
-    name = "tokens.csv" if tokens else "metrics.csv"
+    name = "interventions.csv" if interventions else "tokens.csv" if tokens else "metrics.csv"
+    forks = {s.path: _fork_meta(s.path) for s in srcs}
+    if any(forks.values()):  # a fork's parent and step, and its interventions on the rows they follow
+        header += [*FORK_COLUMNS, *(["intervention"] if not (tokens or interventions) else [])]
     for s in srcs:
-        meta = {**_run_meta(s.path), **s.member}
+        meta = {**_run_meta(s.path), **forks[s.path], **s.member}
         data = read_csv(s.path / name)
+        if forks[s.path] and not (tokens or interventions):
+            data = _with_interventions(s.path, data)
         if data:
             cols = list(data[0].keys())
-            if metrics and not tokens:
+            if metrics and not (tokens or interventions):
                 unknown = [m for m in metrics if m not in cols]
                 if unknown:
                     raise ConfigError(f"{s.path}: unknown metric(s) {', '.join(unknown)}; have {', '.join(cols)}")
                 if "step" not in cols:
                     raise ConfigError(f"{s.path / name}: no step column")
-                cols = ["step"] + [m for m in metrics if m != "step"]
+                cols = ["step"] + [m for m in metrics if m != "step"] + [c for c in cols if c == "intervention"]
             for c in cols:
                 if c not in header:
                     header.append(c)
@@ -136,10 +170,11 @@ def export_runs(
     out: str | Path | IO[str] = "-",
     metrics: list[str] | None = None,
     tokens: bool = False,
+    interventions: bool = False,
 ) -> int:
     """Write the tidy CSV of runs and groups to a path, or to stdout for "-"; returns the rows written."""
     sources = resolve(paths)
-    header, rows = export_rows(sources, metrics, tokens)
+    header, rows = export_rows(sources, metrics, tokens, interventions)
     if out == "-":
         fh: IO[str] = sys.stdout
         close = False

@@ -1,6 +1,6 @@
 """A sweep group as the faces read it: its members' run records, grouped by arm × grid cell, and each
-cell's curve of a metric over its seeds: the mean, the 95% bootstrap interval of the mean (the statistics
-`grok report` prints, engine/sweep/stats.py) and the min–max band.
+cell's curve of a metric over its seeds: the mean, the percentile-bootstrap interval of the mean
+(engine/sweep/stats.py mean_ci_rows, the figures' band) and the min–max band.
 
 `grok plot`, the TUI's compare view and `grok figure` all draw these curves, so they show the same mean.
 
@@ -42,7 +42,7 @@ class CellCurve:
     steps: np.ndarray
     x: np.ndarray  # the x axis at those steps: the steps, or (x="epoch") the epoch of the first row there
     mean: np.ndarray
-    lo: np.ndarray  # the 95% bootstrap interval of the mean (engine/sweep/stats.py mean_ci_rows)
+    lo: np.ndarray  # the 95% percentile-bootstrap interval of the mean (engine/sweep/stats.py mean_ci_rows)
     hi: np.ndarray
     min: np.ndarray  # the band: the lowest and the highest member
     max: np.ndarray

@@ -29,10 +29,12 @@ from engine.cuda_graph import MAX_GRAPHS, StepGraph, cuda_recorder, unfit
 from engine.dataset import Dataset, load_dataset
 from engine.evaluation import RunMetrics
 from engine.events import Event, RunFinished, RunStarted, StatusChanged, StepsTaken
+from engine.interventions import Freezer
 from engine.losses import build_loss
 from engine.models import build_model
-from engine.optim import apply_lr, build_optimizer, lr_at, member_state, scheduled, shared_ranges
+from engine.optim import apply_lr, build_optimizer, lr_at, member_state, plain_lrs, scheduled, shared_ranges
 from engine.probes import ProbeSet
+from engine.probes.spectra import RankProbe, share_spectra
 from engine.samplers import Sampler, build_sampler
 from engine.threads import apply_threads
 from engine.weights import OneModel, StackedModels, Weights
@@ -57,6 +59,18 @@ def resolve_device(name: str) -> torch.device:
     return dev
 
 
+def apply_tf32(on: bool, device: torch.device) -> str:
+    """Set train.tf32 for this process's CUDA float32 matmuls; what it means on `device`, for summary.json.
+
+    Off is set too, so a run after a TF32 one in the same process is fp32 again. The CPU has no TF32:
+    there the flag changes nothing (not even torch's CPU matmul precision) and the summary says so.
+    """
+    if device.type != "cuda":
+        return "off: TF32 is a CUDA tensor-core format; on the CPU float32 matmuls stay float32" if on else "off"
+    torch.backends.cuda.matmul.allow_tf32 = on  # torch.get_float32_matmul_precision(): "high" on, "highest" off
+    return "on" if on else "off"
+
+
 class TrainLoop:
     """N members of one shape trained in lockstep; `member_events()` yields (member index, event).
 
@@ -71,6 +85,7 @@ class TrainLoop:
         self.N = N = len(cfgs)
         self.device = dev = resolve_device(c0.train.device)
         apply_threads(c0.train.threads)  # train.threads, or auto's choice for 0 (engine/threads.py)
+        self.tf32 = apply_tf32(c0.train.tf32, dev)
         # Subnormal floats appear as weights decay in the memorization plateau and make CPU
         # matmuls up to 10× slower; flushing them to zero keeps throughput flat (bench/).
         torch.set_flush_denormal(True)
@@ -78,7 +93,12 @@ class TrainLoop:
         self.data: list[Dataset] = []
         models = []
         for c in cfgs:
-            self.data.append(load_dataset(c.data, c.train.seed, dev))
+            d = load_dataset(c.data, c.train.seed, dev)
+            if c.train.add_pairs:  # a fork's added pairs (engine/fork_data.py)
+                from engine.fork_data import with_added_pairs
+
+                d = with_added_pairs(d, c, dev)
+            self.data.append(d)
             torch.manual_seed(c.train.seed)  # each member's init is the one its single run has
             models.append(build_model(c).to(device=dev, dtype=self.dtype))
         if len({len(d.x_train) for d in self.data}) > 1 or len({len(d.x_test) for d in self.data}) > 1:
@@ -110,6 +130,8 @@ class TrainLoop:
             ProbeSet(self.weights.context(i, c, d, self.loss_fn, lambda: self._stop is not None))
             for i, (c, d) in enumerate(zip(cfgs, self.data, strict=True))
         ]
+        if stacked:  # one batched SVD per matrix for every member's rank probe (engine/probes/spectra.py)
+            share_spectra([p for ps in self.probe_sets for p in ps.probes if isinstance(p, RankProbe)])
         self.columns = BASE_COLUMNS + tuple(self.probe_sets[0].columns())
         for c in cfgs:
             if c.train.patience and c.train.stop_metric not in self.columns:
@@ -122,6 +144,9 @@ class TrainLoop:
         self._final: dict[int, dict[str, Any]] = {}  # checkpoints of members that ended while others train on
         # CUDA graphs of the step where it can be recorded (engine/cuda_graph.py): the reason where not
         self.graph_off = unfit(self)
+        self.freezers = frozen_sets(self)  # train.frozen / train.trainable (engine/interventions.py)
+        if self.freezers:
+            self.graph_off = self.graph_off or "frozen parameters (train.frozen, train.trainable)"
         self.graphs: dict[tuple[int, ...], StepGraph] = {}
         self.recorder = cuda_recorder
         self.step = 0
@@ -185,6 +210,13 @@ class TrainLoop:
         wants_grad = [s.wants_grad for s in self.samplers]
         observe = bool(e_name) and (any(wants_grad) or any(p.steps for p in self.probe_sets))
 
+        def observe_step(x: torch.Tensor) -> None:
+            self._observe(x, e_name, wants_grad)
+
+        def set_lr() -> None:
+            for opt, (a, _) in zip(self.opts, self.ranges, strict=True):  # equal settings, equal lr
+                apply_lr(opt, lr_at(self.cfgs[a], self.step), self.runs[a].lr_ratio)
+
         def before_update(x: torch.Tensor) -> None:
             """The eager step's host side, between backward and the update (none of it changes either)."""
             if o.adaptive and self.step == 0:
@@ -192,11 +224,12 @@ class TrainLoop:
             for hook in self.weights.grad_hooks:
                 hook()
             if observe:
-                self._observe(x, e_name, wants_grad)
+                observe_step(x)
             if lr_scheduled:
-                for opt, (a, _) in zip(self.opts, self.ranges, strict=True):  # equal settings, equal lr
-                    apply_lr(opt, lr_at(self.cfgs[a], self.step), self.runs[a].lr_ratio)
+                set_lr()
 
+        for f in self.freezers:  # the frozen entries' values as the run (or its checkpoint) has them now
+            f.snapshot()
         losses: torch.Tensor | None = None
         if self.step == 0:
             yield from self._evaluate()
@@ -209,11 +242,17 @@ class TrainLoop:
                 continue
             draws = [s.next() for s in self.samplers]  # each member's own (B,) example indices
             idx = (torch.stack(draws) if self.N > 1 else draws[0][None]) + self._offset  # (N, B) rows of the flat sets
-            graph = self._graph_for(idx)
-            if graph is not None:  # the whole step in one launch (engine/cuda_graph.py)
-                losses, x = graph.replay(idx)
-                if observe:  # the step's gradients, as the optimizer used them
-                    self._observe(x, e_name, wants_grad)
+            graph = self._graph_for(idx, observe)
+            if graph is not None:  # the whole step in one or two launches (engine/cuda_graph.py)
+                # The host side that the recording reads from device tensors: c and the lr are written
+                # into the optimizers' lr tensors before the replay (engine/optim.py `tensor_lrs`).
+                if o.adaptive and self.step == 0:
+                    self._adapt(self._flat_x[idx])  # c from the first batch, before the first update
+                if lr_scheduled:
+                    set_lr()
+                # The sampler and the per-step probes see the step's gradients before the update, as in
+                # the eager step (engine/probes/__init__.py `on_step`): between the recording's halves.
+                losses, x = graph.replay(idx, observe_step if observe else None)
             else:
                 losses, x = self.update(idx, before_update)
                 self.count_tokens(x)
@@ -256,9 +295,17 @@ class TrainLoop:
     def update(
         self, idx: torch.Tensor, before_update: Callable[[torch.Tensor], None] | None = None
     ) -> tuple[torch.Tensor, torch.Tensor]:
-        """One step's arithmetic on the rows idx (N, B): forward, backward, the optimizers' update. The eager
-        step and the recorded one (engine/cuda_graph.py) both run this; `before_update(x)` is the eager
-        step's host side, between backward and the update. Returns the losses (N,) and the batch (N, B, L)."""
+        """One step's arithmetic on the rows idx (N, B): `gradients`, then `before_update(x)` (the eager
+        step's host side), then `apply` (the optimizers' update). The eager step runs this; a recorded one
+        (engine/cuda_graph.py) records the two halves. Returns the losses (N,) and the batch (N, B, L)."""
+        losses, x = self.gradients(idx)
+        if before_update is not None:
+            before_update(x)
+        self.apply()
+        return losses, x
+
+    def gradients(self, idx: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """Forward and backward on the rows idx (N, B): the step's gradients; the losses (N,), the batch."""
         self.weights.zero_grad()  # set_to_none: backward writes the gradients (inside a recording, too)
         x, y = self._flat_x[idx], self._flat_y[idx]  # (N, B, L), (N, B)
         losses = self.weights.losses(x, y, self.loss_fn)
@@ -266,12 +313,15 @@ class TrainLoop:
         # backward(ones): autograd checks a given gradient's shape with torch.fx's symbolic shapes,
         # whose first import (sympy) costs about 0.3 CPU-s of the first step; sum's backward is ones.
         losses.sum().backward()
-        if before_update is not None:
-            before_update(x)
+        return losses, x
+
+    def apply(self) -> None:
+        """The optimizers' update from the gradients that `gradients` wrote."""
         self.weights.hand_grads()
         for opt in self.opts:
             opt.step()
-        return losses, x
+        for f in self.freezers:  # the update undone on frozen entries: bit-identical under decay and moments
+            f.restore()
 
     def _observe(self, x: torch.Tensor, e_name: str, wants_grad: list[bool]) -> None:
         """The step's ∇E to the gradient sampler and the per-step probes, member by member."""
@@ -287,15 +337,17 @@ class TrainLoop:
         """Each member's steps-with-token count, +1 for every token in its batch x (N, B, L)."""
         self.counts += self._present.zero_().scatter_(1, x.reshape(self.N, -1), 1)
 
-    def _graph_for(self, idx: torch.Tensor) -> StepGraph | None:
-        """The recorded step for this batch shape, recorded now if need be; None: the eager step."""
+    def _graph_for(self, idx: torch.Tensor, split: bool = False) -> StepGraph | None:
+        """The recorded step for this batch shape, recorded now if need be; None: the eager step.
+        `split`: recorded in two halves, gradients and update, so that the host can read the gradients
+        between them."""
         if self.graph_off is not None:
             return None
         shape = tuple(idx.shape)
         graph = self.graphs.get(shape)
         if graph is None and len(self.graphs) < MAX_GRAPHS:
             try:
-                graph = self.graphs[shape] = StepGraph(self, idx, self.recorder)
+                graph = self.graphs[shape] = StepGraph(self, idx, self.recorder, split)
             except RuntimeError as e:  # the recording refused: eager steps, the reason in summary.json
                 self.graph_off = "recording failed: " + (str(e).splitlines() or [type(e).__name__])[0][:160]
                 self.graphs.clear()
@@ -357,6 +409,8 @@ class TrainLoop:
         out = self.runs[i].summary(status, steps, self.wall_s(), str(self.device))
         if self.device.type == "cuda":
             out["cuda_graph"] = "on" if self.graphs else self.graph_off or "not yet"
+        if self.device.type == "cuda" or self.cfgs[i].train.tf32:
+            out["tf32"] = self.tf32
         return {**out, "batched": self.N} if self.weights.batched else out
 
     # --- checkpoints: one per member, in one format ---------------------------------------------
@@ -389,7 +443,7 @@ class TrainLoop:
         k = self.opt_of[i]
         a, b = self.ranges[k]
         if b == a + 1:
-            return self.opts[k].state_dict()
+            return plain_lrs(self.opts[k].state_dict())
         return member_state(self.opts[k], i - a, build_optimizer(self.weights.module(i), self.cfgs[i]))
 
     def load_member_state(self, i: int, s: dict[str, Any]) -> None:
@@ -402,7 +456,8 @@ class TrainLoop:
         self.wall_offset = s["wall_s"]
         self.weights.module(i).load_state_dict(s["model"])
         opt.load_state_dict(s["opt"])
-        self.samplers[i].load_state_dict(s["sampler"])
+        if s["sampler"] is not None:  # None: a fork that changed the sampler or the data starts a fresh one
+            self.samplers[i].load_state_dict(s["sampler"])
         self.runs[i].load_state_dict(s)
         apply_lr(opt, lr_at(self.cfgs[i], self.step), self.runs[i].lr_ratio)
         self.probe_sets[i].load_state_dict(s["probes"])
@@ -412,6 +467,20 @@ class TrainLoop:
 
 
 T = TypeVar("T")
+
+
+def frozen_sets(loop: TrainLoop) -> list[Freezer]:
+    """One Freezer per member with frozen entries (train.frozen, train.trainable); [] when none has any."""
+    from engine.interventions import Freezer, frozen_masks
+    from engine.metrics import split_tokens
+
+    out = []
+    for i, c in enumerate(loop.cfgs):
+        if c.train.frozen.strip() or c.train.trainable.strip():
+            masks = frozen_masks(loop.weights.template, c, split_tokens(c))
+            if masks:
+                out.append(Freezer(loop.weights.params(i), masks))
+    return out
 
 
 def on_loop_thread(loop: Callable[[], Iterator[T]], on_close: Callable[[], None]) -> Generator[T, None, None]:

@@ -34,6 +34,9 @@ FREE_KEYS = {
     ("train", "stop_metric"),
 }
 FREE_TOP = {"preset", "description"}
+# Models whose forward runs under vmap over stacked parameters (engine/weights.py StackedModels); the
+# one-hot MLP of Fig. 2 is mlp_raw's layers on one-hot inputs.
+STACKED_KINDS = ("mlp_embed", "mlp_raw", "mlp_onehot")
 
 
 @functools.lru_cache(maxsize=4096)
@@ -48,7 +51,7 @@ def why_not_batched(cfgs: list[RunConfig]) -> str | None:
     if not cfgs:
         return "no members"
     c0 = cfgs[0]
-    if c0.model.kind not in ("mlp_embed", "mlp_raw"):
+    if c0.model.kind not in STACKED_KINDS:
         return f"model.kind {c0.model.kind} is not batched"
     if c0.optim.grokfast_alpha > 0 or c0.optim.grokfast_lambda > 0 or c0.optim.orthogonal:
         return "gradient filters are not batched"

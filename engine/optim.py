@@ -63,9 +63,31 @@ def lr_at(cfg: RunConfig, step: int) -> float:
 
 
 def apply_lr(opt: torch.optim.Optimizer, lr: float, ratio: float) -> None:
-    """Set the lr in force: lr·c on the embedding group (Adam-LR), lr on the rest."""
-    opt.param_groups[0]["lr"] = lr * ratio
-    opt.param_groups[1]["lr"] = lr
+    """Set the lr in force: lr·c on the embedding group (Adam-LR), lr on the rest. A group whose lr is a
+    tensor (`tensor_lrs`: a recorded step reads it) gets the value written into it, not replaced."""
+    for g, value in zip(opt.param_groups, (lr * ratio, lr), strict=True):
+        if isinstance(g["lr"], torch.Tensor):
+            g["lr"].fill_(value)  # a kernel with the value as its argument: no host sync
+        else:
+            g["lr"] = value
+
+
+def tensor_lrs(opt: torch.optim.Optimizer, device: torch.device) -> None:
+    """Each group's lr as a 0-dim tensor on the parameters' device, which the fused Adam kernel reads at
+    each launch: a recorded step (engine/cuda_graph.py) then follows a schedule or an adaptive c that
+    `apply_lr` writes between replays, instead of the number the recording saw. The fused CUDA kernel
+    reads a float32 lr (a float lr is rounded to float32 there too, for float32 weights); the CPU's reads
+    a double, so the tensor is float64 there and the trajectory is the float lr's bit for bit."""
+    dtype = torch.float32 if device.type == "cuda" else torch.float64
+    for g in opt.param_groups:
+        if not isinstance(g["lr"], torch.Tensor):
+            g["lr"] = torch.tensor(float(g["lr"]), dtype=dtype, device=device)
+
+
+def plain_lrs(state: dict[str, Any]) -> dict[str, Any]:
+    """An optimizer state_dict with each group's lr a float, as a checkpoint holds it whatever the step."""
+    groups = [{**g, "lr": float(g["lr"])} if isinstance(g["lr"], torch.Tensor) else g for g in state["param_groups"]]
+    return {**state, "param_groups": groups}
 
 
 def settings(cfg: RunConfig) -> str | None:
@@ -96,7 +118,7 @@ def member_state(shared: torch.optim.Optimizer, row: int, own: torch.optim.Optim
     same order) and gives the format. Each state tensor with the range's leading axis is sliced to the
     member's row, a 0-dim one (Adam's step) is copied; any other shape is a format this does not know."""
     for g_own, g_shared in zip(own.param_groups, shared.param_groups, strict=True):
-        g_own.update({k: v for k, v in g_shared.items() if k != "params"})  # the lr in force
+        g_own.update({k: v for k, v in g_shared.items() if k != "params"})  # the lr in force (`plain_lrs`)
         for p_own, p_shared in zip(g_own["params"], g_shared["params"], strict=True):
             if p_shared not in shared.state:
                 continue
@@ -108,4 +130,4 @@ def member_state(shared: torch.optim.Optimizer, row: int, own: torch.optim.Optim
                     v = v[row]
                 entry[k] = v.clone() if isinstance(v, torch.Tensor) else v
             own.state[p_own] = entry
-    return own.state_dict()
+    return plain_lrs(own.state_dict())

@@ -66,7 +66,10 @@ def plan(names: tuple[str, ...] | None = None) -> list[PlannedSweep]:
         p = load_preset(name)
         if not p.is_sweep:
             raise ConfigError(f"preset {name!r} has no [sweep] table")
-        members = expand(p.config, parse_sweep(p.sweep, str(p.path)), str(p.path))
-        steps = sum(cfg.train.max_steps for _, cfg in members)
+        spec = parse_sweep(p.sweep, str(p.path))
+        members = expand(p.config, spec, str(p.path))
+        # a fork member trains from its fork step on: known where fork_at is a step, else its whole budget
+        start = int(spec.fork_at) if spec.fork_at.isdigit() else 0
+        steps = sum(cfg.train.max_steps - (start if m.fork_of else 0) for m, cfg in members)
         out.append(PlannedSweep(name, claims.get(name, ""), len(members), steps, p.wall_time))
     return out

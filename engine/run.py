@@ -9,8 +9,10 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+from engine.checkpoints import Keeper
 from engine.config import ConfigError, RunConfig, from_dict
 from engine.events import Event, RunFinished, RunStarted, StepsTaken
+from engine.lineage import lineage
 from engine.rundir import (
     CHECKPOINT,
     CONFIG,
@@ -41,6 +43,8 @@ RESUMABLE_KEYS = frozenset(
         "train.threads",
         "train.target_val_acc",
         "train.patience",
+        "train.keep_every",
+        "train.keep_budget_mb",
         "train.stop_metric",
         "preset",
         "description",
@@ -94,6 +98,11 @@ class RunSink:
         self.summary: dict[str, Any] = {}
         self.fault = ""  # a one-line machine fault (a full disk) that ended the run, for the faces to print
         self._last_ckpt = step
+        self.keeper = Keeper(run_dir, cfg)  # train.keep_every: kept checkpoints for `grok fork` (engine/checkpoints.py)
+        self.lineage: dict[str, Any] = {}  # a fork's parent, fork_step, ancestors, interventions (engine/fork.py)
+        if resume:
+            self.keeper.resumed(step)
+            self.lineage = lineage(read_summary(run_dir))
 
     @property
     def ended(self) -> bool:
@@ -110,12 +119,18 @@ class RunSink:
             ev = dataclasses.replace(ev, run_dir=str(self.dir))
         if isinstance(ev, RunFinished):
             self.checkpoint()
+            if self.lineage:
+                ev = dataclasses.replace(ev, summary={**ev.summary, **self.lineage})
             self.status, self.summary = ev.status, ev.summary
         self.log.handle(ev)
+        keep = self.keeper.observe(ev)
         every = self.cfg.train.checkpoint_every
-        if isinstance(ev, StepsTaken) and ev.step // every > self._last_ckpt // every:
+        if isinstance(ev, StepsTaken) and (keep or ev.step // every > self._last_ckpt // every):
             self.checkpoint()
-            self._last_ckpt = ev.step
+            if ev.step // every > self._last_ckpt // every:
+                self._last_ckpt = ev.step
+            if keep:
+                self.keeper.keep(self.dir / CHECKPOINT, ev.step, keep)
         return ev
 
     def interrupted(self) -> None:
@@ -140,7 +155,7 @@ class RunSink:
     def _abort(self, status: str, msg: str, tb: str = "", checkpoint: bool = True) -> None:
         """Best effort on the way out: each write may itself fail (a full disk) and is then skipped."""
         self.status = status
-        self.summary = self._summary(status)
+        self.summary = {**self._summary(status), **self.lineage}
         if msg:
             self.summary["error"] = msg
         if checkpoint:

@@ -11,15 +11,19 @@ run applies live (engine/phases.py), and the token sets from the summary its sta
 from __future__ import annotations
 
 import functools
+import math
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from engine.checkpoints import Kept, list_kept
 from engine.config import ConfigError, RunConfig, from_dict
 from engine.csvlog import read_metrics
 from engine.events import CircuitLogged, FourierLogged, TokenSets, TokensLogged
+from engine.lineage import fork_marks as fork_marks  # a live run's markers, before it has a record
+from engine.lineage import lineage, read_interventions
 from engine.phases import Phases, early_stop_note, phases_of_rows
 from engine.probe_logs import read_circuit, read_fourier, read_tokens
 from engine.rundir import read_config_doc
@@ -75,15 +79,51 @@ class RunRecord:
         return read_tokens(self.path)
 
     @property
+    def kept(self) -> list[Kept]:
+        """The kept checkpoints, oldest first (engine/checkpoints.py, `grok fork`)."""
+        return list_kept(self.path)
+
+    @property
+    def lineage(self) -> dict[str, Any]:
+        """A fork's parent, fork_step, ancestors, interventions and optimizer_state ({} for no fork)."""
+        return lineage(self.summary)
+
+    @property
+    def interventions(self) -> list[dict[str, Any]]:
+        """A fork's changes, inherited ones first: {step, kind, target, detail} (engine/lineage.py)."""
+        return read_interventions(self.path)
+
+    @property
+    def fork_marks(self) -> tuple[tuple[int, str], ...]:
+        """The charts' F and I markers (engine/lineage.py `fork_marks`)."""
+        return fork_marks(self.path)
+
+    @property
     def circuit(self) -> list[CircuitLogged]:
         """keyfreq.csv and ring.csv: the progress probe's measurements (engine/probe_logs.py)."""
         return read_circuit(self.path)
+
+    def require(self, columns: list[str]) -> None:
+        """ConfigError `DIR: unknown metric(s) ...; have ...` unless every one of `columns` is logged (and a
+        row is there to say so): what `grok plot` and `grok figure` say for a column the run does not log."""
+        if not self.rows:
+            raise ConfigError(f"{self.path}: no metrics rows yet")
+        missing = [m for m in columns if m not in self.rows[0]]
+        if missing:
+            have = ", ".join(k for k in self.rows[0] if k not in ("step", "epoch"))
+            raise ConfigError(f"{self.path}: unknown metric(s) {', '.join(missing)}; have {have}")
 
     def to_pandas(self) -> Any:
         """metrics.csv as a pandas DataFrame, one row per evaluation (pandas: the optional `pandas` extra)."""
         from engine.frames import data_frame
 
         return data_frame(self.metrics)
+
+    @property
+    def wall_s(self) -> float | None:
+        """Seconds the run has trained: the summary's, else the last row's (a live run's summary lags)."""
+        last = self.rows[-1].get("wall_s", math.nan) if self.rows else math.nan
+        return self.summary.wall_s if self.summary.wall_s is not None else last if math.isfinite(last) else None
 
     def stop_note(self) -> str | None:
         """The early-stop sentence of a finished run that train.patience ended before its budget."""
@@ -121,5 +161,7 @@ def read_run(path: str | Path) -> RunRecord:
     phases = Phases.of(summary.doc())
     if status in ("running", "dead") and rows and PHASE_COLUMNS <= rows[0].keys():
         phases = phases_of_rows(config.train, rows, config.data.p if config.probe.progress_every else 0)
+    if rows:  # a summary without the final val_acc (an old or a crafted one): the last row's
+        phases = Phases(final_val_acc=rows[-1].get("val_acc", math.nan)).merged(phases)
     meta = doc.get("_meta")
     return RunRecord(d, config, summary, rows, step, status, pid, phases, meta if isinstance(meta, dict) else {})

@@ -39,6 +39,8 @@ from engine.schema import (
     shown,
 )
 
+OBJECTS: Check = ((lambda v: isinstance(v, list) and all(isinstance(x, dict) for x in v)), "a list of objects")
+
 
 def _field(check: Check, *, results: bool = False) -> Any:
     return field(default=None, metadata={"check": check, "results": results})
@@ -92,6 +94,13 @@ class RunSummary:
     target_batch_share: float | None = _field(FRACTION)  # share of steps whose batch held a target (eq. 4's p_i)
     learned_acc: float | None = _field(FRACTION)  # the threshold of `learned_step` (engine/columns.py)
     learned_step: list[int | None] | None = _field(LEARNED_STEPS)  # per operand token; None: not learned
+    # a fork's lineage (engine/fork.py, docs/FORK.md): its parent's directory (relative to the fork's own
+    # parent directory), the step it was forked at, every run above it and each change made at a fork
+    parent: str | None = _field(TEXT)
+    fork_step: int | None = _field(STEP)
+    ancestors: list[dict[str, Any]] | None = _field(OBJECTS)
+    interventions: list[dict[str, Any]] | None = _field(OBJECTS)
+    optimizer_state: str | None = _field(TEXT)  # what the fork did with the optimizer's state
     extra: Mapping[str, Any] = field(default_factory=dict)  # keys this engine does not know, as read
 
     def __post_init__(self) -> None:

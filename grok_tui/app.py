@@ -33,6 +33,7 @@ from grok_tui.widgets.status_bar import StatusBar
 WIDE = 120  # columns from which paired charts sit side by side
 BIG = (150, 44)  # from this size the overview of every chart is the first view
 QUIT_WAIT_S = 1.5  # the engine gets this long to close its log before the app exits anyway
+STOP_WAIT_S = 15.0  # `f` with no step on a live run: the run gets this long to stop and checkpoint
 # A dropped SSH connection (SIGHUP), a `kill` (SIGTERM) or SIGINT close the run as `q` does:
 # status interrupted, a checkpoint at the current step, every row kept (grok_tui/stop_signals.py).
 # While training, the step counter and steps/s change at every progress event; each repaint of
@@ -53,6 +54,13 @@ class GrokApp(App[None]):
         Binding("q", "quit", "quit", tooltip="quit: stop the engine, log the run as interrupted"),
         Binding("space", "pause", "pause", key_display="␣", tooltip="pause or resume training"),
         Binding("t", "next_view", "view", tooltip="next view: " + ", ".join(VIEW_NAMES)),
+        Binding(
+            "f",
+            "fork",
+            "fork",
+            show=False,
+            tooltip="fork the run at the cursor's kept step (or its latest) with changes",
+        ),
         Binding(
             "comma",
             "cursor(-0.01)",
@@ -431,6 +439,59 @@ class GrokApp(App[None]):
         from grok_tui.screens.compare import CompareScreen
 
         self.push_screen(CompareScreen(self.out, self.compare_dirs))
+
+    def action_fork(self) -> None:
+        """The fork form at the cursor's step, snapped to the latest kept checkpoint at or before it
+        (the scrubber's step, else the latest checkpoint); the fork then trains here (docs/FORK.md)."""
+        from engine.config import ConfigError
+        from engine.run_record import read_run
+        from grok_tui.screens.fork_form import ForkForm, ForkRequest, snap
+
+        if not self.data.run_dir:
+            self.notify("no run directory to fork yet", severity="warning")
+            return
+        parent = Path(self.data.run_dir)
+        try:
+            kept = [k.step for k in read_run(parent).kept]
+        except ConfigError as e:
+            self.notify(clean_text(e), severity="error", markup=False)
+            return
+        at = self.axis.cursor_step(float(self.data.max_steps)) if self.axis.cursor is not None else self.scrub
+        step = snap(kept, at) if at is not None else None
+
+        def fork(req: ForkRequest) -> Path:
+            from engine.config import ConfigError, parse_set
+            from engine.fork import fork_run
+            from engine.interventions import parse_intervention
+
+            if req.step is None and self.engine is not None and self.data.live:
+                # now: the checks first, then the run stops and checkpoints at this step, and the fork starts there
+                parse_set([f"{k}={v}" for k, v in req.sets.items()])
+                for spec in req.interventions:
+                    parse_intervention(spec)
+                self.engine.stop("interrupted")
+                done = self.engine_done
+                if done is not None and not done.wait(STOP_WAIT_S):
+                    raise ConfigError(f"the run did not stop within {STOP_WAIT_S:g} s; fork at a kept step")
+            return fork_run(parent, req.step, req.sets, req.interventions, None, req.steps)
+
+        def forked(path: Path | None) -> None:
+            if path is None:
+                return
+            from engine.config import ConfigError
+
+            if self.engine is not None and self.data.live:  # the parent stops here; its fork trains
+                self.engine.stop("interrupted")
+            try:
+                cfg, factory = runner.resume_factory(path, None, None)
+            except ConfigError as e:
+                self.notify(clean_text(e), severity="error", markup=False)
+                return
+            self.compare_dirs = [str(parent), str(path)]  # `c` shows the parent and its fork
+            self.start_run(cfg, factory)
+            self.notify(f"fork {clean_text(path.name)}", timeout=8, markup=False)
+
+        self.push_screen(ForkForm(parent, step, kept, fork, live=self.data.live), forked)
 
     def action_help(self) -> None:
         from grok_tui.screens.help import HelpScreen

@@ -17,6 +17,7 @@ from grok_tui.commands import (
     doctor,
     export,
     figure,
+    fork,
     ls,
     plot,
     presets,
@@ -37,7 +38,25 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
     add_completion=False,
 )
-for module in (run, tui, sweep, ls, show, plot, report, figure, export, presets, split, tokens, circuit, bench, doctor):
+COMMANDS = (
+    run,
+    fork,
+    tui,
+    sweep,
+    ls,
+    show,
+    plot,
+    report,
+    figure,
+    export,
+    presets,
+    split,
+    tokens,
+    circuit,
+    bench,
+    doctor,
+)
+for module in COMMANDS:
     module.register(app)
 
 
@@ -139,4 +158,4 @@ def tui_main() -> None:
     """Entry point of `grok-tui`: the same as `grok tui`."""
     from grok_tui.commands import tui
 
-    tui.standalone()
+    quiet_on_closed_pipe(tui.standalone)  # `grok-tui --help | head`: no error, as for `grok`

@@ -66,6 +66,7 @@ class RunData:
         self.raw: dict[str, Raw] = {}  # every logged value (capped), for zoom, cursor and smoothing
         self.last_row: dict[str, float] = {}
         self.summary: dict[str, Any] = {}
+        self.fork_marks: tuple[tuple[int, str], ...] = ()  # a fork's F and I markers (engine/lineage.py)
         self.error = ""
 
     # --- written by the engine thread ------------------------------------------------------------
@@ -99,6 +100,10 @@ class RunData:
             self.run_dir, self.step, self.max_steps = ev.run_dir, ev.step, max(ev.max_steps, 1)
             self.token_freq = ev.token_freq
             self.status = "running"
+            if ev.run_dir:  # a fork's lineage and interventions.csv, written before its first step
+                from engine.run_record import fork_marks
+
+                self.fork_marks = fork_marks(ev.run_dir)
         elif isinstance(ev, StatusChanged):
             self.status = ev.status
         elif isinstance(ev, RunFinished):
@@ -142,7 +147,8 @@ class RunData:
 
     def probe_off(self, probe: str) -> bool:
         """True when the run logs columns but `probe.<probe>_every` is 0: the probe never runs."""
-        return bool(self.columns) and not (self.config and getattr(self.config.probe, f"{probe}_every", 0))
+        every = getattr(self.config.probe, f"{probe}_every", 0) if self.config else 0
+        return bool(self.columns) and not every
 
     def has(self, column: str) -> bool:
         return column in self.columns
@@ -187,7 +193,8 @@ def load_run(run_dir: str | Path) -> RunData:
     )
     for r in rec.rows:
         data.apply(EvalLogged(int(r["step"]), r))
-    for ev in [*rec.tokens_logged, *rec.fourier, *rec.circuit]:  # the probes' logs (engine/probe_logs.py)
+    logged: list[Event] = [*rec.tokens_logged, *rec.fourier, *rec.circuit]  # the probes' logs (engine/probe_logs.py)
+    for ev in logged:
         data.apply(ev)
     if rec.status != "running":  # a run another process is writing shows as it stands
         data.apply(RunFinished(rec.status, rec.summary.fields(), rec.summary.error or ""))

@@ -56,12 +56,11 @@ def grok(
 ) -> subprocess.CompletedProcess[str]:
     """`grok ARGS` with its exit code, stdout and stderr.
 
-    In this process (the app under click's CliRunner isolation: no interpreter start, no torch import
-    per call) unless `process`: then in a subprocess as a user runs it, for what only a real process
-    shows (signals, the console script, the interpreter's exit, a pipe's width). `env` adds to
-    COLUMNS=200 and NO_COLOR=1; a None value unsets that variable. An exception that escapes the
-    command is written to stderr with exit code 1, as the interpreter would, so `"Traceback" not in
-    stderr` means the same both ways.
+    In this process (typer's CliRunner: no interpreter start, no torch import per call) unless `process`:
+    then in a subprocess as a user runs it, for what only a real process shows (signals, the console
+    script, the interpreter's exit, a pipe's width). `env` adds to COLUMNS=200 and NO_COLOR=1; a None
+    value unsets that variable. An exception that escapes the command is written to stderr with exit
+    code 1, as the interpreter would, so `"Traceback" not in stderr` means the same both ways.
     """
     full_env: dict[str, str | None] = {**CLI_ENV, **(env or {})}
     if process:
@@ -78,29 +77,29 @@ def grok(
     from grok_tui.cli import app
     from grok_tui.errors import one_line_usage_errors
 
-    threads, here, argv = torch.get_num_threads(), os.getcwd(), sys.argv
-    code: int | str | None = 0
-    escaped = ""
-    with CliRunner().isolation(env=full_env) as (out, err, _):
-        try:
-            if cwd is not None:
-                os.chdir(cwd)
-            sys.argv = ["grok", *args]
-            one_line_usage_errors(app)  # what `grok` runs (grok_tui/cli.py main), less its process exit
-        except SystemExit as e:
-            code = e.code
-        except Exception as e:  # noqa: BLE001 - whatever escapes, the interpreter prints it and exits 1
-            escaped, code = "".join(traceback.format_exception(e)), 1
-        finally:
-            sys.argv = argv
-            os.chdir(here)
-            torch.set_num_threads(threads)  # a command's train.threads must not change later tests
-            sys.stdout.flush()
+    threads = torch.get_num_threads()
+    here = os.getcwd()
+    code: int = 0
+    error: BaseException | None = None
+    try:
+        if cwd is not None:
+            os.chdir(cwd)
+        with CliRunner().isolation(env=full_env) as streams:
+            try:  # as main() runs it: click's usage errors become the one `error:` line
+                one_line_usage_errors(lambda **kw: app(args=list(args), prog_name="grok", **kw))
+            except SystemExit as e:
+                code = e.code if isinstance(e.code, int) else (0 if e.code is None else 1)
+            except Exception as e:  # noqa: BLE001 - the interpreter would print it and exit 1
+                error, code = e, 1
+            sys.stdout.flush()  # the isolation's text wrappers buffer what the command printed
             sys.stderr.flush()
-        stdout, stderr = out.getvalue().decode(), err.getvalue().decode() + escaped
-    if isinstance(code, str):  # SystemExit("message"): printed, exit 1
-        stderr, code = stderr + code + "\n", 1
-    return subprocess.CompletedProcess(["grok", *args], code or 0, stdout, stderr)
+            out, err = streams[0].getvalue().decode(), streams[1].getvalue().decode()
+    finally:
+        os.chdir(here)
+        torch.set_num_threads(threads)  # a command's train.threads must not change later tests
+    if error is not None:
+        err += "".join(traceback.format_exception(error))
+    return subprocess.CompletedProcess(["grok", *args], code, out, err)
 
 
 # --- nothing outlives its test --------------------------------------------------------------------

@@ -12,7 +12,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from engine.sweep.stats import paired
+from engine.sweep.report import spread
+from engine.sweep.stats import paired, seed_interval
 from grok_tui import GroupRecord, RunRecord, open_group, open_run
 from tests.cli.conftest import DATA, grok
 
@@ -53,14 +54,16 @@ def test_open_group_gives_the_curves_of_each_cell(group_dir: Path) -> None:
 
 
 def test_a_paired_difference_equals_grok_reports(group_dir: Path) -> None:
-    """docs/API.md's paired difference: adamlr - adam in final val_acc per op, paired by seed."""
+    """docs/API.md's paired difference: adamlr - adam in final val_acc per op, paired by seed, with the
+    spread and the sign test `grok report` prints."""
     g = open_group(group_dir)
     finals = g.finals()
     val = {(m.arm, m.values["data.op"], m.seed): finals[m.id]["val_acc"] for m in g.group.members}
     report = grok("report", str(group_dir)).stdout
     for op in ("add", "mul"):
-        p = paired([val["adamlr", op, s] for s in (0, 1)], [val["adam", op, s] for s in (0, 1)])
-        line = f"val_acc: adamlr - adam = {p['diff_mean']:+.3f} [{p['lo']:+.3f}, {p['hi']:+.3f}], "
+        mine, base = [val["adamlr", op, s] for s in (0, 1)], [val["adam", op, s] for s in (0, 1)]
+        p, d = paired(mine, base), seed_interval([a - b for a, b in zip(mine, base, strict=True)])
+        line = f"val_acc: adamlr - adam = {spread(d, '+.3f')}, {p['wins']}/{p['n']} seeds higher, "
         assert re.search(re.escape(line) + r".*\(n=2\) \[op=" + op + r"\]", report), (line, report)
 
 

@@ -32,4 +32,5 @@ class GradProbe(Probe):
     def measure(self, step: int) -> dict[str, Any]:
         if self.last is None:  # no training step yet (the evaluation at step 0)
             return {}
-        return {"grad_norm": tuple(self.last.to("cpu", torch.float64).norm(dim=1).tolist())}
+        # the norms on the run's device, in float64 as before: one read of V numbers, not of the V × d gradient
+        return {"grad_norm": tuple(self.last.to(torch.float64).norm(dim=1).tolist())}

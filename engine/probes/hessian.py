@@ -14,6 +14,14 @@ Hessian is wd·I (suffix `_l2`); `probe.hessian_abs` reports the dominant eigenv
 its sign, which is what the paper's power method v_kᵀHv_k converges to (suffix `_abs`; default: the
 largest algebraic λ); `probe.hessian_w = "all"` takes W as every parameter but E (`hess_Wall`;
 default `first`: the matrices that read E, `hess_W`).
+
+On a GPU each power-iteration step's host read (is it converged?) waits for the queue to drain, and the
+HVPs are many small kernels. There the probe runs `device_power_iteration`: every one of the
+`probe.hessian_iters` HVPs, with the stopping rule evaluated on the device and each result frozen at the
+first iteration that meets it, so the numbers are `power_iteration`'s; the whole measurement (the probe
+batch is fixed, the weights are read in place) is recorded once as a CUDA graph and replayed, and its
+results come to the host in one read. On the CPU, where a read costs nothing and stopping early saves
+HVPs, the host loop stays (tests/engine/test_probes_hessian.py checks that the two agree).
 """
 
 from __future__ import annotations
@@ -92,6 +100,46 @@ def largest_eigenvalue(
     lam1 = first.value
     second = power_iteration(lambda v: hvp(v) - lam1 * v, v0_shift, max_iters, tol, should_stop)
     return first, second
+
+
+@dataclass
+class DeviceEig:
+    """`power_iteration`'s result as device tensors: λ, HVPs to the stop, whether it met the rule, v."""
+
+    value: torch.Tensor
+    iters: torch.Tensor
+    converged: torch.Tensor
+    vector: torch.Tensor
+
+
+def device_power_iteration(hvp: HVP, v0: torch.Tensor, max_iters: int, tol: float) -> DeviceEig:
+    """`power_iteration` without a host read: all max_iters HVPs run, and λ, the count and v are frozen
+    at the first iteration that stops the host loop (converged, no curvature, or a non-finite ‖Hv‖)."""
+    v = v0 / v0.norm()
+    nan = torch.full((), NAN, dtype=v.dtype, device=v.device)
+    value, prev = nan.clone(), nan.clone()
+    iters = torch.zeros((), dtype=torch.int64, device=v.device)
+    done = torch.zeros((), dtype=torch.bool, device=v.device)
+    converged = done.clone()
+    for k in range(1, max_iters + 1):
+        hv = hvp(v)
+        lam = torch.dot(v, hv)
+        size, res = hv.norm(), (hv - lam * v).norm()
+        zero, bad = size == 0, ~size.isfinite()
+        met = ((lam - prev).abs() <= tol * lam.abs()) & (res <= math.sqrt(tol) * lam.abs())
+        live = ~done
+        value = torch.where(live, torch.where(zero, torch.zeros_like(lam), torch.where(bad, nan, lam)), value)
+        iters = torch.where(live, k, iters)
+        converged = torch.where(live, zero | (met & ~bad), converged)
+        v = torch.where(live & ~zero & ~bad, hv / size, v)
+        done = done | zero | bad | met
+        prev = lam
+    return DeviceEig(value, iters, converged, v)
+
+
+def shifted_hvp(hvp: HVP, lam1: torch.Tensor) -> HVP:
+    """v ↦ (H − λ1·I)v, λ1 a device tensor (`largest_eigenvalue`'s second phase)."""
+    return lambda v: hvp(v) - lam1 * v
 
 
 def block_hvp(
@@ -189,19 +237,33 @@ class HessianProbe(Probe):
         # The probe batch is fixed for the whole run, so λmax(t) tracks the weights, not batch noise.
         self.batch = None if m == 0 or m >= n else torch.randperm(n, generator=self.gen)[:m].sort().values
         self.vectors: dict[str, torch.Tensor] = {}  # warm starts: "E", "E~" (shifted phase), ...
+        # "device" on a GPU (one host read per measurement, recorded as a CUDA graph), else "host"
+        self.mode = "device" if ctx.x_train.is_cuda else "host"
+        self.recording: DeviceMeasurement | None = None
+        self.graph_off: str | None = None  # why the device measurement runs eager (a refused recording)
 
     def _start(self, key: str, size: int, device: torch.device, dtype: torch.dtype) -> torch.Tensor:
         v = self.vectors.get(key)
         if v is None or v.numel() != size:
             v = torch.randn(size, generator=self.gen, dtype=torch.float64)
+            if device.type == "cuda":  # from pinned memory the copy is queued, not waited for (engine/samplers.py)
+                v = v.pin_memory().to(device, non_blocking=True)
         return v.to(device=device, dtype=dtype)
 
+    def probe_batch(self) -> tuple[torch.Tensor, torch.Tensor]:
+        """The fixed probe batch (x, y), gathered on the run's device."""
+        x, y = self.ctx.x_train, self.ctx.y_train
+        if self.batch is None:
+            return x, y
+        if self.batch.device != x.device:
+            self.batch = self.batch.to(x.device)  # once: the indices stay on the device
+        return x[self.batch], y[self.batch]
+
     def measure(self, step: int) -> dict[str, Any]:
+        if self.mode == "device":
+            return self._measure_on_device()
         ctx = self.ctx
-        x, y = ctx.x_train, ctx.y_train
-        if self.batch is not None:
-            idx = self.batch.to(x.device)
-            x, y = x[idx], y[idx]
+        x, y = self.probe_batch()
         dtype = next(iter(ctx.params.values())).dtype
         out: dict[str, Any] = {}
         iters = 0
@@ -224,11 +286,107 @@ class HessianProbe(Probe):
         out["hess_iters"] = iters
         return out
 
+    def _measure_on_device(self) -> dict[str, Any]:
+        """The measurement as `measure` gives it, from `DeviceMeasurement`: one host read."""
+        ctx = self.ctx
+        dtype = next(iter(ctx.params.values())).dtype
+        device = ctx.x_train.device
+        starts = {}
+        for key, names in self.blocks.items():
+            size = sum(ctx.params[n].numel() for n in names)
+            starts[key] = self._start(key, size, device, dtype)
+            if not self.dominant:
+                starts[key + "~"] = self._start(key + "~", size, device, dtype)
+        if self.recording is None:
+            self.recording = DeviceMeasurement(self, starts)
+        if self.recording.graph is None and self.graph_off is None and self.recording.recorder is not None:
+            try:
+                self.recording.record()
+            except RuntimeError as e:  # the capture refused: the same measurement, run eagerly
+                self.graph_off = "recording failed: " + (str(e).splitlines() or [type(e).__name__])[0][:160]
+                self.recording.recorder = None
+        results, vectors = self.recording.run(starts)
+        host = torch.stack(results).tolist()  # the one read per measurement
+        out: dict[str, Any] = {}
+        iters = 0
+        for j, key in enumerate(self.blocks):
+            value, spent, shifted = host[3 * j : 3 * j + 3]
+            self.vectors[key] = vectors[key]
+            if shifted:  # λ1 < 0: the shifted phase's λmax and its vector, as `largest_eigenvalue`
+                self.vectors[key + "~"] = vectors[key + "~"]
+            out[f"hess_{key}{self.suffix}"] = value
+            iters = max(iters, int(spent))
+        out["hess_iters"] = iters
+        return out
+
     def state_dict(self) -> dict[str, Any]:
-        return {**super().state_dict(), "vectors": dict(self.vectors), "gen": self.gen.get_state()}
+        vectors = {k: v.detach().cpu() for k, v in self.vectors.items()}
+        return {**super().state_dict(), "vectors": vectors, "gen": self.gen.get_state()}
 
     def load_state_dict(self, s: dict[str, Any]) -> None:
         super().load_state_dict(s)
         self.vectors = dict(s.get("vectors", {}))
         if "gen" in s:
             self.gen.set_state(s["gen"])
+
+
+class DeviceMeasurement:
+    """A Hessian measurement with no host read inside it: for each block, the dominant power iteration
+    and (unless `probe.hessian_abs`) the shifted one, always run and kept where λ1 < 0. Its inputs are
+    the warm starts, copied into fixed tensors, and the weights, read in place; so on a GPU it is recorded
+    once (`record`) and each later measurement is one replay (engine/graph_record.py)."""
+
+    def __init__(self, probe: HessianProbe, starts: dict[str, torch.Tensor]) -> None:
+        from engine.graph_record import cuda_recorder, eager_recorder
+
+        self.probe = probe
+        self.starts = {k: v.clone() for k, v in starts.items()}  # the recording's inputs
+        self.results: list[torch.Tensor] = []
+        self.vectors: dict[str, torch.Tensor] = {}
+        self.graph: Callable[[], None] | None = None
+        self.recorder: Callable[[Callable[[], None]], Callable[[], None]] | None = (
+            cuda_recorder if probe.ctx.x_train.is_cuda else eager_recorder
+        )
+
+    def compute(self) -> None:
+        """Every block's λ, HVP count and shifted flag (3 per block) and its new warm starts, on the device."""
+        p = self.probe
+        ctx = p.ctx
+        x, y = p.probe_batch()
+        results: list[torch.Tensor] = []
+        for key, names in p.blocks.items():
+            hvp, _ = block_hvp(ctx.model, ctx.loss_fn, x, y, names, ctx.params, p.l2)
+            first = device_power_iteration(hvp, self.starts[key], p.max_iters, p.tol)
+            self.vectors[key] = first.vector.detach()
+            value, spent = first.value, first.iters
+            shifted = torch.zeros((), dtype=torch.bool, device=value.device)
+            if not p.dominant:
+                lam1 = first.value
+                second = device_power_iteration(shifted_hvp(hvp, lam1), self.starts[key + "~"], p.max_iters, p.tol)
+                shifted = lam1 < 0
+                value = torch.where(shifted, second.value + lam1, value)
+                spent = torch.where(shifted, spent + second.iters, spent)
+                self.vectors[key + "~"] = second.vector.detach()
+            results += [value, spent.to(value.dtype), shifted.to(value.dtype)]
+        self.results = results
+
+    def record(self) -> None:
+        """Warm up (the first measurement's lazy set-up, on a side stream on a GPU) and record `compute`."""
+        assert self.recorder is not None
+        side = torch.cuda.Stream() if self.probe.ctx.x_train.is_cuda else None
+        if side is not None:
+            side.wait_stream(torch.cuda.current_stream())
+            with torch.cuda.stream(side):
+                self.compute()
+            torch.cuda.current_stream().wait_stream(side)
+        self.graph = self.recorder(self.compute)
+
+    def run(self, starts: dict[str, torch.Tensor]) -> tuple[list[torch.Tensor], dict[str, torch.Tensor]]:
+        """One measurement from these warm starts: the results (device tensors) and the new warm starts."""
+        for k, v in starts.items():
+            self.starts[k].copy_(v)
+        if self.graph is not None:
+            self.graph()
+        else:
+            self.compute()
+        return list(self.results), {k: v.clone() for k, v in self.vectors.items()}

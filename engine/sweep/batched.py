@@ -4,7 +4,9 @@
 normal run directory (config.json, metrics.csv, tokens.csv, summary.json, and a checkpoint every
 train.checkpoint_every steps and at the end, in `Trainer`'s format, so an interrupted batched member
 continues from it on --resume). On the CPU one model already fills the cores, so members run one by
-one there.
+one there unless `plan(..., stack=True)` asks (the tests compare a stacked sweep with its members alone
+on the CPU). Every member that `why_not_batched` accepts stacks: on the paper's sweeps all but the
+starved split's (its members' training sets differ in size).
 """
 
 from __future__ import annotations
@@ -34,19 +36,24 @@ def _wants_batches(cfg: RunConfig) -> bool:
     return torch.cuda.is_available()
 
 
-def plan(specs: list[MemberSpec], max_members: int = MAX_MEMBERS) -> list[list[MemberSpec]]:
-    """Batches of members that can train as one model on a GPU; every other member alone.
+def plan(specs: list[MemberSpec], max_members: int = MAX_MEMBERS, stack: bool | None = None) -> list[list[MemberSpec]]:
+    """Batches of members that can train as one model on a GPU; every other member alone. `stack`:
+    True or False for every member whatever its device; None, members on a GPU.
 
     A member that resumes from a checkpoint runs alone (a batched model starts every member at 0).
     """
-    if not any(not s.has_checkpoint and _wants_batches(s.config) for s in specs):
+
+    def wants(cfg: RunConfig) -> bool:
+        return _wants_batches(cfg) if stack is None else stack
+
+    if not any(not s.has_checkpoint and wants(s.config) for s in specs):
         return [[s] for s in specs]
     from engine.many import why_not_batched
 
     out: list[list[MemberSpec]] = []
     open_batches: list[list[MemberSpec]] = []
     for s in specs:
-        if s.has_checkpoint or not _wants_batches(s.config):
+        if s.has_checkpoint or not wants(s.config):
             out.append([s])
             continue
         for b in open_batches:

@@ -54,10 +54,17 @@ def has_ended(group: Group, m: Member) -> bool:
 
 
 def prepare(group: Group, m: Member) -> MemberSpec | dict[str, Any]:
-    """A pending member's spec, or its results row if its run had already ended (adopt it)."""
+    """A pending member's spec, or its results row if its run had already ended (adopt it). A fork member
+    without a checkpoint is forked from its member's run first (engine/sweep/forks.py); a failed row if it cannot be."""
     d = group.member_dir(m).resolve()
     if has_ended(group, m):
         return adopted_row(m.id, d, group.config(m).train.max_steps)
+    if m.fork_of and not (d / CHECKPOINT).is_file():
+        from engine.sweep.forks import fork_member
+
+        err = fork_member(group, m, d)
+        if err:
+            return failed_row(m.id, err, d.name if d.is_dir() else "")
     return member_spec(group, m)
 
 

@@ -23,7 +23,7 @@ from engine.sweep.batched import plan
 from engine.sweep.drain import Backend, Outcome, drain, receive_all
 from engine.sweep.events import MemberEnded, SweepEvent
 from engine.sweep.member import MemberSpec, prepare
-from engine.sweep.spec import Group
+from engine.sweep.spec import Group, Member
 from engine.sweep.task import run_members
 
 PARENT_POLL_S = 0.5  # a pool worker checks this often that the sweep process still exists
@@ -177,29 +177,41 @@ class Sweep:
         self.stopping = True
 
     def events(self) -> Iterator[SweepEvent]:
-        """Adopt what ended unrecorded, run the rest, and yield every member's events as they come."""
+        """Adopt what ended unrecorded, run the rest, and yield every member's events as they come.
+
+        Members that fork another member (engine/sweep/forks.py) start in a later round, once the
+        member they fork has ended; a round runs every member that is ready then."""
         if not self.members:
             return
+        tried: set[str] = set()
         with RunLock(self.group.dir):
-            specs: list[MemberSpec] = []
-            for m in self.members:
-                got = prepare(self.group, m)
-                if isinstance(got, MemberSpec):
-                    specs.append(got)
-                else:  # it ended before the last sweep process died
-                    self.group.record(got)
-                    yield MemberEnded(m.id, got, adopted=True)
-            if not specs or self.stopping:
-                return
-            wait_for_orphans(specs)
-            backend = self._backend(specs)
-            try:
-                for ev in drain(backend, lambda: self.stopping):
-                    if isinstance(ev, MemberEnded):
-                        self.group.record(ev.row)
-                    yield ev
-            finally:
-                backend.close()
+            while not self.stopping:
+                ready = [m for m in self.members if m.id not in tried and self.group.ready(m)]
+                if not ready:
+                    return
+                tried.update(m.id for m in ready)
+                yield from self._round(ready)
+
+    def _round(self, members: list[Member]) -> Iterator[SweepEvent]:
+        specs: list[MemberSpec] = []
+        for m in members:
+            got = prepare(self.group, m)
+            if isinstance(got, MemberSpec):
+                specs.append(got)
+            else:  # it ended before the last sweep process died, or a fork that cannot be made
+                self.group.record(got)
+                yield MemberEnded(m.id, got, adopted=got.get("status") != "failed")
+        if not specs or self.stopping:
+            return
+        wait_for_orphans(specs)
+        backend = self._backend(specs)
+        try:
+            for ev in drain(backend, lambda: self.stopping):
+                if isinstance(ev, MemberEnded):
+                    self.group.record(ev.row)
+                yield ev
+        finally:
+            backend.close()
 
     def _backend(self, specs: list[MemberSpec]) -> Backend:
         if self.backend == "ray":

@@ -29,7 +29,8 @@ from engine.rundir import (
 )
 from engine.sweep.results import ENDED, SUMMARY_FIELDS
 
-SWEEP_KEYS = ("seeds", "compare", "tune", "grid", "arms")
+SWEEP_KEYS = ("seeds", "compare", "tune", "grid", "arms", "fork_at", "forks")
+FORK_PHASES = ("memorized", "generalized")  # fork_at: a phase the run logs (its kept checkpoint), or a step
 MAX_DIR_NAME = 120  # characters of a member directory's name; the id prefix keeps a cut name unique
 
 
@@ -42,24 +43,34 @@ class SweepSpec:
     tune: tuple[str, ...] = ()
     grid: dict[str, list[Any]] = field(default_factory=dict)
     arms: dict[str, dict[str, Any]] = field(default_factory=dict)
+    # Sweeps of forks (docs/FORK.md): each fork arm forks every member of its `from` arm (every member
+    # when `from` is "") at fork_at, with its settings and `intervene` list, once that member has ended.
+    fork_at: str = ""  # memorized | generalized | a step
+    forks: dict[str, dict[str, Any]] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         """The table as group.json stores it."""
-        return {
+        out = {
             "seeds": list(self.seeds),
             "compare": self.compare,
             "tune": list(self.tune),
             "grid": self.grid,
             "arms": self.arms,
         }
+        return {**out, "fork_at": self.fork_at, "forks": self.forks} if self.forks else out
 
     @property
     def swept(self) -> list[str]:
         """Every key that varies between members (arm keys first, then grid keys), seed aside."""
         keys: list[str] = []
-        for over in self.arms.values():
+        for over in [*self.arms.values(), *(fork_settings(f) for f in self.forks.values())]:
             keys += [k for k in over if k not in keys]
         return keys + [k for k in self.grid if k not in keys]
+
+
+def fork_settings(fork: dict[str, Any]) -> dict[str, Any]:
+    """A fork arm's config keys (its `from` and `intervene` aside)."""
+    return {k: v for k, v in fork.items() if k not in ("from", "intervene")}
 
 
 @dataclass(frozen=True)
@@ -71,6 +82,8 @@ class Member:
     values: dict[str, Any]  # grid key -> value
     seed: int
     overrides: dict[str, Any]  # everything applied to the base config (arm, grid, train.seed)
+    fork_of: str = ""  # a fork member: the id of the member it forks (docs/FORK.md)
+    intervene: tuple[str, ...] = ()  # and its interventions at the fork
 
     def label(self) -> str:
         """`adamlr op=mul s0`: the arm, the grid cell and the seed, for progress lines."""
@@ -139,7 +152,33 @@ def parse_sweep(table: dict[str, Any], where: str = "sweep") -> SweepSpec:
     if overlap:
         raise ConfigError(f"{where}: {overlap[0]!r} is set both by an arm and by the grid")
     seeds = _seeds(table.get("seeds", 1), where)
-    return SweepSpec(seeds, str(compare), tuple(tune), dict(grid), {k: dict(v) for k, v in arms.items()})
+    fork_at, forks = _forks(table, arms, where)
+    arms_ = {k: dict(v) for k, v in arms.items()}
+    return SweepSpec(seeds, str(compare), tuple(tune), dict(grid), arms_, fork_at, forks)
+
+
+def _forks(table: dict[str, Any], arms: dict[str, Any], where: str) -> tuple[str, dict[str, dict[str, Any]]]:
+    """[sweep] fork_at and [sweep.forks.NAME] tables, checked: a phase or step, and each fork's `from` arm."""
+    forks = table.get("forks", {})
+    at = table.get("fork_at", "")
+    if not isinstance(forks, dict) or not all(isinstance(f, dict) for f in forks.values()):
+        raise ConfigError(f"{where}: [sweep.forks] must hold one table per fork arm")
+    if bool(forks) != (at != ""):
+        raise ConfigError(f"{where}: sweep.fork_at and [sweep.forks.NAME] go together")
+    if isinstance(at, int) and not isinstance(at, bool):
+        at = str(at)
+    if forks and not (at in FORK_PHASES or (isinstance(at, str) and at.isdigit())):
+        raise ConfigError(f"{where}: sweep.fork_at must be memorized, generalized or a step (got {at!r})")
+    for name, f in forks.items():
+        if name in arms:
+            raise ConfigError(f"{where}: fork arm {name!r} has the name of an arm")
+        src = f.get("from", "")
+        if src not in arms and not (src == "" and not arms):
+            raise ConfigError(f"{where}: sweep.forks.{name}.from must name an arm (got {src!r})")
+        iv = f.get("intervene", [])
+        if not isinstance(iv, list) or not all(isinstance(x, str) for x in iv):
+            raise ConfigError(f"{where}: sweep.forks.{name}.intervene must be a list of strings")
+    return str(at), {k: dict(v) for k, v in forks.items()}
 
 
 def expand(base: RunConfig, spec: SweepSpec, where: str = "sweep") -> list[tuple[Member, RunConfig]]:
@@ -156,6 +195,32 @@ def expand(base: RunConfig, spec: SweepSpec, where: str = "sweep") -> list[tuple
                 cfg = apply_overrides(base, over, f"{where} ({label})")
                 m = Member(f"m{len(out):03d}", arm, values, seed, over)
                 out.append((m, cfg))
+    return out + _fork_members(base, spec, [m for m, _ in out], where)
+
+
+def _fork_members(
+    base: RunConfig, spec: SweepSpec, parents: list[Member], where: str
+) -> list[tuple[Member, RunConfig]]:
+    """One member per fork arm and member of its `from` arm, each checked as a fork is (engine/fork.py)."""
+    if not spec.forks:
+        return []
+    from engine.fork import refuse_unforkable
+    from engine.interventions import parse_intervention
+
+    out: list[tuple[Member, RunConfig]] = []
+    n = len(parents)
+    for name, f in spec.forks.items():
+        settings = fork_settings(f)
+        refuse_unforkable(list(settings))
+        ivs = tuple(f.get("intervene", []))
+        for spec_ in ivs:
+            parse_intervention(spec_)
+        for p in parents:
+            if f.get("from", "") not in ("", p.arm):
+                continue
+            over = {**p.overrides, **settings}
+            cfg = apply_overrides(base, over, f"{where} (fork {name!r})")
+            out.append((Member(f"m{n + len(out):03d}", name, p.values, p.seed, over, p.id, ivs), cfg))
     return out
 
 
@@ -183,7 +248,12 @@ class Group:
         self.base = from_dict(doc["base"], str(path / GROUP_FILE))
         self.spec = SweepSpec(**{**doc["sweep"], "seeds": tuple(doc["sweep"]["seeds"])})
         fields = ("id", "arm", "values", "seed", "overrides")
-        self.members = [Member(**{k: m[k] for k in fields}) for m in doc["members"]]
+        self.members = [
+            Member(
+                **{k: m[k] for k in fields}, fork_of=str(m.get("fork_of", "")), intervene=tuple(m.get("intervene", ()))
+            )
+            for m in doc["members"]
+        ]
         # A group made before member directories had planned names gets them now.
         self._dirs = {
             m.id: str(d.get("dir") or m.dir_name()) for m, d in zip(self.members, doc["members"], strict=True)
@@ -251,6 +321,13 @@ class Group:
         rank = {s: i for i, s in enumerate(self.spec.seeds)}
         todo = [m for m in self.members if res.get(m.id, {}).get("status") not in ENDED]
         return sorted(todo, key=lambda m: rank.get(m.seed, len(rank)))
+
+    def ready(self, m: Member) -> bool:
+        """Whether a member can start: any member but a fork, and a fork once the member it forks has ended."""
+        return not m.fork_of or self.results().get(m.fork_of, {}).get("status") in ENDED
+
+    def member(self, member_id: str) -> Member:
+        return next(m for m in self.members if m.id == member_id)
 
     def record(self, row: dict[str, Any]) -> None:
         """Add or replace one member's row; results.csv is rewritten atomically, in member order."""

@@ -107,10 +107,13 @@ def _plot(data: RunData, title: str, columns: list[tuple[str, str]], axis: Axis,
 
 def phase_markers(data: RunData) -> list[tuple[float, str]]:
     """M at the memorized step, G at the generalized step, C and U at circuit formation and cleanup
-    (engine/phases.py), on every step chart."""
+    (engine/phases.py), F and I at a fork's step and interventions, on every step chart."""
     ph = data.phases
     marks = ((ph.memorized_step, "M"), (ph.generalized_step, "G"), (ph.circuit_step, "C"), (ph.cleanup_step, "U"))
-    return [(float(step), mark) for step, mark in marks if step is not None]
+    # F at a fork's step, I at an intervention at another step (docs/FORK.md)
+    return [(float(step), mark) for step, mark in marks if step is not None] + [
+        (float(step), mark) for step, mark in data.fork_marks
+    ]
 
 
 def accuracy(data: RunData, axis: Axis) -> Plot:

@@ -26,6 +26,9 @@ def register(app: typer.Typer) -> None:
             str | None, typer.Option("--metrics", "-m", help="Comma-separated metric columns (default: all).")
         ] = None,
         tokens: Annotated[bool, typer.Option("--tokens", help="Export the per-token table instead.")] = False,
+        interventions: Annotated[
+            bool, typer.Option("--interventions", help="Export forks' interventions (step, kind, target, detail).")
+        ] = False,
     ) -> None:
         """Export metrics (or per-token counts) as one CSV: run, preset, seed and, for sweep members, group, arm,
         member and one column per swept key."""
@@ -36,6 +39,6 @@ def register(app: typer.Typer) -> None:
             output = out_old
         sources = resolve(run_dirs)
         cols = [m.strip() for m in metrics.split(",") if m.strip()] if metrics else None
-        n = export_runs(sources, output, cols, tokens)
+        n = export_runs(sources, output, cols, tokens, interventions)
         if output != "-":
             print(f"wrote {n} rows from {len(sources)} run(s) to {output}", file=sys.stderr)

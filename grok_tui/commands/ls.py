@@ -31,9 +31,6 @@ def run_entry(rec: RunRecord) -> dict[str, Any]:
     from engine.rundir import clean_text
 
     ph = rec.phases
-    last = rec.rows[-1] if rec.rows else {}
-    val = _num(ph.final_val_acc)
-    wall = _num(rec.summary.wall_s)
     return {
         "kind": "run",
         "path": str(rec.path),
@@ -49,10 +46,45 @@ def run_entry(rec: RunRecord) -> dict[str, Any]:
         "early_stop_step": ph.early_stop_step,
         "final_train_acc": _num(ph.final_train_acc),
         "best_val_acc": _num(ph.best_val_acc),
-        "final_val_acc": val if val is not None else _num(last.get("val_acc")),
-        "wall_s": wall if wall is not None else _num(last.get("wall_s")),
+        "final_val_acc": _num(ph.final_val_acc),
+        "wall_s": rec.wall_s,
         "created": clean_text((rec.meta or {}).get("created", "")),
+        **_lineage(rec),
     }
+
+
+def _lineage(rec: RunRecord) -> dict[str, Any]:
+    """A fork's parent (relative to its own directory's parent) and fork step (docs/FORK.md)."""
+    from engine.rundir import clean_text
+
+    lin = rec.lineage
+    return {"parent": clean_text(lin["parent"]), "fork_step": lin.get("fork_step")} if "parent" in lin else {}
+
+
+def fork_tree(found: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The entries with each fork listed under its parent (by fork step), `depth` set: the fork tree.
+    A fork whose parent is not in the listing stays where it was, at depth 0."""
+    where = {Path(e["path"]).resolve(): e for e in found if e["kind"] == "run"}
+    children: dict[int, list[dict[str, Any]]] = {}
+    roots = []
+    for e in found:
+        parent = where.get((Path(e["path"]).parent / e["parent"]).resolve()) if e.get("parent") else None
+        if parent is not None and parent is not e:
+            children.setdefault(id(parent), []).append(e)
+        else:
+            roots.append(e)
+    out: list[dict[str, Any]] = []
+
+    def walk(e: dict[str, Any], depth: int) -> None:
+        if any(x is e for x in out):  # a cycle in crafted summaries: each entry once
+            return
+        out.append({**e, "depth": depth} if depth else e)
+        for c in sorted(children.get(id(e), []), key=lambda c: (c.get("fork_step") or 0, c["name"])):
+            walk(c, depth + 1)
+
+    for r in roots:
+        walk(r, 0)
+    return out
 
 
 def group_entry(path: Path) -> dict[str, Any]:
@@ -155,8 +187,10 @@ def row_cells(e: dict[str, Any]) -> list[str]:
     if e["status"] == "unreadable":
         return [e["name"], "-", "unreadable", e.get("error", ""), "", "", "", ""]
     status = e["status"] + (f" pid {e['pid']}" if e["pid"] else "")
+    depth = e.get("depth", 0)
+    name = ("  " * (depth - 1) + "└ " if depth else "") + e["name"] + (f" @{e['fork_step']}" if depth else "")
     return [
-        e["name"],
+        name,
         e["preset"] or "-",
         status,
         f"{e['step']}/{_cell(e['max_steps'])}",
@@ -212,7 +246,7 @@ def register(app: typer.Typer) -> None:
         d = Path(root)
         if not d.is_dir():
             raise ConfigError(f"{d}: no such directory (runs go to ./runs unless --out says otherwise)")
-        found = entries(d)
+        found = fork_tree(entries(d))  # forks under their parents
         if as_json:
             typer.echo(json.dumps(found, indent=2))
             return

@@ -48,17 +48,11 @@ class Chart:
 
 def run_chart(path: Path, metrics: list[str], many: bool) -> Chart:
     """A run's metrics; M and G markers from its summary, or from its rows while it is live or dead."""
-    from engine.config import ConfigError
     from engine.run_record import read_run
     from engine.rundir import clean_text, short_name
 
     rec = read_run(path)
-    if not rec.rows:
-        raise ConfigError(f"{path}: no metrics rows yet")
-    missing = [m for m in metrics if m not in rec.rows[0]]
-    if missing:
-        have = ", ".join(k for k in rec.rows[0] if k not in ("step", "epoch"))
-        raise ConfigError(f"{path}: unknown metric(s) {', '.join(missing)}; have {have}")
+    rec.require(metrics)
     name = short_name(clean_text(path.name))
     chart = Chart(name, metrics)
     for m in metrics:
@@ -68,6 +62,7 @@ def run_chart(path: Path, metrics: list[str], many: bool) -> Chart:
     for step, mark in ((rec.phases.memorized_step, "M"), (rec.phases.generalized_step, "G")):
         if step is not None:
             chart.markers.append((float(step), mark))
+    chart.markers += [(float(step), mark) for step, mark in rec.fork_marks]  # a fork's F and I (docs/FORK.md)
     return chart
 
 
@@ -102,7 +97,7 @@ def use_color() -> bool:
 
 def render(chart: Chart, log_x: bool, k: int, width: int, height: int, color: bool) -> str:
     """The chart as text; ANSI colours only when `color`."""
-    import plotext as plt  # type: ignore[import-untyped]
+    import plotext as plt
 
     plt.clear_figure()
     plt.theme("clear")  # the terminal's own background, light or dark; only the series are coloured
@@ -134,8 +129,9 @@ def render(chart: Chart, log_x: bool, k: int, width: int, height: int, color: bo
         plt.yticks([0, 0.25, 0.5, 0.75, 1], ["0", "0.25", "0.50", "0.75", "1.00"])
     for step, mark in chart.markers:
         if not log_x or step > 0:
-            plt.vline(step, "red" if mark == "M" else "green")
-            plt.text(mark, step, _top(chart), color="red" if mark == "M" else "green")
+            tint = {"M": "red", "F": "blue", "I": "blue"}.get(mark, "green")
+            plt.vline(step, tint)
+            plt.text(mark, step, _top(chart), color=tint)
     text = plt.build()
     return text if color else plt.uncolorize(text)
 
@@ -151,7 +147,7 @@ def charts(paths: list[str], metrics: list[str]) -> list[Chart]:
     from engine.rundir import is_group, is_run_dir
 
     runs = [Path(p) for p in paths if is_run_dir(p)]
-    out = []
+    out: list[Chart] = []
     for p in map(Path, paths):
         if is_group(p):
             out.extend(group_chart(p, [m]) for m in metrics)  # one chart per metric: a legend per cell

@@ -51,6 +51,10 @@ def register(app: typer.Typer) -> None:
         stop = rec.stop_note()
         if stop:
             echo(stop, wide)
+        from grok_tui.commands.fork import fork_lines
+
+        for line in fork_lines(d):  # a fork's parent and interventions, the kept checkpoints
+            echo(line, wide)
         rows = rec.rows[-last:] if last > 0 else []
         if rows:
             cols = ["step", "train_loss", "train_acc", "val_loss", "val_acc", "lr_ratio"]

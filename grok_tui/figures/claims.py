@@ -16,8 +16,8 @@ from typing import Any
 
 from engine.config import ConfigError
 from engine.paper import PAPER_SWEEPS
+from engine.run_record import read_run
 from engine.rundir import is_group, is_run_dir
-from engine.summary import read_summary
 from engine.sweep.report import member_finals
 from engine.sweep.results import ENDED
 from engine.sweep.spec import Group
@@ -219,7 +219,7 @@ def decouple_paper(group: Group) -> list[Panel]:
     for m in group.members:
         if res.get(m.id, {}).get("status") not in ENDED:
             continue
-        s = read_summary(group.member_dir(m))
+        s = read_run(group.member_dir(m)).summary  # its run record (engine/run_record.py)
         share, acc = s.target_batch_share, finals.get(m.id, {}).get("val_acc_target")
         learned = member_target_learned(s)
         if share is None or acc is None or learned is None:
@@ -487,8 +487,8 @@ def paper_groups(runs_dir: str | Path) -> list[tuple[Claim, Path]]:
     for claim in CLAIMS.values():
         for p in claim.presets:
             if p in by_preset:
-                complete = [g for ok, g in by_preset[p] if ok]
-                out.append((claim, (complete or [g for _, g in by_preset[p]])[0]))
+                done = [g for ok, g in by_preset[p] if ok]
+                out.append((claim, (done or [g for _, g in by_preset[p]])[0]))
                 break
     return out
 

@@ -12,7 +12,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from engine.config import ConfigError
 from engine.group_record import GroupRecord
 from engine.group_record import cell_label as cell_label
 from engine.run_record import read_run
@@ -22,7 +21,6 @@ from engine.sweep.spec import Group, Member
 # Summary fields marked on a run's curves: memorization, circuit formation, cleanup (the
 # progress measures' phases, when the run has them) and generalization.
 PHASES = (("memorized_step", "M"), ("circuit_step", "C"), ("cleanup_step", "U"), ("generalized_step", "G"))
-XS = ("step", "epoch")
 
 
 @dataclass
@@ -51,12 +49,7 @@ def _to_x(rows: list[dict[str, float]], step: float, x: str) -> float:
 def run_curves(path: Path, metrics: list[str], x: str = "step") -> tuple[str, list[Curve], list[tuple[float, str]]]:
     """A run's name, one curve per metric and its phase markers (from the summary, else from its rows)."""
     rec = read_run(path)
-    if not rec.rows:
-        raise ConfigError(f"{path}: no metrics rows yet")
-    missing = [m for m in [*metrics, x] if m not in rec.rows[0]]
-    if missing:
-        have = ", ".join(k for k in rec.rows[0] if k not in XS)
-        raise ConfigError(f"{path}: unknown metric(s) {', '.join(missing)}; have {have}")
+    rec.require([*metrics, x])
     curves = []
     for m in metrics:
         pts = [(r[x], r[m]) for r in rec.rows if math.isfinite(r[m]) and math.isfinite(r[x])]
@@ -66,6 +59,7 @@ def run_curves(path: Path, metrics: list[str], x: str = "step") -> tuple[str, li
         v = getattr(rec.phases, key)
         if v is not None:
             markers.append((_to_x(rec.rows, float(v), x), mark))
+    markers += [(_to_x(rec.rows, float(s), x), mark) for s, mark in rec.fork_marks]  # F, I (docs/FORK.md)
     return short_name(clean_text(path.name)), curves, markers
 
 

@@ -21,7 +21,8 @@ def run_panel(paths: list[Path], metrics: list[str], x: str) -> Panel:
             c.label = f"{name} {c.label}" if many else c.label
             curves.append(c)
     title = loaded[0][0] if not many else f"{len(loaded)} runs"
-    markers = loaded[0][2] if not many else []  # one run's phases; several runs' would be ambiguous
+    # one run's phases (several runs' would be ambiguous); a parent's and its forks' F and I are shared
+    markers = loaded[0][2] if not many else sorted({m for _, _, ms in loaded for m in ms if m[1] in ("F", "I")})
     return Panel(title, metrics, curves, markers, xlabel=x)
 
 

@@ -58,6 +58,9 @@ def compare_plot(
 ) -> Plot:
     """views.compare for runs, plus one mean curve and min–max band per sweep cell (val_acc) on the same axis."""
     plot = views.compare(runs, axis, column, max([1.0, *(c.max_steps for _, g in groups for c in g.cells)]))
+    # a parent and its forks share the steps before the fork (a fork's log starts with its parent's rows),
+    # so they lie on one step axis and part at the fork: F marks it, I an intervention (docs/FORK.md)
+    plot.markers = [*plot.markers, *sorted({(float(s), m) for _, d in runs for s, m in d.fork_marks})]
     if not groups:
         return plot
     colors, glyphs = views.COLORS, views.GLYPHS

@@ -225,3 +225,63 @@ def test_paper_options_match_dense_hessian_of_the_mlp() -> None:
         eig = torch.linalg.eigvalsh(h + cfg.optim.weight_decay * torch.eye(len(h), dtype=h.dtype))
         got = rows[-1][f"hess_{key}_abs_l2"]
         assert got == pytest.approx(float(eig[eig.abs().argmax()]), rel=1e-8), (key, eig[[0, -1]])
+
+
+# --- the device measurement: the host loop's numbers, one host read per measurement -----------------
+
+
+def _probe_pair(**over: object) -> tuple[Trainer, object, object]:
+    """A trained tiny run and two fresh Hessian probes on its weights: one host loop, one device loop."""
+    from engine.probes.base import Blocks
+    from engine.probes.hessian import HessianProbe
+
+    tr = Trainer(tiny_config(probe__hessian_every=20, train__max_steps=40, **over))
+    for _ in tr:
+        pass
+    ctx = tr.probes.probes[0].ctx
+    host, device = (HessianProbe(ctx, Blocks.of(ctx.model, ctx.cfg, ctx.params)) for _ in range(2))
+    device.mode = "device"
+    return tr, host, device
+
+
+@pytest.mark.parametrize(
+    "over",
+    [
+        {},
+        {"probe__hessian_all": True, "probe__hessian_l2": True},
+        {"probe__hessian_abs": True, "probe__hessian_w": "all"},
+        {"probe__hessian_iters": 3},  # capped before the rule is met: the last λ, iters = the cap
+    ],
+)
+def test_device_measurement_equals_the_host_loop(over: dict) -> None:
+    """Three measurements in a row (warm starts carried), the device loop against the host loop: the same
+    λ within REL (the same float arithmetic in another grouping of ops) and the same HVP counts."""
+    rel = 1e-6
+    _, host, device = _probe_pair(**over)
+    for step in (0, 20, 40):
+        want, got = host.measure(step), device.measure(step)
+        assert set(got) == set(want)
+        assert got["hess_iters"] == want["hess_iters"]
+        for k, v in want.items():
+            assert got[k] == pytest.approx(v, rel=rel), (step, k)
+        assert set(device.vectors) == set(host.vectors)
+    assert device.recording is not None and device.recording.graph is not None  # recorded, then replayed
+
+
+def test_device_measurement_reads_the_host_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    _, host, device = _probe_pair(probe__hessian_all=True)
+    reads = {"n": 0}
+    for name in ("tolist", "item", "__float__", "__bool__", "__int__"):
+        inner = getattr(torch.Tensor, name)
+
+        def counted(self: torch.Tensor, *a: object, _inner=inner) -> object:
+            reads["n"] += 1
+            return _inner(self, *a)
+
+        monkeypatch.setattr(torch.Tensor, name, counted)
+    device.measure(0)
+    device_reads = reads["n"]
+    reads["n"] = 0
+    host.measure(0)
+    assert device_reads == 1
+    assert reads["n"] > 10  # the host loop reads once per HVP

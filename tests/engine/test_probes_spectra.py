@@ -7,6 +7,8 @@ import math
 import pytest
 import torch
 
+from engine.loop import TrainLoop
+from engine.probes.spectra import RankProbe
 from engine.spectral import effective_rank, ew_matrix, numerical_rank, reader_matrix, sigma_max, singular_values
 from engine.trainer import Trainer
 from tests.conftest import tiny_config
@@ -65,3 +67,73 @@ def test_reader_matrix_layouts() -> None:
     assert reader_matrix(torch.zeros(d, 6), d).shape == (6, d)  # (in, out)
     assert reader_matrix(torch.zeros(2, d, 3), d).shape == (6, d)  # (heads, d, d_head)
     assert reader_matrix(torch.zeros(5, 7), d) is None
+
+
+# --- the probe on the device: the host functions' numbers, one batched SVD per matrix --------------
+
+
+def _host_columns(probe: RankProbe) -> dict[str, float]:
+    """The rank probe's columns computed one matrix at a time on the host (engine/spectral.py)."""
+    b = probe.blocks
+    mats = probe.matrices()
+    out: dict[str, float] = {}
+    if b.E is not None:
+        out["sigma_E"] = sigma_max(b.E)
+    out["sigma_W"] = max(sigma_max(w) for w in b.Ws)
+    if b.E is not None:
+        out["sigma_ratio"] = out["sigma_E"] / out["sigma_W"]
+    for m in probe.mats:
+        s = singular_values(mats[m])
+        out[f"rank_{m}"] = numerical_rank(s, probe.tol)
+        out[f"erank_{m}"] = effective_rank(s)
+    return out
+
+
+REL = 1e-9  # both are float64 LAPACK SVDs of the same matrices; batched, the order of work differs
+
+
+def _assert_close(got: dict, want: dict) -> None:
+    assert set(got) == set(want)
+    for k, v in want.items():
+        if k.startswith("rank_"):
+            assert got[k] == v, k
+        else:
+            assert got[k] == pytest.approx(v, rel=REL), k
+
+
+@pytest.mark.parametrize(
+    "over",
+    [
+        {"probe__rank_every": 20},
+        {"probe__rank_every": 20, "model__kind": "mlp_raw"},
+        {"probe__rank_every": 20, "model__kind": "transformer", "model__d_embed": 16},
+    ],
+)
+def test_device_probe_equals_the_host_functions(over: dict) -> None:
+    tr = Trainer(tiny_config(**over))
+    for _ in zip(range(30), tr, strict=False):  # some trained steps: a spectrum that is not the init's
+        pass
+    probe = next(p for p in tr.probe_sets[0].probes if isinstance(p, RankProbe))
+    _assert_close(probe.measure(20), _host_columns(probe))
+
+
+def test_stacked_members_share_one_svd_per_matrix(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Three stacked members: one SVD per matrix for all of them at an evaluation, each member's columns
+    those of its own matrices (what its solo probe computes on the same weights)."""
+    cfgs = [tiny_config(train__seed=s, probe__rank_every=20) for s in (0, 1, 2)]
+    loop = TrainLoop(cfgs, stacked=True)
+    probes = [next(p for p in ps.probes if isinstance(p, RankProbe)) for ps in loop.probe_sets]
+    calls: list[tuple[int, ...]] = []
+    svdvals = torch.linalg.svdvals
+
+    def counted(a: torch.Tensor) -> torch.Tensor:
+        calls.append(tuple(a.shape))
+        return svdvals(a)
+
+    monkeypatch.setattr(torch.linalg, "svdvals", counted)
+    rows = [p.measure(0) for p in probes]
+    assert len(calls) == 3 and all(c[0] == 3 for c in calls)  # E, W, EW: each (3, m, n)
+    monkeypatch.setattr(torch.linalg, "svdvals", svdvals)
+    for p, row in zip(probes, rows, strict=True):
+        _assert_close(row, _host_columns(p))
+    assert rows[0]["sigma_E"] != rows[1]["sigma_E"]  # each its own member's weights

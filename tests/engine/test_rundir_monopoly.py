@@ -27,6 +27,8 @@ OWNERS = {
     "engine/csvlog.py",  # the CSV logs read back, and cut back on resume
     "engine/runlog.py",  # the writer of a run's event stream
     "engine/summary.py",  # summary.json
+    "engine/checkpoints.py",  # kept checkpoints under checkpoints/ (grok fork)
+    "engine/lineage.py",  # a fork's files: its parent's logs up to the fork, interventions.csv
 }
 
 # (module, call) -> why that module may do this file I/O: none of it touches a run directory.
@@ -180,6 +182,8 @@ RUN_DIR_MODULES = {
     "engine.runlock",
     "engine.safetext",
     "engine.schema",
+    "engine.checkpoints",
+    "engine.lineage",
 }
 FACE_API = {
     "is_run_dir",

@@ -62,6 +62,11 @@ BAD_SUMMARY: dict[str, list[Any]] = {
     "learned_step": [[1, "2"], [-1]],
     "target_shared_pairs": [-1, 0.5],
     "target_batch_share": [1.5],
+    "parent": [5],  # a fork's lineage (docs/FORK.md)
+    "fork_step": [-1, "20"],
+    "ancestors": [[1], "x"],
+    "interventions": [["rescale"], {}],
+    "optimizer_state": [3],
 }
 BAD_CONFIG: dict[str, list[Any]] = {
     "preset": [5],

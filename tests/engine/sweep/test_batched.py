@@ -126,3 +126,48 @@ def test_plan_puts_equal_optimizer_settings_side_by_side(tmp_path: Path, monkeyp
         solo = [ev.row for ev in Trainer(spec.config) if isinstance(ev, EvalLogged)]
         metrics = read_csv(d / "metrics.csv")
         assert math.isclose(float(metrics[-1]["train_loss"]), solo[-1]["train_loss"], rel_tol=1e-4)
+
+
+def test_a_stacked_sweep_gives_each_member_its_solo_results(tmp_path: Path) -> None:
+    """A sweep of Fig. 2's one-hot MLP and Adam-LR members (fixed c, adaptive c, a warm-up, three ops), planned
+    as stacked models on the CPU (`stack=True`) and trained batch by batch, against each member run alone:
+    the same rows' steps and the same results row, floats within REL (a stacked member's matmuls round
+    otherwise than its solo run's: batched kernels; tests/engine/test_batched.py), integers exactly."""
+    from engine.sweep.member import run_member
+
+    rel = 1e-4
+    configs = [
+        tiny_config(train__seed=0, model__kind="mlp_onehot"),
+        tiny_config(train__seed=1, model__kind="mlp_onehot", optim__weight_decay=0.1),
+        tiny_config(train__seed=0, optim__lr_ratio=10.0, data__op="mul"),
+        tiny_config(train__seed=1, optim__lr_ratio=10.0, data__op="sub"),
+        tiny_config(train__seed=2, optim__adaptive=True, optim__adaptive_every=10),
+        tiny_config(train__seed=3, optim__adaptive=True, optim__adaptive_every=10, optim__lr=3e-3),
+        tiny_config(train__seed=4, optim__warmup_steps=20, optim__schedule="cosine"),
+        tiny_config(train__seed=5, optim__warmup_steps=20, optim__schedule="cosine", optim__lr_ratio=5.0),
+    ]
+    specs = [MemberSpec(f"m{i:03d}", c, str(tmp_path / "stacked" / f"m{i:03d}")) for i, c in enumerate(configs)]
+    batches = plan(specs, stack=True)
+    assert sorted(len(b) for b in batches) == [2, 2, 2, 2]  # one-hot; two ops; adaptive c; warm-up and cosine
+    stacked = {r["member"]: r for b in batches for r in run_batch(b, None, lambda: False)}
+    for spec in specs:
+        solo_spec = MemberSpec(spec.id, spec.config, str(tmp_path / "solo" / spec.id))
+        solo = run_member(solo_spec, None, lambda: False)
+        row = stacked[spec.id]
+        assert set(row) == set(solo)
+        for k, v in solo.items():
+            if k in ("run_dir", "wall_s", "steps_per_s") or "wall" in k:
+                continue
+            if isinstance(v, float) and not isinstance(row[k], str):
+                assert math.isclose(row[k], v, rel_tol=rel, abs_tol=1e-6) or (math.isnan(v) and math.isnan(row[k])), (
+                    spec.id,
+                    k,
+                )
+            else:
+                assert row[k] == v, (spec.id, k)
+        want = read_csv(Path(solo_spec.run_dir) / "metrics.csv")
+        got = read_csv(Path(spec.run_dir) / "metrics.csv")
+        assert [r["step"] for r in got] == [r["step"] for r in want]
+        for a, b in zip(got, want, strict=True):
+            assert math.isclose(float(a["val_acc"]), float(b["val_acc"]), abs_tol=1e-6)
+            assert math.isclose(float(a["train_loss"]), float(b["train_loss"]), rel_tol=rel)
