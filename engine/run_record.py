@@ -159,7 +159,7 @@ def read_run(path: str | Path) -> RunRecord:
     elif status in ("", "running"):
         status = "dead"  # its writer died without closing the run (SIGKILL, power loss)
     phases = Phases.of(summary.doc())
-    if status in ("running", "dead") and rows and PHASE_COLUMNS <= rows[0].keys():
+    if status in ("running", "dead") and rows and rows[0].keys() >= PHASE_COLUMNS:
         phases = phases_of_rows(config.train, rows, config.data.p if config.probe.progress_every else 0)
     if rows:  # a summary without the final val_acc (an old or a crafted one): the last row's
         phases = Phases(final_val_acc=rows[-1].get("val_acc", math.nan)).merged(phases)

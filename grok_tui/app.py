@@ -146,35 +146,30 @@ class GrokApp(App[None]):
         d, ax, at = lambda: self.data, lambda: self.axis, lambda: self.scrub  # charts read the current run
         yield StatusBar(id="status")
         with TabbedContent(initial="tab-train", id="tabs"):
-            with TabPane("Training", id="tab-train"):
-                with Horizontal(classes="pair", id="train-pair"):
-                    yield LineChart(lambda: views.accuracy(d(), ax()), id="acc")
-                    yield LineChart(lambda: views.loss(d(), ax()), id="loss")
-            with TabPane("Tokens", id="tab-tokens"):
-                with Horizontal(classes="pair"):
-                    yield BarChart(lambda: views.token_bars(d(), at()), id="tokens")
-                    yield HeatMap(lambda: views.grad_heat(d(), at()), id="heat")
-            with TabPane("Curvature", id="tab-curv"):
-                with Horizontal(classes="pair"):
-                    yield LineChart(lambda: views.curvature(d(), ax()), id="curv")
-                    yield LineChart(lambda: views.accuracy(d(), ax()), id="curv-acc")
-            with TabPane("Spectra", id="tab-spectra"):
-                with Horizontal(classes="pair"):
-                    yield LineChart(lambda: views.ranks(d(), ax()), id="rank")
-                    yield LineChart(lambda: views.ratios(d(), ax()), id="ratio")
+            with TabPane("Training", id="tab-train"), Horizontal(classes="pair", id="train-pair"):
+                yield LineChart(lambda: views.accuracy(d(), ax()), id="acc")
+                yield LineChart(lambda: views.loss(d(), ax()), id="loss")
+            with TabPane("Tokens", id="tab-tokens"), Horizontal(classes="pair"):
+                yield BarChart(lambda: views.token_bars(d(), at()), id="tokens")
+                yield HeatMap(lambda: views.grad_heat(d(), at()), id="heat")
+            with TabPane("Curvature", id="tab-curv"), Horizontal(classes="pair"):
+                yield LineChart(lambda: views.curvature(d(), ax()), id="curv")
+                yield LineChart(lambda: views.accuracy(d(), ax()), id="curv-acc")
+            with TabPane("Spectra", id="tab-spectra"), Horizontal(classes="pair"):
+                yield LineChart(lambda: views.ranks(d(), ax()), id="rank")
+                yield LineChart(lambda: views.ratios(d(), ax()), id="ratio")
             with TabPane("Fourier", id="tab-fourier"):
                 yield BarChart(lambda: views.fourier_bars(d(), at()), id="fourier")
             yield CircuitPane(d, ax, at)  # the progress probe (grok_tui/widgets/circuit_pane.py)
-            with TabPane("All", id="tab-all"):
-                with Grid(id="overview"):
-                    yield LineChart(lambda: views.accuracy(d(), ax()), id="all-acc")
-                    yield LineChart(lambda: views.loss(d(), ax()), id="all-loss")
-                    yield BarChart(lambda: views.token_bars(d(), at()), id="all-tokens")
-                    yield HeatMap(lambda: views.grad_heat(d(), at()), id="all-heat")
-                    yield LineChart(lambda: views.curvature(d(), ax()), id="all-curv")
-                    yield LineChart(lambda: views.ranks(d(), ax()), id="all-rank")
-                    yield LineChart(lambda: views.ratios(d(), ax()), id="all-ratio")
-                    yield BarChart(lambda: views.fourier_bars(d(), at()), id="all-fourier")
+            with TabPane("All", id="tab-all"), Grid(id="overview"):
+                yield LineChart(lambda: views.accuracy(d(), ax()), id="all-acc")
+                yield LineChart(lambda: views.loss(d(), ax()), id="all-loss")
+                yield BarChart(lambda: views.token_bars(d(), at()), id="all-tokens")
+                yield HeatMap(lambda: views.grad_heat(d(), at()), id="all-heat")
+                yield LineChart(lambda: views.curvature(d(), ax()), id="all-curv")
+                yield LineChart(lambda: views.ranks(d(), ax()), id="all-rank")
+                yield LineChart(lambda: views.ratios(d(), ax()), id="all-ratio")
+                yield BarChart(lambda: views.fourier_bars(d(), at()), id="all-fourier")
         yield Footer(compact=True)
 
     def on_mount(self) -> None:

@@ -85,7 +85,7 @@ def ring_at_end(ring: Sequence[dict[str, str]], keyfreq: Sequence[dict[str, str]
     last = max(int(r["step"]) for r in ring)
     end = [r for r in ring if int(r["step"]) == last]
     n = len(end)
-    keys = sorted(((float(r["share"]), int(r["freq"])) for r in keyfreq if int(r["step"]) == last and r["key"] == "1"))
+    keys = sorted((float(r["share"]), int(r["freq"])) for r in keyfreq if int(r["step"]) == last and r["key"] == "1")
     w = next((f for _, f in reversed(keys) if 2 * f < n), None)
     vals: dict[str, dict[bool, list[float]]] = {k: {True: [], False: []} for k in ("mem", "rad", "err")}
     for pos, r in enumerate(end):
@@ -107,7 +107,7 @@ def jump_span(logged: Sequence[int], j0: int | None, G: int | None) -> tuple[int
     first at or after G. The progress probe logs ‖θ‖² at its own cadence (probe.progress_every, 200 steps
     in progress_mul) while j0 is an evaluation step (every 100), so j0 itself often has no value; the
     logged steps around the jump enclose it. None when the probe logged nothing on one side of it."""
-    if j0 is None or G is None or G <= j0:
+    if j0 is None or G is None or j0 >= G:
         return None
     a = max((s for s in logged if s <= j0), default=None)
     b = min((s for s in logged if s >= G), default=None)

@@ -203,7 +203,7 @@ def register(app: typer.Typer) -> None:
             raise ConfigError("--metrics: give at least one metric column, e.g. val_acc")
         if k < 1:
             raise ConfigError(f"--smooth must be >= 1 (got {k})")
-        if width and width < 30 or height and height < 8:
+        if (width and width < 30) or (height and height < 8):
             raise ConfigError("--width must be >= 30 and --height >= 8")
         colored = use_color() if color is None else color
         typer.echo(plot_text(paths, cols, log_x, k, width, height, colored), color=colored)

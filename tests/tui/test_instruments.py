@@ -73,7 +73,7 @@ async def test_zoom_in_around_the_cursor_and_back(tmp_path: Path, scripted) -> N
         plot = app.query_one("#acc", Chart).source()
         assert (plot.x_lo, plot.x_max) == pytest.approx((2500, 7500))
         fxs = [p.fx for ln in plot.lines for p in ln.points]
-        assert fxs and 0 <= min(fxs) and max(fxs) <= 1
+        assert fxs and min(fxs) >= 0 and max(fxs) <= 1
         rows_in = [s for s in app.data.raw["val_acc"].xs if 2500 <= s <= 7500]
         val = next(ln for ln in plot.lines if ln.label.startswith("val "))
         assert len(val.points) == len(rows_in)  # every row inside the window, drawn at full resolution
