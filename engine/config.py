@@ -5,6 +5,7 @@ This module imports neither torch nor any UI library, so `grok presets` and `gro
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import difflib
 import functools
@@ -424,10 +425,8 @@ def coerce(value: Any, typ: Any, name: str) -> Any:
             try:
                 return int(value.strip().replace("_", ""))  # exact: 9007199254740993 stays itself
             except ValueError:
-                try:
+                with contextlib.suppress(ValueError):
                     value = float(value)  # "1e3"
-                except ValueError:
-                    pass
         # A float names an integer only where a double holds every integer exactly (|x| <= 2^53).
         if isinstance(value, float) and value.is_integer() and abs(value) <= 2**53:
             return int(value)

@@ -7,6 +7,7 @@ seed, and for a sweep's member also its group, arm, member id and one column per
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import errno
 import sys
@@ -196,10 +197,8 @@ def export_runs(
     except OSError as e:
         name = "stdout" if fh is sys.stdout else str(out)
         if close:
-            try:
+            with contextlib.suppress(OSError):
                 fh.close()
-            except OSError:
-                pass
             if Path(str(out)).is_file():  # a regular file half written; never a device such as /dev/full
                 Path(str(out)).unlink(missing_ok=True)
         if e.errno == errno.ENOSPC:

@@ -15,6 +15,7 @@ holds its optimizer state in torch's single-run format, its row of its range's (
 
 from __future__ import annotations
 
+import contextlib
 import queue
 import threading
 import time
@@ -522,10 +523,8 @@ def on_loop_thread(loop: Callable[[], Iterator[T]], on_close: Callable[[], None]
     finally:
         if thread.is_alive():
             on_close()
-            try:
+            with contextlib.suppress(queue.Full):
                 to_loop.put_nowait("close")
-            except queue.Full:
-                pass
             thread.join(timeout=10)
 
 

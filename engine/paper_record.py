@@ -45,10 +45,10 @@ def source_commit() -> str:
             ["git", "rev-parse", "--show-toplevel", "HEAD"], cwd=ROOT, capture_output=True, text=True, timeout=30
         )
         lines = top.stdout.split()
-        if top.returncode == 0 and len(lines) == 2 and Path(lines[0]).resolve() == ROOT:
-            if re.fullmatch(r"[0-9a-f]{40}", lines[1]):
-                diff = subprocess.run(["git", "diff", "--quiet", "HEAD"], cwd=ROOT, capture_output=True, timeout=60)
-                return lines[1] + ("+dirty" if diff.returncode == 1 else "")
+        ok = top.returncode == 0 and len(lines) == 2 and Path(lines[0]).resolve() == ROOT
+        if ok and re.fullmatch(r"[0-9a-f]{40}", lines[1]):
+            diff = subprocess.run(["git", "diff", "--quiet", "HEAD"], cwd=ROOT, capture_output=True, timeout=60)
+            return lines[1] + ("+dirty" if diff.returncode == 1 else "")
     except (OSError, subprocess.SubprocessError):
         pass
     return "grok-tui " + versions().get("grok-tui", "unknown")

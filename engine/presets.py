@@ -96,7 +96,7 @@ def load_file(path: Path, name: str | None = None, _seen: tuple[str, ...] = ()) 
             raise ConfigError(f"{where}: extends must be a preset name")
         if parent in _seen:
             raise ConfigError(f"{where}: extends cycle through {parent!r}")
-        p = load_preset(parent, _seen + ((name or path.stem),))
+        p = load_preset(parent, (*_seen, name or path.stem))
         base, base_sweep = p.config, p.sweep
     cfg = apply_overrides(base, _flatten(doc, where), where)
     desc = doc.get("description", "")

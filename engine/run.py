@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import time
 import traceback
@@ -159,17 +160,13 @@ class RunSink:
         if msg:
             self.summary["error"] = msg
         if checkpoint:
-            try:
+            with contextlib.suppress(Exception):  # any fault: the run log matters more than the checkpoint
                 self.checkpoint()
-            except Exception:  # noqa: BLE001 - the run log matters more than the checkpoint
-                pass
         if tb:
             write_error(self.dir, tb)
         self.log.summary = self.summary
-        try:
+        with contextlib.suppress(OSError, RunWriteError):
             self.log.write_summary()
-        except (OSError, RunWriteError):
-            pass
 
 
 class Run:
@@ -234,10 +231,10 @@ class Run:
         saved = state.get("config")
         changed: dict[str, tuple[Any, Any]] = {}
         if isinstance(saved, dict):
-            try:  # through from_dict, so that a key added since the checkpoint compares at its default
+            # through from_dict, so that a key added since the checkpoint compares at its default;
+            # a ConfigError is a key since removed: compared as written, and named below
+            with contextlib.suppress(ConfigError):
                 saved = from_dict(saved, str(d / CHECKPOINT)).to_dict()
-            except ConfigError:
-                pass  # a key since removed: compared as written, and named below
             changed = config_changes(saved, self.cfg.to_dict())
             refused = sorted(k for k in changed if k not in RESUMABLE_KEYS)
             if refused:

@@ -6,6 +6,7 @@ summary.json is replaced atomically (engine/summary.py), so a killed run leaves 
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import errno
 import platform
@@ -41,19 +42,15 @@ class RunWriteError(Exception):
 def versions() -> dict[str, str]:
     out = {"python": platform.python_version()}
     for pkg in ("grok-tui", "torch", "numpy"):
-        try:
+        with contextlib.suppress(metadata.PackageNotFoundError):
             out[pkg] = metadata.version(pkg)
-        except metadata.PackageNotFoundError:
-            pass
     return out
 
 
 def write_error(run_dir: Path, text: str) -> None:
     """error.txt: the traceback of the engine fault that ended a run (best effort: a full disk skips it)."""
-    try:
+    with contextlib.suppress(OSError):
         (run_dir / ERROR).write_text(text)
-    except OSError:
-        pass
 
 
 class RunLog:
@@ -119,8 +116,12 @@ class RunLog:
             self._rows(
                 RING,
                 [
-                    [ev.step, tok, *(cell(v[i]) for v in (ev.x, ev.y, ev.distance, ev.membership))]
-                    + [int(ev.rare[i]) if ev.rare else ""]
+                    [
+                        ev.step,
+                        tok,
+                        *(cell(v[i]) for v in (ev.x, ev.y, ev.distance, ev.membership)),
+                        int(ev.rare[i]) if ev.rare else "",
+                    ]
                     for i, tok in enumerate(ev.tokens)
                 ],
             )
@@ -170,10 +171,8 @@ class RunLog:
         """Close the CSV files. A file whose last write failed (a full disk) still holds that row in
         its buffer and fails again here; the row is lost either way and the fault already reported."""
         for fh, _ in self._files.values():
-            try:
+            with contextlib.suppress(OSError):
                 fh.close()
-            except OSError:
-                pass
         self._files = {}
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import atexit
+import contextlib
 import os
 import sys
 import threading
@@ -108,10 +109,10 @@ def exit_without_teardown(code: int | str | None) -> NoReturn:
         code = 1
     atexit._run_exitfuncs()
     for stream in (sys.stdout, sys.stderr):
-        try:
+        with contextlib.suppress(
+            OSError, ValueError
+        ):  # a reader that went away (quiet_on_closed_pipe), a closed stream
             stream.flush()
-        except (OSError, ValueError):  # a reader that went away (quiet_on_closed_pipe), a closed stream
-            pass
     os._exit(code or 0)
 
 

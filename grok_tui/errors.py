@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import sys
 from collections.abc import Callable
 from functools import wraps
@@ -17,10 +18,8 @@ def fail(msg: str, code: int = EXIT_USAGE) -> NoReturn:
     """Print `error: msg` on one line and exit; control characters from a crafted file never reach the terminal."""
     from engine.rundir import clean_text
 
-    try:
+    with contextlib.suppress(OSError):
         print(f"error: {clean_text(' '.join(str(msg).splitlines()))}", file=sys.stderr)
-    except OSError:
-        pass
     raise SystemExit(code)
 
 

@@ -3,6 +3,7 @@ and `grok split` share, and the one place they become a config."""
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import inspect
 import sys
@@ -134,7 +135,5 @@ def out_dir(out: str, old: str | None) -> str:
 
 
 def deprecated(old: str, new: str) -> None:
-    try:
+    with contextlib.suppress(OSError):
         print(f"note: {old} is deprecated and will be removed in the next release; use {new}", file=sys.stderr)
-    except OSError:
-        pass

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import sys
 from typing import IO, Any, Protocol
 
@@ -113,10 +114,8 @@ class RichProgress:
             self.dead = True
 
     def close(self) -> None:
-        try:
+        with contextlib.suppress(OSError):
             self.progress.stop()
-        except OSError:
-            pass
 
 
 class QuietProgress:

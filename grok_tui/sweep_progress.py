@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import sys
 import time
 from typing import IO, Any, Protocol
@@ -76,10 +77,8 @@ class PlainSweepProgress:
         self.stream = stream or sys.stdout
 
     def _print(self, line: str) -> None:
-        try:
+        with contextlib.suppress(OSError):
             print(line, file=self.stream, flush=True)
-        except OSError:
-            pass
 
     def handle(self, ev: SweepEvent) -> None:
         st = self.state
@@ -128,10 +127,8 @@ class RichSweepProgress:
         )
 
     def close(self) -> None:
-        try:
+        with contextlib.suppress(OSError):
             self.progress.stop()
-        except OSError:
-            pass
 
 
 def make_sweep_progress(group: Group, total: int, quiet: bool) -> SweepProgress:

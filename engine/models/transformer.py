@@ -78,7 +78,7 @@ class Block(nn.Module):
         self.attn = Attention(d, n_heads)
         self.mlp = MLP(d, d_mlp, activation)
         uses_attn_ln = layernorm in LN_QK + LN_V + ("post",)
-        uses_mlp_ln = layernorm in LN_MLP + ("post",)
+        uses_mlp_ln = layernorm in (*LN_MLP, "post")
         self.ln_attn = nn.LayerNorm(d) if uses_attn_ln else None
         self.ln_mlp = nn.LayerNorm(d) if uses_mlp_ln else None
 

@@ -89,7 +89,7 @@ class Member:
         """`adamlr op=mul s0`: the arm, the grid cell and the seed, for progress lines."""
         parts = [self.arm] if self.arm else []
         parts += [f"{k.split('.')[-1]}={v}" for k, v in self.values.items()]
-        return " ".join(parts + [f"s{self.seed}"])
+        return " ".join([*parts, f"s{self.seed}"])
 
     def dir_name(self) -> str:
         """`m003-adamlr-op=mul-s0`: the member's run directory inside its group.

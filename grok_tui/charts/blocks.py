@@ -78,7 +78,7 @@ def render_bars(
     for g in groups:
         vs = [values[i] for i in g if math.isfinite(values[i])]
         v = sum(vs) / len(vs) if vs else lo
-        bars.append((int(round((v - lo) / (vmax - lo) * ph * 8)), bool(rare) and any((rare or [])[i] for i in g)))
+        bars.append((round((v - lo) / (vmax - lo) * ph * 8), bool(rare) and any((rare or [])[i] for i in g)))
     for r in range(ph):
         level = (ph - 1 - r) * 8  # eighths below this row
         if r == 0:

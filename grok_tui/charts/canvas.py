@@ -100,7 +100,7 @@ def pack_keys(entries: list[str], width: int, rows: int) -> list[str]:
     ]
     if len(lines) > rows:
         shown = (rows - 1) * per
-        lines = lines[: rows - 1] + [f"… and {len(entries) - shown} more (see the list)"]
+        lines = [*lines[: rows - 1], f"… and {len(entries) - shown} more (see the list)"]
     return [ln[:width] for ln in lines]
 
 
@@ -173,10 +173,10 @@ def _marker_row(plot: Plot, pw: int) -> list[tuple[str, str]]:
     style = [""] * pw
     cur = None
     if plot.cursor is not None:
-        cur = int(round(axis_frac(plot.cursor, plot.x_max, plot.x_log, plot.x_lo) * (pw - 1)))
+        cur = round(axis_frac(plot.cursor, plot.x_max, plot.x_log, plot.x_lo) * (pw - 1))
         cur = min(max(cur, 0), pw - 1)
     marks = sorted((s, m) for s, m in plot.markers if plot.x_lo <= s <= plot.x_max)[: max(pw // 2, 1)]
-    cols = [int(round(axis_frac(s, plot.x_max, plot.x_log, plot.x_lo) * (pw - 1))) for s, _ in marks]
+    cols = [round(axis_frac(s, plot.x_max, plot.x_log, plot.x_lo) * (pw - 1)) for s, _ in marks]
     # forward: each letter at or right of its place, a blank column after the previous letter and off the
     # cursor; backward: the same leftwards from the row's end; what still collides is left out
     for i in range(len(cols)):
@@ -230,7 +230,7 @@ def _axis_row(plot: Plot, pw: int) -> str:
         return False
 
     for tick in _x_ticks(plot.x_lo, plot.x_max, plot.x_log):
-        put(int(round(axis_frac(tick, plot.x_max, plot.x_log, plot.x_lo) * (pw - 1))), fmt_num(tick))
+        put(round(axis_frac(tick, plot.x_max, plot.x_log, plot.x_lo) * (pw - 1)), fmt_num(tick))
     # the axis label: in the middle if free, else in the widest gap between ticks
     if not put(pw // 2 - 2, "step"):
         text = "".join(axis)
@@ -271,7 +271,7 @@ def render_plot(plot: Plot, width: int, height: int, mono: bool) -> Lines:
         if plot.y_log:
             v = math.log10(v) if v > 0 else y0
         f = (v - y0) / (y1 - y0)
-        return H - 1 - min(max(int(round(f * (H - 1))), 0), H - 1)
+        return H - 1 - min(max(round(f * (H - 1)), 0), H - 1)
 
     chars: dict[tuple[int, int], str] = {}
     styles: dict[tuple[int, int], str] = {}
@@ -279,7 +279,7 @@ def render_plot(plot: Plot, width: int, height: int, mono: bool) -> Lines:
         pixels: set[tuple[int, int]] = set()
         prev: tuple[int, int] | None = None
         for p in line.points:
-            x = int(round(p.fx * (W - 1)))
+            x = round(p.fx * (W - 1))
             a, b = py(p.lo), py(p.hi)
             for y in range(min(a, b), max(a, b) + 1):
                 pixels.add((x, y))
@@ -288,7 +288,7 @@ def render_plot(plot: Plot, width: int, height: int, mono: bool) -> Lines:
                 dx, dy = cur[0] - prev[0], cur[1] - prev[1]
                 n = max(abs(dx), abs(dy))
                 for i in range(1, n):
-                    pixels.add((prev[0] + int(round(dx * i / n)), prev[1] + int(round(dy * i / n))))
+                    pixels.add((prev[0] + round(dx * i / n), prev[1] + round(dy * i / n)))
             prev = cur
         bits: dict[tuple[int, int], int] = {}
         for x, y in pixels:
@@ -304,12 +304,12 @@ def render_plot(plot: Plot, width: int, height: int, mono: bool) -> Lines:
             chars[cell] = chr(0x2800 + (b | old))
     for step, _ in plot.markers:
         if plot.x_lo <= step <= plot.x_max:
-            cx = int(round(axis_frac(step, plot.x_max, plot.x_log, plot.x_lo) * (pw - 1)))
+            cx = round(axis_frac(step, plot.x_max, plot.x_log, plot.x_lo) * (pw - 1))
             for r in range(ph):
                 if (cx, r) not in chars:
                     chars[(cx, r)], styles[(cx, r)] = "┊", "dim"
     if plot.cursor is not None:
-        cx = int(round(axis_frac(plot.cursor, plot.x_max, plot.x_log, plot.x_lo) * (pw - 1)))
+        cx = round(axis_frac(plot.cursor, plot.x_max, plot.x_log, plot.x_lo) * (pw - 1))
         for r in range(ph):
             if (cx, r) not in chars or chars[(cx, r)] == "┊":
                 chars[(cx, r)], styles[(cx, r)] = "│", "bold"

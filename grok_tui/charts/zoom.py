@@ -51,10 +51,7 @@ def round_up(v: float, digits: int = 2) -> float:
 def scrub_to(steps: list[int], at: int | None, delta: int) -> int | None:
     """The logged step `delta` evaluations from `at` (None: following the run, i.e. past the last);
     None again when that moves past the last one. `steps` is sorted and not empty."""
-    if at is None:
-        i = len(steps) - 1 + min(delta, 0)
-    else:
-        i = bisect.bisect_right(steps, at) - 1 + delta
+    i = len(steps) - 1 + min(delta, 0) if at is None else bisect.bisect_right(steps, at) - 1 + delta
     return None if i >= len(steps) else steps[max(i, 0)]
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import signal
 from collections.abc import Callable
 from types import FrameType, TracebackType
@@ -11,10 +12,8 @@ STOP_SIGNALS = ("SIGINT", "SIGTERM", "SIGHUP")
 
 def say(line: str) -> None:
     """Print a line and flush; a terminal that went away (SIGHUP, closed pipe) is not an error."""
-    try:
+    with contextlib.suppress(OSError):
         print(line, flush=True)
-    except OSError:
-        pass
 
 
 class StopSignals:

@@ -26,7 +26,7 @@ def _bar(v: float, vmax: float, width: int) -> str:
     if vmax <= 0:
         return ""
     units = v / vmax * width * 8
-    full, rem = divmod(int(round(units)), 8)
+    full, rem = divmod(round(units), 8)
     return "█" * full + (BARS[rem] if rem else "")
 
 

@@ -3,6 +3,7 @@ and the command's options, its directory created, its pending members run with p
 
 from __future__ import annotations
 
+import contextlib
 import signal
 import sys
 from typing import TYPE_CHECKING
@@ -79,10 +80,8 @@ def execute(
     with StopSignals(lambda signum: sw.stop(), stop_waiting) as stops:
         try:
             for ev in sw.events():
-                try:
+                with contextlib.suppress(OSError):  # the terminal is gone (SIGHUP): the rows still go to results.csv
                     progress.handle(ev)
-                except OSError:  # the terminal is gone (SIGHUP): the rows still go to results.csv
-                    pass
                 if isinstance(ev, MemberEnded) and ev.row.get("status") == "failed":
                     failed += 1
         except KeyboardInterrupt:

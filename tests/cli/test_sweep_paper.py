@@ -30,7 +30,7 @@ def tiny_paper(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path
         (presets / f"{name}.toml").write_text(text)
     monkeypatch.setattr(engine.presets, "presets_dir", lambda: presets)
     monkeypatch.setattr(engine.paper, "PAPER_SWEEPS", TINY_PAPER)
-    yield tmp_path / "runs"
+    return tmp_path / "runs"
 
 
 def run_paper(out: Path) -> int:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import io
 import json
@@ -67,10 +68,8 @@ class Sweep:
 
     def kill(self) -> None:
         for pid in alive_in_group(self.proc.pid):
-            try:
+            with contextlib.suppress(ProcessLookupError):
                 os.kill(pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
         if self.proc.poll() is None:
             self.proc.kill()
             self.proc.wait()

@@ -75,7 +75,7 @@ def test_random_logits_have_no_key_frequency() -> None:
         assert m.excluded_loss == pytest.approx(cross_entropy(table.reshape(-1, n), answers(n, 1).ravel()))
 
 
-@pytest.mark.parametrize("n,sign", [(13, 1), (12, -1), (12, 1)])
+@pytest.mark.parametrize(("n", "sign"), [(13, 1), (12, -1), (12, 1)])
 def test_projection_matches_least_squares(n: int, sign: int) -> None:
     """The FFT projection equals a brute-force least-squares fit on [1, cos w(i+sj), sin w(i+sj)] per class
     (n = 12 holds the Nyquist frequency 6, whose sine vanishes on the grid)."""
@@ -93,7 +93,7 @@ def test_projection_matches_least_squares(n: int, sign: int) -> None:
     np.testing.assert_allclose(restricted.reshape(n * n, -1), X @ coef, atol=1e-10)
 
 
-@pytest.mark.parametrize("n,sign", [(11, 1), (12, -1)])
+@pytest.mark.parametrize(("n", "sign"), [(11, 1), (12, -1)])
 def test_shares_are_the_2d_fourier_diagonal_and_the_fit_energy(n: int, sign: int) -> None:
     """A frequency's share is the energy of its 2-D DFT terms (w, s·w), (−w, −s·w) over (i, j), and the
     energy of its least-squares part, each over the table's non-constant energy."""
@@ -271,7 +271,7 @@ def test_probe_on_a_tiny_run(tmp_path) -> None:
     assert len(pairs) == 121
 
 
-@pytest.mark.parametrize("kind,op", [("transformer", "add"), ("mlp_onehot", "div")])
+@pytest.mark.parametrize(("kind", "op"), [("transformer", "add"), ("mlp_onehot", "div")])
 def test_probe_on_other_models(tmp_path, kind: str, op: str) -> None:
     """The transformer gets the same measures; a model without E gets the logit measures and no ring."""
     from engine.trainer import Trainer

@@ -77,7 +77,7 @@ def test_early_stop_on_target() -> None:
     cfg = tiny_config(
         data__op="add", train__max_steps=5000, train__eval_every=10, train__target_val_acc=0.0, train__patience=3
     )
-    fin = [e for e in Trainer(cfg) if isinstance(e, RunFinished)][0]
+    fin = next(e for e in Trainer(cfg) if isinstance(e, RunFinished))
     assert fin.status == "finished" and fin.summary["steps"] == 20  # evals at 0, 10, 20 all meet target 0
 
 

@@ -233,7 +233,7 @@ def test_real_sweep_fig5_and_c_trajectory(real_group: Group) -> None:
     assert line.x == [1.0, 10.0] and line.n == 2  # two weight decays per c
     assert all(math.isfinite(v) and v > 0 for v in line.y)
     _, panels = claim_panels("fig6_adaptive", real_group)
-    c_row = [p for p in panels if p.metrics == ["lr_ratio"]][0]
+    c_row = next(p for p in panels if p.metrics == ["lr_ratio"])
     for c in c_row.curves:
         assert set(c.y) == {c.values["optim.lr_ratio"]}  # a fixed c is logged as such at every evaluation
     _, panels = claim_panels("fig4_tokens", real_group)  # tokens.csv as the engine writes it

@@ -40,12 +40,12 @@ def script(cfg: RunConfig, probes: bool = True, evals: int = 40, fail_at: int | 
     """A deterministic grokking curve: memorize early, generalize late (log-spaced eval steps)."""
     p, steps = cfg.data.p, cfg.train.max_steps
     cols = BASE_COLUMNS + (PROBE_COLUMNS if probes else ())
-    freq = tuple(int(200 * math.exp(-3 * a / (p - 1))) + 5 for a in range(p)) + (600, 600)
+    freq = (*(int(200 * math.exp(-3 * a / (p - 1))) + 5 for a in range(p)), 600, 600)
     yield RunStarted(cfg, "cpu", 600, 400, p + 2, freq, 0, steps, cols, tokens=split_tokens(cfg))
     step = -1
     phases = PhaseTracker(cfg.train.target_val_acc, 0)
     for i in range(evals + 1):
-        step = max(int(round(steps ** (i / evals))) if i else 0, step + 1)  # log-spaced, distinct
+        step = max(round(steps ** (i / evals)) if i else 0, step + 1)  # log-spaced, distinct
         if fail_at is not None and i == fail_at:
             raise RuntimeError("scripted engine fault")
         yield StepsTaken(step, step // 10, step / 100, 1234.0)
@@ -81,7 +81,7 @@ def script(cfg: RunConfig, probes: bool = True, evals: int = 40, fail_at: int | 
         # the engine's EvalLogged carries the phases its PhaseTracker saw (engine/phases.py)
         marks = {"memorized_step": phases.memorized_step, "generalized_step": phases.generalized_step}
         yield EvalLogged(step, row, **(marks if CARRIES_PHASES else {}))  # type: ignore[arg-type]
-        val = tuple(row["val_acc"] * (0.5 + 0.5 * f / 205) for f in freq[:p]) + (math.nan, math.nan)
+        val = (*(row["val_acc"] * (0.5 + 0.5 * f / 205) for f in freq[:p]), math.nan, math.nan)
         updates = tuple(int(f * step / 50) for f in freq)
         grad = tuple(f / 200 * (1 + (step + k) % 3) for k, f in enumerate(freq)) if probes else None
         yield TokensLogged(step, updates, grad, val)

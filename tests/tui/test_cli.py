@@ -19,7 +19,7 @@ def test_grok_tui_help_lists_run_options() -> None:
 
 
 @pytest.mark.parametrize(
-    "args, message",
+    ("args", "message"),
     [
         (["--preset", "skewd_mul"], "unknown preset 'skewd_mul'; did you mean skewed_mul"),
         (["--preset", "skewed_mul", "--set", "optim.lr=-1"], "optim.lr: must be > 0"),

@@ -4,6 +4,7 @@ flagship preset says what it shows and which preset to try next."""
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Iterator
 from pathlib import Path
@@ -59,7 +60,7 @@ def assert_letters_apart(row: str) -> None:
     """M, C, U, G each once, in step order, each with a blank (or the cursor, or its step) beside it."""
     letters = [(i, ch) for i, ch in enumerate(row) if ch in "MCUG"]
     assert [ch for _, ch in letters] == ["M", "C", "U", "G"], row
-    for (i, _), (j, _) in zip(letters, letters[1:], strict=False):
+    for (i, _), (j, _) in itertools.pairwise(letters):
         assert j - i >= 2, row  # never two letters in adjacent cells ("UG")
     for step in (f"{s:,}" for s in (M, C, U, G)):
         assert row.count(step) <= 1, row

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import math
 
 import pytest
@@ -41,7 +42,7 @@ def test_snapshots_stay_evenly_spaced_under_the_cap() -> None:
         s.add(step, (float(step),))
     steps = [k for k, _ in s.items]
     assert len(steps) <= 16
-    gaps = {b - a for a, b in zip(steps, steps[1:], strict=False)}
+    gaps = {b - a for a, b in itertools.pairwise(steps)}
     assert len(gaps) == 1
 
 
@@ -57,8 +58,8 @@ def _started(freq: tuple[int, ...], rare_k: int = 3, **data: object) -> RunStart
 def test_token_bars_mark_the_engines_rare_tokens_relative_to_the_mean_with_val_acc() -> None:
     skewed = RunData()
     skewed.apply(_started((0,) * 13, split="skewed", skew=3.0))
-    updates = tuple(100 + a for a in range(11)) + (900, 900)
-    acc = tuple(a / 10 for a in range(11)) + (math.nan, math.nan)
+    updates = (*(100 + a for a in range(11)), 900, 900)
+    acc = (*(a / 10 for a in range(11)), math.nan, math.nan)
     skewed.apply(TokensLogged(10, updates, None, acc))
     spec = views.token_bars(skewed)
     # the engine's own rare set, as RunStarted carries it: the least-trained present tokens, ties all in
