@@ -182,7 +182,7 @@ def export_runs(
     elif isinstance(out, str | Path):
         try:
             Path(out).parent.mkdir(parents=True, exist_ok=True)
-            fh = open(out, "w", newline="")
+            fh = open(out, "w", newline="")  # noqa: SIM115 - closed below, also on a failed write
         except OSError as e:
             raise ConfigError(f"cannot write {out}: {e.strerror or e}") from None
         close = True

@@ -35,7 +35,7 @@ def lock_holder(path: str | Path) -> int | None:
     `RunLock`), so readers never make a writer fail.
     """
     try:
-        fh = open(Path(path) / LOCK_FILE)  # closed below on every path
+        fh = open(Path(path) / LOCK_FILE)  # noqa: SIM115 - only the open's OSError is caught; `with fh` closes it
     except OSError:
         return None
     with fh:
@@ -79,7 +79,7 @@ class RunLock:
         if self._fh is not None:
             return self
         try:
-            fh = open(self.path / LOCK_FILE, "a+")  # kept open while the lock is held
+            fh = open(self.path / LOCK_FILE, "a+")  # noqa: SIM115 - kept open while the lock is held
         except OSError as e:
             raise ConfigError(f"{self.path}: cannot write run directory: {e.strerror or e}") from None
         deadline = time.monotonic() + self.RETRY_S

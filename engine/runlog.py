@@ -67,7 +67,7 @@ class RunLog:
     def _open(self, name: str, header: list[str]) -> tuple[Any, Any]:
         path = self.dir / name
         fresh = not (self.resume and path.exists() and path.stat().st_size > 0)
-        fh = open(path, "w" if fresh else "a", newline="")
+        fh = open(path, "w" if fresh else "a", newline="")  # noqa: SIM115 - open for the run; close() closes it
         w = csv.writer(fh)
         if fresh:
             w.writerow(header)

@@ -8,11 +8,11 @@ import signal
 import threading
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from textual import work
 from textual.app import App, ComposeResult
-from textual.binding import Binding
+from textual.binding import Binding, BindingType
 from textual.containers import Grid, Horizontal
 from textual.widgets import Footer, TabbedContent, TabPane
 from textual.worker import Worker, get_current_worker
@@ -49,7 +49,7 @@ class GrokApp(App[None]):
     ENABLE_COMMAND_PALETTE = False
     # The footer shows the keys in this order and cuts what does not fit: at 80 columns it must keep
     # help, quit, pause, the cursor, zoom, smoothing and the scrubber (reading a chart) before the rest.
-    BINDINGS = [
+    BINDINGS: ClassVar[list[BindingType]] = [
         Binding("question_mark", "help", "help", key_display="?", tooltip="this help"),
         Binding("q", "quit", "quit", tooltip="quit: stop the engine, log the run as interrupted"),
         Binding("space", "pause", "pause", key_display="␣", tooltip="pause or resume training"),

@@ -45,9 +45,8 @@ def onehot_first_layer(x: torch.Tensor, W: torch.Tensor, b: torch.Tensor | None,
 
 def tables(E: torch.Tensor, W: torch.Tensor) -> torch.Tensor:
     """T (L, V, H) with T[l] = E W_lᵀ, W = [W_0 … W_{L-1}] ∈ R^{H×L·d}."""
-    V, d = E.shape
-    H, Ld = W.shape
-    L = Ld // d
+    d = E.shape[1]
+    L = W.shape[1] // d  # W is (H, L·d)
     # (V, d)@(d, H) per position; W_l is a strided view, no copy. No out=, so vmap can batch it.
     return torch.stack([E @ W[:, pos * d : (pos + 1) * d].t() for pos in range(L)])
 

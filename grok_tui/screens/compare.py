@@ -9,12 +9,12 @@ legend is a numbered key list.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
-from textual.binding import Binding
+from textual.binding import Binding, BindingType
 from textual.containers import Horizontal
 from textual.screen import Screen
 from textual.widgets import Footer, Label, OptionList
@@ -81,7 +81,7 @@ def compare_plot(
 
 
 class CompareScreen(Screen[None]):
-    BINDINGS = [
+    BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape", "close", "back"),
         Binding("space,enter", "toggle_run", "select", key_display="␣"),
         Binding("y", "next_column", "column", tooltip="overlay the next logged column"),

@@ -10,10 +10,11 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import ClassVar
 
 from textual import on
 from textual.app import ComposeResult
-from textual.binding import Binding
+from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Label, Static
@@ -42,7 +43,7 @@ def snap(kept: list[int], step: float | None) -> int | None:
 
 
 class ForkForm(ModalScreen[Path | None]):
-    BINDINGS = [Binding("escape", "cancel", "cancel"), Binding("ctrl+s", "fork", "fork")]
+    BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "cancel", "cancel"), Binding("ctrl+s", "fork", "fork")]
     DEFAULT_CSS = """
     ForkForm { align: center middle; }
     ForkForm #fork-box { width: 90; height: auto; border: round $accent; padding: 0 1; background: $surface; }

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar
 
 from textual import on
 from textual.app import ComposeResult
-from textual.binding import Binding
+from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, VerticalScroll
 from textual.screen import Screen
 from textual.widgets import Button, Input, Label, OptionList, Static
@@ -39,7 +39,7 @@ def field_value(cfg: RunConfig, key: str) -> str:
 
 
 class PickerScreen(Screen[RunConfig | None]):
-    BINDINGS = [Binding("escape", "cancel", "cancel"), Binding("ctrl+s", "start", "start")]
+    BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "cancel", "cancel"), Binding("ctrl+s", "start", "start")]
     DEFAULT_CSS = """
     PickerScreen { layout: vertical; }
     PickerScreen #picker-body { height: 1fr; }

@@ -31,7 +31,8 @@ def test_run_plain_output_show_and_export(tmp_path: Path, tiny_toml: str) -> Non
     out = tmp_path / "x" / "tok.csv"
     e = grok("export", str(d), "-o", str(out), "--tokens")
     assert e.returncode == 0 and "wrote 39 rows" in e.stderr
-    assert next(csv.reader(open(out)))[:6] == ["run", "preset", "seed", "step", "token", "updates"]
+    with open(out) as fh:
+        assert next(csv.reader(fh))[:6] == ["run", "preset", "seed", "step", "token", "updates"]
 
     bad = grok("export", str(d), "--metrics", "nope")
     assert bad.returncode == 2 and "unknown metric" in bad.stderr

@@ -187,7 +187,7 @@ def test_bad_intervention_is_one_line(spec: str, message: str) -> None:
 
 
 def test_unknown_parameter_name_is_refused(parent: Path, tmp_path: Path) -> None:
-    with pytest.raises(ConfigError, match="no parameter 'nothing.weight'"):
+    with pytest.raises(ConfigError, match=r"no parameter 'nothing\.weight'"):
         fork_run(parent, at=40, interventions=["freeze:nothing.weight"], out=tmp_path)
     assert list(tmp_path.iterdir()) == []
 

@@ -35,11 +35,10 @@ def test_an_error_in_the_loop_is_raised_in_the_consumer() -> None:
         yield 1
         raise ValueError("boom")
 
-    got = []
+    items = on_loop_thread(loop, lambda: None)
+    assert next(items) == 1
     with pytest.raises(ValueError, match="boom"):
-        for x in on_loop_thread(loop, lambda: None):
-            got.append(x)
-    assert got == [1]
+        next(items)
 
 
 def test_an_error_before_the_first_item_is_raised_not_waited_on(monkeypatch: pytest.MonkeyPatch) -> None:

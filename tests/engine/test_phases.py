@@ -73,7 +73,7 @@ def test_a_run_stops_where_its_stop_metric_held() -> None:
 
 
 def test_a_stop_metric_that_is_not_logged_is_refused() -> None:
-    with pytest.raises(ConfigError, match="train.stop_metric"):
+    with pytest.raises(ConfigError, match=r"train\.stop_metric"):
         Trainer(tiny_config(train__patience=2, train__stop_metric="restricted_loss"))  # progress probe off
-    with pytest.raises(ConfigError, match="train.stop_metric"):
+    with pytest.raises(ConfigError, match=r"train\.stop_metric"):
         tiny_config(train__stop_metric="wall_s")

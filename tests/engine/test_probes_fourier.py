@@ -87,7 +87,7 @@ def test_dlog_order_puts_a_multiplicative_character_at_one_frequency() -> None:
     assert dlog.shape == ((p - 1) // 2 + 1,) and int(dlog[1:].argmax()) + 1 == k
     assert top_k_share(dlog, 1) > 0.999
     assert top_k_share(embedding_spectrum(e[token_order(RunConfig())]), 5) < 0.5
-    with pytest.raises(ConfigError, match="probe.fourier_order"):
+    with pytest.raises(ConfigError, match=r"probe\.fourier_order"):
         token_order(apply_overrides(RunConfig(), {"data.op": "add", "data.p": 9, "probe.fourier_order": "dlog"}))
 
 

@@ -236,11 +236,11 @@ def test_matched_rate_is_realized_by_the_shuffled_sampler() -> None:
 
 
 def test_target_rate_needs_target_tokens_and_batches() -> None:
-    with pytest.raises(ValueError, match="train.target_rate"):
+    with pytest.raises(ValueError, match=r"train\.target_rate"):
         tiny_config(train__target_rate=0.5)
-    with pytest.raises(ValueError, match="train.target_rate"):
+    with pytest.raises(ValueError, match=r"train\.target_rate"):
         tiny_config(data__starve_k=2, train__target_rate=0.5, train__batch_size=0)
-    with pytest.raises(ValueError, match="train.target_rate"):
+    with pytest.raises(ValueError, match=r"train\.target_rate"):
         tiny_config(data__starve_k=2, train__target_rate=-1.0)
 
 

@@ -64,7 +64,7 @@ def test_first_warmup_step_has_lr_zero() -> None:
 
 
 def test_bad_schedule_values() -> None:
-    with pytest.raises(ConfigError, match="optim.schedule: must be one of constant, cosine"):
+    with pytest.raises(ConfigError, match=r"optim\.schedule: must be one of constant, cosine"):
         tiny_config(optim__schedule="linear")
-    with pytest.raises(ConfigError, match="optim.warmup_steps: must be >= 0"):
+    with pytest.raises(ConfigError, match=r"optim\.warmup_steps: must be >= 0"):
         tiny_config(optim__warmup_steps=-1)

@@ -146,7 +146,7 @@ def test_f8_integers_are_parsed_exactly(tmp_path: Path) -> None:
     assert json.loads((d / "config.json").read_text())["train"]["seed"] == 9007199254740993
     assert apply_overrides(RunConfig(), {"train.max_steps": "1_000"}).train.max_steps == 1000
     assert apply_overrides(RunConfig(), {"train.max_steps": "2e3"}).train.max_steps == 2000
-    with pytest.raises(ConfigError, match="train.seed: expected an integer"):
+    with pytest.raises(ConfigError, match=r"train\.seed: expected an integer"):
         apply_overrides(RunConfig(), {"train.seed": 1e23})  # a TOML float past 2^53 names no exact integer
 
 
@@ -202,5 +202,5 @@ def test_report_does_not_count_a_nan_generalized_step() -> None:
 
 
 def test_also_an_empty_test_set_is_refused_in_process() -> None:
-    with pytest.raises(ConfigError, match="data.frac_test: gives an empty test set"):
+    with pytest.raises(ConfigError, match=r"data\.frac_test: gives an empty test set"):
         apply_overrides(RunConfig(), {"data.p": 5, "data.frac_test": 0.01})

@@ -324,7 +324,7 @@ def test_checkpoint_is_fsynced_around_the_rename(tmp_path: Path, monkeypatch: py
 def test_readers_name_the_file_of_a_bad_run_directory(tmp_path: Path) -> None:
     d = finished_run(tmp_path / "runs")
     (d / "summary.json").write_text("[1, 2]")
-    with pytest.raises(ConfigError, match="summary.json: expected a JSON object"):
+    with pytest.raises(ConfigError, match=r"summary\.json: expected a JSON object"):
         read_run(d)
 
 
@@ -363,7 +363,7 @@ def test_d1_a_reader_probing_the_lock_never_makes_a_writer_fail(
     d = tmp_path / "run"
     d.mkdir()
     RunLock(d).acquire().release()  # the lock file exists, with no pid in it
-    probe = open(d / runlock.LOCK_FILE)  # closed by the writer's first wait below
+    probe = open(d / runlock.LOCK_FILE)  # noqa: SIM115 - closed by the writer's first wait below
     fcntl.flock(probe.fileno(), fcntl.LOCK_SH | fcntl.LOCK_NB)  # what lock_holder holds for an instant
     waits: list[float] = []
 

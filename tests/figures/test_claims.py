@@ -151,7 +151,7 @@ def test_wd_init_heat_map_is_the_reports_median(tmp_path: Path) -> None:
     for m in g.members:
         step = gen[(m.values["model.embed_init_scale"], m.values["optim.weight_decay"])][m.seed]
         g.record({**g.results()[m.id], "generalized_step": step})
-    claim, panels = claim_panels("wd_init", Group.open(g.dir))
+    _, panels = claim_panels("wd_init", Group.open(g.dir))
     fig = draw(panels, legend="first")
     ax = fig.axes[0]
     assert len(fig.axes) == 2  # the map and its colour bar
@@ -228,7 +228,7 @@ def real_group(tmp_path_factory: pytest.TempPathFactory) -> Group:
 
 def test_real_sweep_fig5_and_c_trajectory(real_group: Group) -> None:
     _, panels = claim_panels("fig5", real_group)
-    acc, loss = panels
+    _, loss = panels
     (line,) = loss.curves  # no task grid: one line
     assert line.x == [1.0, 10.0] and line.n == 2  # two weight decays per c
     assert all(math.isfinite(v) and v > 0 for v in line.y)
@@ -358,7 +358,7 @@ def test_fig4_tokens_learned_step_against_pairs(tmp_path: Path) -> None:
         f = g.member_dir(m) / "summary.json"
         learned = [None if t == 10 else 10 * (t + 1) for t in range(11)]  # p = 11; token 10 never learned
         f.write_text(json.dumps({**json.loads(f.read_text()), "learned_step": learned, "learned_acc": 0.9}))
-    claim, panels = claim_panels("fig4_tokens", Group.open(g.dir))
+    _, panels = claim_panels("fig4_tokens", Group.open(g.dir))
     fig = draw(panels, legend="first")
     (ax,) = fig.axes
     learned, never, last = ax.get_lines()

@@ -109,7 +109,7 @@ def test_group_figure_band_is_the_bootstrap_interval(tmp_path: Path) -> None:
 
 def test_claim_fig7_panels_per_optimizer(tmp_path: Path) -> None:
     g = fake_group(tmp_path, ARMS, _curve, STEPS, preset="fig7_hessian")
-    claim, panels = claim_panels("fig7", g)
+    _, panels = claim_panels("fig7", g)
     fig = draw(panels, legend="first")
     assert [ax.get_title() for ax in fig.axes] == ["adam", "adamlr"]
     assert all(ax.get_yscale() == "log" for ax in fig.axes)
@@ -196,7 +196,7 @@ def test_saved_files_are_valid(tmp_path: Path, suffix: str, head: bytes) -> None
         assert b"<image" not in data  # no raster inside
     if suffix == "pdf":
         assert data.rstrip().endswith(b"%%EOF")
-    with pytest.raises(ConfigError, match="must end in .png, .svg or .pdf"):
+    with pytest.raises(ConfigError, match=r"must end in \.png, \.svg or \.pdf"):
         save(fig, tmp_path / "f.jpg")
 
 

@@ -100,8 +100,8 @@ async def test_compare_opens_a_group_directory(tmp_path: Path, group_dir: Path) 
 
 
 def test_bad_compare_dirs_are_one_line_errors(tmp_path: Path) -> None:
-    with pytest.raises(ConfigError, match="not a run directory .* or sweep group directory"):
+    with pytest.raises(ConfigError, match=r"not a run directory .* or sweep group directory"):
         create_app(out=tmp_path, compare=[str(tmp_path)])
     (tmp_path / "group.json").write_text("{not json")
-    with pytest.raises(ConfigError, match="group.json: malformed JSON"):
+    with pytest.raises(ConfigError, match=r"group\.json: malformed JSON"):
         create_app(out=tmp_path, compare=[str(tmp_path)])

@@ -59,17 +59,17 @@ def test_bad_sweep_tables(table: dict, needle: str) -> None:
 
 def test_bad_member_values_fail_before_anything_runs() -> None:
     spec = parse_sweep({"grid": {"data.op": ["add", "pow"]}})
-    with pytest.raises(ConfigError, match="data.op: must be one of"):
+    with pytest.raises(ConfigError, match=r"data\.op: must be one of"):
         expand(tiny_config(), spec)
     spec = parse_sweep({"arms": {"a": {"optim.lrr": 1.0}}})
-    with pytest.raises(ConfigError, match="unknown config key 'optim.lrr'"):
+    with pytest.raises(ConfigError, match=r"unknown config key 'optim\.lrr'"):
         expand(tiny_config(), spec)
 
 
 def test_set_may_not_touch_swept_keys() -> None:
     spec = parse_sweep(TABLE)
     check_sets(spec, {"optim.lr": "0.1"})
-    with pytest.raises(ConfigError, match="--set data.op"):
+    with pytest.raises(ConfigError, match=r"--set data\.op"):
         check_sets(spec, {"data.op": "mul"})
 
 
