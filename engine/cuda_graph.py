@@ -37,14 +37,14 @@ from typing import Protocol, cast
 import torch
 
 from engine.config import RunConfig
+from engine.graph_record import Recorder, cuda_recorder, eager_recorder
+
+__all__ = ["MAX_GRAPHS", "StepGraph", "StepLoop", "cuda_recorder", "eager_recorder", "unfit"]
 from engine.optim import tensor_lrs
 from engine.weights import Weights
 
 MAX_GRAPHS = 2  # the full batch and an epoch's short last batch
 WARMUP_STEPS = 1
-
-Recorded = Callable[[], None]
-Recorder = Callable[[Callable[[], None]], Recorded]
 
 
 class StepLoop(Protocol):
@@ -74,19 +74,6 @@ def unfit(loop: StepLoop) -> str | None:
     if loop.device.type != "cuda":
         return f"{loop.device.type} device"
     return None
-
-
-def cuda_recorder(step: Callable[[], None]) -> Recorded:
-    """Record `step` into a CUDA graph (nothing runs now) and return its replay."""
-    graph = torch.cuda.CUDAGraph()
-    with torch.cuda.graph(graph):  # torch's whole-step recipe (CUDA graphs, "whole network capture")
-        step()
-    return graph.replay
-
-
-def eager_recorder(step: Callable[[], None]) -> Recorded:
-    """The bookkeeping of a recording without the GPU: each replay runs `step` again (tests on the CPU)."""
-    return step
 
 
 class StepGraph:

@@ -11,6 +11,7 @@ run applies live (engine/phases.py), and the token sets from the summary its sta
 from __future__ import annotations
 
 import functools
+import math
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -118,6 +119,12 @@ class RunRecord:
 
         return data_frame(self.metrics)
 
+    @property
+    def wall_s(self) -> float | None:
+        """Seconds the run has trained: the summary's, else the last row's (a live run's summary lags)."""
+        last = self.rows[-1].get("wall_s", math.nan) if self.rows else math.nan
+        return self.summary.wall_s if self.summary.wall_s is not None else last if math.isfinite(last) else None
+
     def stop_note(self) -> str | None:
         """The early-stop sentence of a finished run that train.patience ended before its budget."""
         if self.status != "finished":
@@ -154,5 +161,7 @@ def read_run(path: str | Path) -> RunRecord:
     phases = Phases.of(summary.doc())
     if status in ("running", "dead") and rows and PHASE_COLUMNS <= rows[0].keys():
         phases = phases_of_rows(config.train, rows, config.data.p if config.probe.progress_every else 0)
+    if rows:  # a summary without the final val_acc (an old or a crafted one): the last row's
+        phases = Phases(final_val_acc=rows[-1].get("val_acc", math.nan)).merged(phases)
     meta = doc.get("_meta")
     return RunRecord(d, config, summary, rows, step, status, pid, phases, meta if isinstance(meta, dict) else {})

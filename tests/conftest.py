@@ -74,21 +74,31 @@ def grok(
     from typer.testing import CliRunner
 
     from grok_tui.cli import app
+    from grok_tui.errors import one_line_usage_errors
 
     threads = torch.get_num_threads()
     here = os.getcwd()
+    code: int = 0
+    error: BaseException | None = None
     try:
         if cwd is not None:
             os.chdir(cwd)
-        r = CliRunner(env=full_env).invoke(app, list(args))
+        with CliRunner().isolation(env=full_env) as streams:
+            try:  # as main() runs it: click's usage errors become the one `error:` line
+                one_line_usage_errors(lambda **kw: app(args=list(args), prog_name="grok", **kw))
+            except SystemExit as e:
+                code = e.code if isinstance(e.code, int) else (0 if e.code is None else 1)
+            except Exception as e:  # noqa: BLE001 - the interpreter would print it and exit 1
+                error, code = e, 1
+            sys.stdout.flush()  # the isolation's text wrappers buffer what the command printed
+            sys.stderr.flush()
+            out, err = streams[0].getvalue().decode(), streams[1].getvalue().decode()
     finally:
         os.chdir(here)
         torch.set_num_threads(threads)  # a command's train.threads must not change later tests
-    stderr, code = r.stderr, r.exit_code
-    if r.exception is not None and not isinstance(r.exception, SystemExit):
-        stderr += "".join(traceback.format_exception(r.exception))
-        code = 1
-    return subprocess.CompletedProcess(["grok", *args], code, r.stdout, stderr)
+    if error is not None:
+        err += "".join(traceback.format_exception(error))
+    return subprocess.CompletedProcess(["grok", *args], code, out, err)
 
 
 # --- nothing outlives its test --------------------------------------------------------------------

@@ -334,10 +334,10 @@ class DeviceMeasurement:
     """A Hessian measurement with no host read inside it: for each block, the dominant power iteration
     and (unless `probe.hessian_abs`) the shifted one, always run and kept where λ1 < 0. Its inputs are
     the warm starts, copied into fixed tensors, and the weights, read in place; so on a GPU it is recorded
-    once (`record`) and each later measurement is one replay (the recorder of engine/cuda_graph.py)."""
+    once (`record`) and each later measurement is one replay (engine/graph_record.py)."""
 
     def __init__(self, probe: HessianProbe, starts: dict[str, torch.Tensor]) -> None:
-        from engine.cuda_graph import cuda_recorder, eager_recorder
+        from engine.graph_record import cuda_recorder, eager_recorder
 
         self.probe = probe
         self.starts = {k: v.clone() for k, v in starts.items()}  # the recording's inputs

@@ -31,9 +31,6 @@ def run_entry(rec: RunRecord) -> dict[str, Any]:
     from engine.rundir import clean_text
 
     ph = rec.phases
-    last = rec.rows[-1] if rec.rows else {}
-    val = _num(ph.final_val_acc)
-    wall = _num(rec.summary.wall_s)
     return {
         "kind": "run",
         "path": str(rec.path),
@@ -49,8 +46,8 @@ def run_entry(rec: RunRecord) -> dict[str, Any]:
         "early_stop_step": ph.early_stop_step,
         "final_train_acc": _num(ph.final_train_acc),
         "best_val_acc": _num(ph.best_val_acc),
-        "final_val_acc": val if val is not None else _num(last.get("val_acc")),
-        "wall_s": wall if wall is not None else _num(last.get("wall_s")),
+        "final_val_acc": _num(ph.final_val_acc),
+        "wall_s": rec.wall_s,
         "created": clean_text((rec.meta or {}).get("created", "")),
         **_lineage(rec),
     }
