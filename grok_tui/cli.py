@@ -158,4 +158,4 @@ def tui_main() -> None:
     """Entry point of `grok-tui`: the same as `grok tui`."""
     from grok_tui.commands import tui
 
-    tui.standalone()
+    quiet_on_closed_pipe(tui.standalone)  # `grok-tui --help | head`: no error, as for `grok`

@@ -147,7 +147,8 @@ class RunData:
 
     def probe_off(self, probe: str) -> bool:
         """True when the run logs columns but `probe.<probe>_every` is 0: the probe never runs."""
-        return bool(self.columns) and not (self.config and getattr(self.config.probe, f"{probe}_every", 0))
+        every = getattr(self.config.probe, f"{probe}_every", 0) if self.config else 0
+        return bool(self.columns) and not every
 
     def has(self, column: str) -> bool:
         return column in self.columns

@@ -44,13 +44,13 @@ def tiny() -> RunConfig:
 
 # --- the `grok` command line -----------------------------------------------------------------------
 
-CLI_ENV = {"COLUMNS": "200", "NO_COLOR": "1"}
+CLI_ENV: dict[str, str | None] = {"COLUMNS": "200", "NO_COLOR": "1"}
 
 
 def grok(
     *args: str,
     cwd: Path | None = None,
-    env: dict[str, str] | None = None,
+    env: dict[str, str | None] | None = None,
     timeout: float = 120,
     process: bool = False,
 ) -> subprocess.CompletedProcess[str]:
@@ -58,10 +58,11 @@ def grok(
 
     In this process (typer's CliRunner: no interpreter start, no torch import per call) unless `process`:
     then in a subprocess as a user runs it, for what only a real process shows (signals, the console
-    script, the interpreter's exit). An exception that escapes the command is written to stderr with exit
+    script, the interpreter's exit, a pipe's width). `env` adds to COLUMNS=200 and NO_COLOR=1; a None
+    value unsets that variable. An exception that escapes the command is written to stderr with exit
     code 1, as the interpreter would, so `"Traceback" not in stderr` means the same both ways.
     """
-    full_env = {**CLI_ENV, **(env or {})}
+    full_env: dict[str, str | None] = {**CLI_ENV, **(env or {})}
     if process:
         return subprocess.run(
             [sys.executable, "-m", "grok_tui", *args],
@@ -69,7 +70,7 @@ def grok(
             text=True,
             cwd=cwd,
             timeout=timeout,
-            env={**os.environ, **full_env},
+            env={k: v for k, v in {**os.environ, **full_env}.items() if v is not None},
         )
     from typer.testing import CliRunner
 

@@ -68,7 +68,8 @@ def test_a_paired_difference_equals_grok_reports(group_dir: Path) -> None:
 
 
 def test_to_pandas_where_pandas_is_installed(group_dir: Path) -> None:
-    pd = pytest.importorskip("pandas")
+    import pandas as pd  # the test extra installs it (pyproject.toml)
+
     g = open_group(group_dir)
     df = g.to_pandas()
     assert isinstance(df, pd.DataFrame) and len(df) == 24 and df["val_acc"].dtype == np.float64

@@ -156,6 +156,11 @@ def run_measures(
     }
 
 
+def has_progress(every: int, rows: Sequence[dict[str, float]]) -> bool:
+    """Whether a run measured the progress probe: its config runs it, or its rows hold restricted losses."""
+    return every > 0 or any(math.isfinite(r.get("restricted_loss", math.nan)) for r in rows)
+
+
 NO_PROBE = "no progress probe (probe.progress_every = 0): run it with --set probe.progress_every=100"
 
 
@@ -168,7 +173,7 @@ def circuit_cells(paths: Iterable[str | Path]) -> dict[tuple[str, str], list[dic
     for path in map(Path, paths):
         named = run_dirs([path])
         runs = [(d, read_run(d)) for d in named]
-        probed = [(d, run) for d, run in runs if run.config.probe.progress_every > 0]
+        probed = [(d, run) for d, run in runs if has_progress(run.config.probe.progress_every, run.rows)]
         if not probed:
             raise ConfigError(f"{clean_text(path)}: {NO_PROBE}")
         for d, run in probed:

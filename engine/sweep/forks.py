@@ -18,15 +18,20 @@ PHASE_MARK = {"memorized": "M", "generalized": "G"}
 
 
 def fork_step(run_dir: Path, fork_at: str) -> int | None:
-    """The kept step `fork_at` names in a run: its phase's kept checkpoint, or the step itself; None if absent."""
-    from engine.checkpoints import list_kept
+    """The step `fork_at` names in a run: its phase's kept checkpoint, or the step itself where a kept
+    checkpoint or the run's last checkpoint holds it (as `grok fork --at` takes it); None if absent."""
+    from engine.checkpoints import checkpoint_at, list_kept
 
     kept = list_kept(run_dir)
     if fork_at in PHASE_MARK:
         marked = [k.step for k in kept if PHASE_MARK[fork_at] in k.why]
         return marked[0] if marked else None
     step = int(fork_at)
-    return step if any(k.step == step for k in kept) else None
+    try:
+        checkpoint_at(run_dir, step)  # a kept one, or checkpoint.pt at that step (a run's last step)
+    except ConfigError:
+        return None
+    return step
 
 
 def fork_member(group: Group, m: Member, into: Path) -> str:

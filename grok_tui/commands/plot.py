@@ -97,7 +97,7 @@ def use_color() -> bool:
 
 def render(chart: Chart, log_x: bool, k: int, width: int, height: int, color: bool) -> str:
     """The chart as text; ANSI colours only when `color`."""
-    import plotext as plt  # type: ignore[import-untyped]
+    import plotext as plt
 
     plt.clear_figure()
     plt.theme("clear")  # the terminal's own background, light or dark; only the series are coloured
@@ -129,9 +129,9 @@ def render(chart: Chart, log_x: bool, k: int, width: int, height: int, color: bo
         plt.yticks([0, 0.25, 0.5, 0.75, 1], ["0", "0.25", "0.50", "0.75", "1.00"])
     for step, mark in chart.markers:
         if not log_x or step > 0:
-            color = {"M": "red", "F": "blue", "I": "blue"}.get(mark, "green")
-            plt.vline(step, color)
-            plt.text(mark, step, _top(chart), color=color)
+            tint = {"M": "red", "F": "blue", "I": "blue"}.get(mark, "green")
+            plt.vline(step, tint)
+            plt.text(mark, step, _top(chart), color=tint)
     text = plt.build()
     return text if color else plt.uncolorize(text)
 
@@ -147,7 +147,7 @@ def charts(paths: list[str], metrics: list[str]) -> list[Chart]:
     from engine.rundir import is_group, is_run_dir
 
     runs = [Path(p) for p in paths if is_run_dir(p)]
-    out = []
+    out: list[Chart] = []
     for p in map(Path, paths):
         if is_group(p):
             out.extend(group_chart(p, [m]) for m in metrics)  # one chart per metric: a legend per cell

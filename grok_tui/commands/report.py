@@ -60,14 +60,15 @@ def register(app: typer.Typer) -> None:
         from engine.rundir import clean_block, is_paper_dir
 
         if is_paper_dir(group_dir):
-            from engine.paper_record import Paper, render
+            from engine.paper_record import Paper
+            from engine.paper_record import render as render_paper
             from engine.rundir import lock_holder
 
             if fmt != "text" or csv or plot or metrics is not None or baseline is not None:
                 raise ConfigError(
                     "a paper directory's report is a text table: drop --format/--csv/--plot/--metrics/--baseline"
                 )
-            text = clean_block(render(Paper.open(group_dir), running=lock_holder(group_dir) is not None))
+            text = clean_block(render_paper(Paper.open(group_dir), running=lock_holder(group_dir) is not None))
             typer.echo(text if wide else fold_text(text), nl=False)
             return
         from engine.sweep.report import FORMATS, render, write_csv

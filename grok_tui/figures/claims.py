@@ -487,8 +487,8 @@ def paper_groups(runs_dir: str | Path) -> list[tuple[Claim, Path]]:
     for claim in CLAIMS.values():
         for p in claim.presets:
             if p in by_preset:
-                complete = [g for ok, g in by_preset[p] if ok]
-                out.append((claim, (complete or [g for _, g in by_preset[p]])[0]))
+                done = [g for ok, g in by_preset[p] if ok]
+                out.append((claim, (done or [g for _, g in by_preset[p]])[0]))
                 break
     return out
 

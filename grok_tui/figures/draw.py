@@ -253,7 +253,8 @@ def draw(panels: list[Panel], log_x: bool = True, k: int = 1, legend: str = "eac
     rows = math.ceil(n / cols)
     width = style.COLUMN_W if cols == 1 else style.DOUBLE_W
     narrow = cols == 1
-    with rc_context(style.RC):
+    rc: Any = style.RC  # matplotlib types its keys as literals; style.RC is a plain dict of them
+    with rc_context(rc):
         above = math.ceil(len(order) / legend_cols(len(order), narrow)) if legend == "first" and n > 1 else 0
         fig = Figure(figsize=(width, style.PANEL_H * rows + LEGEND_ROW_H * above), layout="constrained")
         FigureCanvasAgg(fig)
@@ -361,7 +362,8 @@ def _save_png(fig: Any, path: Path) -> None:
     buf = io.BytesIO()
     fig.savefig(buf, format="png", metadata={"Software": None})
     img = Image.open(buf)
-    if img.mode == "RGBA" and img.getextrema()[3][0] < 255:
+    extrema: Any = img.getextrema()  # per band (lo, hi) for a multi-band image
+    if img.mode == "RGBA" and extrema[3][0] < 255:
         path.write_bytes(buf.getvalue())
         return
     flat = img.convert("RGB").quantize(PNG_COLOURS, method=Image.Quantize.MEDIANCUT, dither=Image.Dither.NONE)
@@ -371,4 +373,5 @@ def _save_png(fig: Any, path: Path) -> None:
 def _rc() -> Any:
     from matplotlib import rc_context
 
-    return rc_context(style.RC)
+    rc: Any = style.RC
+    return rc_context(rc)

@@ -4,24 +4,20 @@ run and a small sweep group, with paths as a user in the project directory types
 
 from __future__ import annotations
 
-import os
 import subprocess
-import sys
 import tomllib
 from pathlib import Path
 
 import pytest
 
-from tests.cli.conftest import DATA
+from tests.cli.conftest import DATA, grok
 
 WIDTH = 80
 
 
 def grok80(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    env = {k: v for k, v in os.environ.items() if k not in ("COLUMNS", "LINES")} | {"NO_COLOR": "1"}
-    return subprocess.run(
-        [sys.executable, "-m", "grok_tui", *args], capture_output=True, text=True, cwd=cwd, timeout=300, env=env
-    )
+    """A real process on a pipe: its width is the fallback's, whatever terminal runs the tests."""
+    return grok(*args, cwd=cwd, timeout=300, process=True, env={"COLUMNS": None, "LINES": None})
 
 
 @pytest.fixture(scope="module")

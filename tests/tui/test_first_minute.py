@@ -21,7 +21,8 @@ from grok_tui.screens.help import HelpScreen
 from grok_tui.widgets.chart import Chart
 from tests.tui.conftest import BASE_COLUMNS, ScriptedRun, aio, wait_for
 
-# The phases of progress_mul's own run (seed 0, summary.json): M, C, U, G
+# The phases issue 36 reported for progress_mul's run, seed 0 (C under the rule before issue 33's
+# key-share condition; a fresh run now reads C = 4,200): the tightest C, U, G of the two
 M, C, U, G = 400, 3_800, 4_800, 5_200
 MAX_STEPS = 9_000
 SIZES = [(80, 24), (160, 48)]
