@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # What each instrument costs a whole `grok run --preset random_mul`: the command with the preset's probes,
 # with the Hessian off, with every probe off, and with every probe off and evaluations every 1,000 steps
-# (the convention of bench/bench_vs_commit.py), REPS rounds with the variants alternating; on CUDA also the
+# (the defaults of bench/ab.py --mode command), REPS rounds with the variants alternating; on CUDA also the
 # eager step (train.cuda_graph = false). Training steps/s from each run's summary.json, and its wall time.
 #
 #   DEVICE=cuda STEPS=3000 REPS=2 bench/command_instruments.sh [extra grok run options, e.g. --set train.threads=1]

@@ -197,6 +197,15 @@ def apply_rows(
             after = E[rows].norm(dim=1)
             detail = f"distance from the ring's centre to its median radius {radius:.6g}"
             return f"{detail}; mean norm {before.mean().item():.6g} -> {after.mean().item():.6g}"
+        elif iv.arg == "median_norm":
+            # the same question asked from the origin: each row's norm set to the median norm of the other
+            # operand rows, its direction kept (a row's norm is what weight decay shrinks, eq. 3)
+            others = [t for t in range(p) if t not in set(tokens)]
+            if not others:
+                raise ConfigError(f"--intervene {iv}: every operand row is in the set, no other row is left")
+            radius_t = E[torch.tensor(others)].norm(dim=1).median()  # torch's median: the lower middle value
+            scale = torch.where(before > 0, radius_t / before, torch.zeros_like(before))
+            detail = f"norm to the other rows' median norm {radius_t.item():.6g}"
         else:
             k = float(iv.arg[1:])
             scale = torch.full_like(before, k)

@@ -137,8 +137,8 @@ def parse_intervention(spec: str) -> Intervention:
             raise ConfigError(f"{where}: names no parameter set (E, E[tokens], W, rest, all or a name)")
     else:
         parse_tokens(what, where)
-        if kind == "rescale" and not (arg == "ring" or (arg.startswith("x") and _is_number(arg[1:]))):
-            raise ConfigError(f"{where}: rescale takes =ring or =xK (a factor K, e.g. x2)")
+        if kind == "rescale" and not (arg in ("ring", "median_norm") or (arg.startswith("x") and _is_number(arg[1:]))):
+            raise ConfigError(f"{where}: rescale takes =ring, =median_norm or =xK (a factor K, e.g. x2)")
         if kind == "copy" and not arg:
             raise ConfigError(f"{where}: copy takes =RUN_DIR (or RUN_DIR@STEP)")
         if kind in ("reset", "zero") and arg:

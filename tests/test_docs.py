@@ -164,3 +164,31 @@ def test_preset_comments_quote_only_numbers_the_docs_have() -> None:
 @pytest.mark.parametrize(("doc", "limit"), [(README, 250), (PERF, 300)])
 def test_docs_for_the_user_stay_short(doc: Path, limit: int) -> None:
     assert len(doc.read_text().splitlines()) <= limit
+
+
+# `bench/NAME.ext` as a path, not `REF:bench/NAME.ext` (a `git show` of history) nor part of a longer path.
+BENCH_PATH = re.compile(r"(?<![\w/:.-])bench/[\w.-]+\.(?:py|sh)\b")
+
+
+def _bench_citations() -> list[tuple[str, str]]:
+    """(where, path) for every bench/ script a doc (prose, inline code, fenced blocks) or a preset comment names."""
+    texts = [(p, p.read_text()) for p in [README, *sorted((ROOT / "docs").rglob("*.md"))]]
+    for toml in sorted(ROOT.glob("presets/*.toml")):
+        comments = [line for line in toml.read_text().splitlines() if line.lstrip().startswith("#")]
+        texts.append((toml, "\n".join(comments)))
+    script = ROOT / "bench" / "command_instruments.sh"
+    texts.append((script, "\n".join(line for line in script.read_text().splitlines() if line.startswith("#"))))
+    return [(p.relative_to(ROOT).as_posix(), m.group()) for p, text in texts for m in BENCH_PATH.finditer(text)]
+
+
+def test_every_bench_script_the_docs_name_exists() -> None:
+    """A user never meets a bench/ command that cannot run; a removed script is cited as `git show REF:bench/...`."""
+    cited = _bench_citations()
+    missing = sorted({f"{where}: {path}" for where, path in cited if not (ROOT / path).is_file()})
+    assert not missing, "bench/ scripts named but not in the tree:\n" + "\n".join(missing)
+    assert any(path == "bench/ab.py" for _, path in cited)  # the scan sees the docs' commands at all
+
+
+def test_the_bench_scan_flags_a_removed_script_and_spares_history() -> None:
+    text = "run `python bench/bench_probes.py`, or `git show 0b07ca6:bench/bench_probes.py`; see bench/ab.py"
+    assert BENCH_PATH.findall(text) == ["bench/bench_probes.py", "bench/ab.py"]

@@ -51,7 +51,7 @@ def test_unchangeable_key_exits_2_with_one_line(tmp_path: Path, tiny_toml: str) 
     r = grok("fork", str(parent), "--at", "30")
     assert r.returncode == 2 and "no checkpoint at step 30 (kept: 20, 40, 60)" in r.stderr
     r = grok("fork", str(parent), "-i", "rescale:targets")
-    assert r.returncode == 2 and "rescale takes =ring or =xK" in r.stderr
+    assert r.returncode == 2 and "rescale takes =ring, =median_norm or =xK" in r.stderr
 
 
 def test_prepared_fork_runs_with_resume(tmp_path: Path, tiny_toml: str) -> None:

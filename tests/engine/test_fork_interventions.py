@@ -90,6 +90,19 @@ def test_rescale_to_the_ring_radius_keeps_direction(parent: Path, tmp_path: Path
     assert norm == pytest.approx(1.0, rel=1e-5)
 
 
+def test_rescale_to_the_median_norm_keeps_direction(parent: Path, tmp_path: Path) -> None:
+    """median_norm: each row's norm set to the median norm of the other operand rows, from the origin."""
+    before, after = fork_weights(parent, tmp_path, "rescale:targets=median_norm")
+    rows = targets(parent)
+    only_rows_changed(before, after, rows)
+    p = read_config(parent).data.p
+    others = sorted(before[E][[t for t in range(p) if t not in rows]].norm(dim=1).tolist())
+    median = others[(len(others) - 1) // 2]  # the lower of the two middle values, as torch.median
+    assert after[E][rows].norm(dim=1).tolist() == pytest.approx([median] * len(rows), rel=TOL)
+    cos = torch.nn.functional.cosine_similarity(before[E][rows], after[E][rows], dim=1)
+    assert cos.tolist() == pytest.approx([1.0] * len(rows), abs=TOL)
+
+
 def test_rescale_by_k(parent: Path, tmp_path: Path) -> None:
     before, after = fork_weights(parent, tmp_path, "rescale:targets=x3")
     rows = targets(parent)
@@ -173,7 +186,7 @@ def test_added_pairs_hold_the_tokens_and_never_the_test_set(parent: Path, tmp_pa
     ("spec", "message"),
     [
         ("grow:targets", "expected KIND:WHAT"),
-        ("rescale:targets", "rescale takes =ring or =xK"),
+        ("rescale:targets", "rescale takes =ring, =median_norm or =xK"),
         ("rescale:nobody=ring", "'nobody' is not a token"),
         ("zero:targets=1", "zero takes no =value"),
         ("freeze:W[1]", "rows are taken of E only"),

@@ -16,6 +16,8 @@ from grok_tui.widgets.line_chart import LineChart
 from tests.conftest import tiny_config
 from tests.tui.conftest import aio, painted, wait_for
 
+REAL_RUN_S = 240.0  # a deadline for a real run's progress on a loaded machine (a hang still fails)
+
 
 def parent_run(root: Path) -> Path:
     run = Run(tiny_config(train__keep_every=20, train__threads=1), root)
@@ -60,3 +62,28 @@ async def test_f_forks_at_the_cursor_and_compare_shows_both(tmp_path: Path) -> N
         plot = screen.query_one(LineChart).source()
         assert (float(want), "F") in plot.markers
         assert sum(1 for ln in plot.lines if ln.points) == 2
+
+
+@aio
+async def test_f_on_a_live_run_forks_it_now(tmp_path: Path) -> None:
+    """An empty step on a run training in the app: the run stops and checkpoints, and the fork starts there."""
+    sets = ["data.p=7", "model.d_embed=8", "train.batch_size=16", "train.eval_every=50", "train.device=cpu"]
+    app = create_app("skewed_mul", sets=[*sets, "train.threads=1"], steps=1_000_000, out=tmp_path / "runs")
+    async with app.run_test(size=(140, 40)) as pilot:
+        await wait_for(pilot, lambda: app.data.step >= 20, timeout=REAL_RUN_S)
+        parent = Path(app.data.run_dir)
+        await pilot.press("f")
+        await wait_for(pilot, lambda: isinstance(app.screen, ForkForm))
+        assert app.screen.query_one("#fork-step", Input).value == ""
+        await pilot.press(*"optim.lr_ratio=10", "enter")  # to the parent's max_steps: wherever it stopped
+        forked = lambda: app.screen is app.main_screen and app.data.run_dir not in ("", str(parent))  # noqa: E731
+        await wait_for(pilot, forked, timeout=REAL_RUN_S)
+        fork = Path(app.data.run_dir)
+        at = json.loads((fork / "summary.json").read_text())["fork_step"]
+        await wait_for(pilot, lambda: app.data.step > at, timeout=REAL_RUN_S)  # the fork trains on
+        await pilot.press("q")
+        await wait_for(pilot, lambda: not app.is_running, timeout=REAL_RUN_S)
+    p, s = json.loads((parent / "summary.json").read_text()), json.loads((fork / "summary.json").read_text())
+    assert p["status"] == "interrupted" and s["parent"] == parent.name
+    assert s["fork_step"] == p["steps"] >= 20  # forked where the parent stopped
+    assert json.loads((fork / "config.json").read_text())["optim"]["lr_ratio"] == 10.0
