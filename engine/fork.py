@@ -141,6 +141,10 @@ def fork_run(
         if k not in set_by_ivs and k not in ("train.max_steps",):
             events.append({"step": step, "kind": "set", "target": k, "detail": f"{a} -> {b}"})
     opt_note = _optimizer_state(state, pcfg, cfg, changed)
+    for k in changed:  # a probe whose cadence changes starts it at the fork: due at the fork's next evaluation
+        name = k.removeprefix("probe.").removesuffix("_every")
+        if k.startswith("probe.") and k.endswith("_every") and name in (state.get("probes") or {}):
+            state["probes"][name]["next_due"] = step
     if any(k in changed for k in SAMPLER_KEYS):
         state["sampler"] = None
     if "optim.lr_ratio" in changed and not cfg.optim.adaptive:  # c in force from the fork step on

@@ -171,3 +171,13 @@ def test_a_fork_that_turns_a_probe_on_gains_its_columns(tmp_path: Path) -> None:
     rows = metrics(fork)
     assert [r["norm_E"] != "" for r in rows] == [False, False, True, True]  # steps 0, 20 the parent's; 40, 60
     assert [r["val_acc"] for r in rows[:2]] == [r["val_acc"] for r in metrics(parent)[:2]]
+
+
+def test_a_fork_that_changes_a_probes_cadence_starts_it_at_the_fork(tmp_path: Path) -> None:
+    """The parent measures norms at 0 and 60 (every 50 steps, evaluations every 20); a fork at 20 that sets
+    every 20 measures at its next evaluation, 40, not at the parent's next due step."""
+    parent = trained(tmp_path, probe__norm_every=50)
+    assert [r["norm_E"] != "" for r in metrics(parent)] == [True, False, False, True]
+    fork = fork_run(parent, at=20, sets={"probe.norm_every": "20"})
+    finish(fork)
+    assert [r["norm_E"] != "" for r in metrics(fork)] == [True, False, True, True]
