@@ -9,6 +9,7 @@ torch-free so `grok report` stays fast.
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import itertools
 import re
@@ -310,8 +311,17 @@ class Group:
     def results(self) -> dict[str, dict[str, Any]]:
         """results.csv as {member id: row}; values are strings as written ('' = none)."""
         if self._results is None:
-            self._results = {r["member"]: r for r in read_results(self.dir) if "member" in r}
+            ids = {m.id for m in self.members}  # a view on some seeds (`with_seeds`) reads only their rows
+            self._results = {r["member"]: r for r in read_results(self.dir) if r.get("member") in ids}
         return self._results
+
+    def with_seeds(self, seeds: set[int]) -> Group:
+        """A read-only view of the group on these seeds: their members and results rows only (`grok report
+        --seeds`: the seeds a sweep still running has finished, each a paired comparison of every cell)."""
+        view = copy.copy(self)
+        view.members = [m for m in self.members if m.seed in seeds]
+        view._results = None
+        return view
 
     def pending(self) -> list[Member]:
         """Members missing from results.csv or whose status is not final (interrupted, failed), seed by seed:

@@ -55,6 +55,10 @@ def register(app: typer.Typer) -> None:
             ),
         ] = None,
         wide: Annotated[bool, typer.Option("--wide", help="Tables and lines unfolded, however wide.")] = False,
+        seeds: Annotated[
+            str | None,
+            typer.Option("--seeds", help="Comma-separated seeds to report, e.g. 0,1: the rest of the group left out."),
+        ] = None,
     ) -> None:
         from engine.config import ConfigError
         from engine.rundir import clean_block, is_paper_dir
@@ -64,9 +68,10 @@ def register(app: typer.Typer) -> None:
             from engine.paper_record import render as render_paper
             from engine.rundir import lock_holder
 
-            if fmt != "text" or csv or plot or metrics is not None or baseline is not None:
+            if fmt != "text" or csv or plot or metrics is not None or baseline is not None or seeds is not None:
                 raise ConfigError(
-                    "a paper directory's report is a text table: drop --format/--csv/--plot/--metrics/--baseline"
+                    "a paper directory's report is a text table: "
+                    "drop --format/--csv/--plot/--metrics/--baseline/--seeds"
                 )
             text = clean_block(render_paper(Paper.open(group_dir), running=lock_holder(group_dir) is not None))
             typer.echo(text if wide else fold_text(text), nl=False)
@@ -84,6 +89,16 @@ def register(app: typer.Typer) -> None:
         if plot and fmt == "csv":
             raise ConfigError("--plot draws text; it goes with --format text or markdown, not csv")
         group = Group.open(group_dir)
+        if seeds is not None:
+            try:
+                chosen = {int(x) for x in seeds.split(",") if x.strip()}
+            except ValueError:
+                raise ConfigError(f"--seeds: expected comma-separated integers, e.g. 0,1 (got {seeds!r})") from None
+            if not chosen or not (chosen & set(group.spec.seeds)):
+                raise ConfigError(
+                    f"--seeds: the group's seeds are {', '.join(map(str, group.spec.seeds))} (got {seeds!r})"
+                )
+            group = group.with_seeds(chosen)
         if fmt == "csv":
             write_csv(group, sys.stdout, tail, cols, baseline)
         else:

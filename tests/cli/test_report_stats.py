@@ -86,7 +86,25 @@ def test_report_max_is_the_members_largest_value(group: Path) -> None:
         (["--tail", "0"], "--tail must be >= 1"),
         (["--metrics", "nope"], "no member logged nope"),
         (["--metrics", "max:nope"], "no member logged max:nope"),
+        (["--seeds", "x"], "--seeds: expected comma-separated integers"),
+        (["--seeds", "7"], "the group's seeds are 0, 1, 2"),
     ],
 )
 def test_report_option_errors(group: Path, args: list[str], needle: str) -> None:
     assert_user_error(grok("report", str(group), *args), needle)
+
+
+def test_report_seeds_leaves_the_other_seeds_out(group: Path) -> None:
+    import csv
+    import io
+
+    def finals(*args: str) -> list[dict[str, str]]:
+        r = grok("report", str(group), "--tail", "1", "--metrics", "val_acc", "--format", "csv", *args)
+        assert r.returncode == 0, r.stderr
+        return [x for x in csv.DictReader(io.StringIO(r.stdout)) if x["table"].startswith("final value")]
+
+    every, one, two = finals(), finals("--seeds", "1"), finals("--seeds", "0,2")
+    assert [r["val_acc_n"] for r in every] == ["3", "3"]
+    assert [r["val_acc_n"] for r in one] == ["1", "1"] and [r["val_acc_n"] for r in two] == ["2", "2"]
+    for a, b, c in zip(every, one, two, strict=True):  # the three seeds' mean from the two views
+        assert float(a["val_acc"]) == pytest.approx((float(b["val_acc"]) + 2 * float(c["val_acc"])) / 3, abs=1e-9)
