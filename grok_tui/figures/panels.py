@@ -1,5 +1,5 @@
 """`grok figure RUN|GROUP...`: the runs given share one panel (M/G markers when there is one run);
-each group gets one panel per metric, its cells as mean lines with 95% bands."""
+each group gets one panel per metric, its cells as mean lines with percentile-bootstrap bands."""
 
 from __future__ import annotations
 
@@ -33,7 +33,8 @@ def group_panels(path: Path, metrics: list[str], x: str) -> list[Panel]:
     for m in metrics:
         curves = group_curves(group, m, x)
         if curves:
-            panels.append(Panel(f"{name}: mean over seeds, 95% CI", [m], curves, xlabel=x))
+            # a percentile bootstrap of a few seeds under-covers (docs/REPRODUCTION.md): never called a 95% CI
+            panels.append(Panel(f"{name}: mean over seeds, percentile-bootstrap band", [m], curves, xlabel=x))
     if not panels:
         raise ConfigError(f"{path}: no member has logged {', '.join(metrics)} yet")
     return panels
