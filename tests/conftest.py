@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import csv
 import os
 import signal
 import subprocess
@@ -40,6 +41,21 @@ def tiny_config(**over: object) -> RunConfig:
 @pytest.fixture
 def tiny() -> RunConfig:
     return tiny_config()
+
+
+# --- a run directory's logs, as the determinism promises compare them -------------------------------
+
+
+def logged_rows(d: Path) -> list[dict[str, str]]:
+    """metrics.csv's rows as written, less wall_s: the one column a bit-for-bit rerun, resume or fork may change."""
+    with open(d / "metrics.csv") as fh:
+        return [{k: v for k, v in r.items() if k != "wall_s"} for r in csv.DictReader(fh)]
+
+
+def logged_tokens(d: Path) -> list[list[str]]:
+    """tokens.csv's lines as written."""
+    with open(d / "tokens.csv") as fh:
+        return list(csv.reader(fh))
 
 
 # --- the `grok` command line -----------------------------------------------------------------------

@@ -73,10 +73,11 @@ class TargetProbe(Probe):
             return
         self.ctx, self.blocks = ctx, blocks
         self.targets = D.starved_tokens(cfg.data, cfg.train.seed)
-        pairs = D.operand_pairs(cfg.data)
-        split = D.make_split(cfg.data, cfg.train.seed)
-        test = pairs[split.test]
-        seen, unseen = D.position_seen(pairs[split.train], test, self.targets, cfg.data.p)
+        test = D.operand_pairs(cfg.data)[D.make_split(cfg.data, cfg.train.seed).test]  # a fork never moves it
+        a_col, b_col = D.operand_columns(cfg.data)
+        x_train = ctx.x_train.cpu().numpy()  # the run's own training set: a fork's train.add_pairs included
+        train = np.stack([x_train[:, a_col], x_train[:, b_col]], 1)
+        seen, unseen = D.position_seen(train, test, self.targets, cfg.data.p)
         holds = seen | unseen
         device = next(iter(ctx.params.values())).device
         self.x = torch.as_tensor(D.tokens(cfg.data, test[holds]), device=device)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import csv
 import json
 from pathlib import Path
 from typing import Any
@@ -16,17 +15,9 @@ from engine.events import StepsTaken
 from engine.fork import fork_run
 from engine.lineage import read_interventions
 from engine.run import Run
+from tests.conftest import logged_rows as metrics
+from tests.conftest import logged_tokens as tokens
 from tests.conftest import tiny_config
-
-
-def metrics(d: Path) -> list[dict[str, str]]:
-    with open(d / "metrics.csv") as fh:
-        return [{k: v for k, v in r.items() if k != "wall_s"} for r in csv.DictReader(fh)]
-
-
-def tokens(d: Path) -> list[list[str]]:
-    with open(d / "tokens.csv") as fh:
-        return list(csv.reader(fh))
 
 
 def state(path: Path) -> dict[str, Any]:

@@ -19,12 +19,8 @@ from engine.config import ConfigError
 from engine.run import Run
 from engine.run_record import read_run
 from engine.rundir import RunInUse, RunLock, lock_holder, read_csv
-from tests.conftest import tiny_config
+from tests.conftest import logged_rows, tiny_config
 from tests.faults.conftest import TINY_TOML, finished_run, grok, interrupted_run, one_error, summary
-
-
-def metrics_without_wall(d: Path) -> list[dict[str, str]]:
-    return [{k: v for k, v in r.items() if k != "wall_s"} for r in read_csv(d / "metrics.csv")]
 
 
 def wait_for(cond, what: str, deadline_s: float = 120.0) -> None:  # type: ignore[no-untyped-def]
@@ -277,7 +273,7 @@ def test_f13_interrupted_between_evaluations_then_resumed_is_bit_exact(tmp_path:
     assert [r["step"] for r in read_csv(part / "metrics.csv")] == ["0", "20"]  # no off-cadence row
     r = grok("run", "--resume", str(part), "--quiet")
     assert r.returncode == 0, r.stderr
-    assert metrics_without_wall(full) == metrics_without_wall(part)
+    assert logged_rows(full) == logged_rows(part)
     assert (full / "tokens.csv").read_text() == (part / "tokens.csv").read_text()
     keys = ("memorized_step", "generalized_step", "final_train_acc", "final_val_acc", "best_val_acc", "steps")
     assert {k: summary(full)[k] for k in keys} == {k: summary(part)[k] for k in keys}
@@ -293,7 +289,7 @@ def test_f13_an_old_off_cadence_row_is_dropped_on_resume(tmp_path: Path) -> None
     run = Run.from_checkpoint(part)
     for _ in run.events():
         pass
-    assert metrics_without_wall(full) == metrics_without_wall(part)
+    assert logged_rows(full) == logged_rows(part)
 
 
 def test_checkpoint_is_fsynced_around_the_rename(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
