@@ -35,8 +35,11 @@ install-test: $(VENV)/.installed-test
 run: install
 	$(VENV)/bin/grok-tui --preset $(PRESET)
 
+# The suite in TEST_WORKERS pytest-xdist workers (one per core, at most 4): each test is its own
+# process's business (tmp_path, no fixed port or shared file), so they run in any order on any worker.
+TEST_WORKERS ?= $(shell n=$$(nproc 2>/dev/null || echo 2); echo $$(( n < 4 ? n : 4 )))
 test: install-test
-	$(PY) -m pytest -q
+	$(PY) -m pytest -q -n $(TEST_WORKERS) --dist loadgroup
 
 # The docs' SVG screenshots of the lab (README.md, docs/TUI.md): a seeded skewed_mul run held at
 # step SHOT_STEP, then the compare view; a few minutes on the CPU (bench/screenshots.py).

@@ -22,7 +22,11 @@ from tests.cli.conftest import DATA, grok
 def group_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """tests/data/tiny_sweep.toml: 2 arms × 2 ops × 2 seeds, 40 steps, evaluated every 20."""
     out = tmp_path_factory.mktemp("sweeps")
-    r = grok("sweep", "--config", str(DATA / "tiny_sweep.toml"), "-q", "--out", str(out), "--set", "train.threads=1")
+    # one worker: the API reads the group, whatever ran it (each worker process imports torch: 2 CPU-s)
+    r = grok(
+        "sweep", "--config", str(DATA / "tiny_sweep.toml"), "-q", "--workers", "1", "--out", str(out),
+        "--set", "train.threads=1",
+    )  # fmt: skip
     assert r.returncode == 0, r.stderr
     (g,) = [p for p in out.iterdir() if p.name.endswith("-sweep")]
     return g

@@ -33,8 +33,9 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> Path:
     assert run.returncode == 0, run.stderr
     (root / "run.out").write_text(run.stdout + run.stderr)
     sweep = grok80(
-        "sweep", "--config", str(DATA / "tiny_sweep.toml"), "--seeds", "1", "--steps", "20", "--out", "runs", cwd=root
-    )
+        "sweep", "--config", str(DATA / "tiny_sweep.toml"), "--seeds", "1", "--steps", "20", "--workers", "1",
+        "--out", "runs", cwd=root,
+    )  # fmt: skip
     assert sweep.returncode == 0, sweep.stderr
     (root / "sweep.out").write_text(sweep.stdout + sweep.stderr)
     return root

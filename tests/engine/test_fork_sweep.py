@@ -39,7 +39,9 @@ def tiny_group(tmp_path: Path, name: str, over: dict[str, Any], **spec_changes: 
 
 
 def run_whole(g: Group) -> dict[str, dict[str, Any]]:
-    ended = {e.member: e.row for e in Sweep(g, workers=2).events() if isinstance(e, MemberEnded)}
+    """Every member, parents then forks, in one worker: the pool's own promises with two workers are
+    tests/engine/sweep/test_pool.py's; each worker process costs a torch import (about 2 CPU-s) per round."""
+    ended = {e.member: e.row for e in Sweep(g, workers=1).events() if isinstance(e, MemberEnded)}
     assert set(ended) == {m.id for m in g.members}
     return ended
 

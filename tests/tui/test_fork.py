@@ -75,7 +75,10 @@ async def test_f_on_a_live_run_forks_it_now(tmp_path: Path) -> None:
         await pilot.press("f")
         await wait_for(pilot, lambda: isinstance(app.screen, ForkForm))
         assert app.screen.query_one("#fork-step", Input).value == ""
-        await pilot.press(*"optim.lr_ratio=10", "enter")  # to the parent's max_steps: wherever it stopped
+        # Set, not typed: the live run's worker thread shares the GIL with the app, so each typed key waits
+        # its turn (17 keys took about 30 s on two loaded cores while the parent trained on).
+        app.screen.query_one("#fork-sets", Input).value = "optim.lr_ratio=10"
+        await pilot.press("enter")  # to the parent's max_steps: wherever it stopped
         forked = lambda: app.screen is app.main_screen and app.data.run_dir not in ("", str(parent))  # noqa: E731
         await wait_for(pilot, forked, timeout=REAL_RUN_S)
         fork = Path(app.data.run_dir)
