@@ -118,6 +118,23 @@ def grok(
     return subprocess.CompletedProcess(["grok", *args], code, out, err)
 
 
+# --- parallel workers (pytest-xdist, `make test`) -----------------------------------------------------
+
+SHARED_SCOPES = ("class", "module", "package")
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Tests that share a fixture wider than one test (a module's trained run or sweep) go to one xdist
+    worker together (`--dist loadgroup`), so that fixture is built once rather than once per worker."""
+    if not config.pluginmanager.hasplugin("xdist"):
+        return
+    for item in items:
+        info = getattr(item, "_fixtureinfo", None)
+        defs = info.name2fixturedefs.values() if info is not None else ()
+        if any(d.scope in SHARED_SCOPES for chain in defs for d in chain):
+            item.add_marker(pytest.mark.xdist_group(item.nodeid.split("::")[0]))
+
+
 # --- nothing outlives its test --------------------------------------------------------------------
 # A thread or a child process left running by a test can hang the whole run at exit (asyncio.run and
 # the interpreter both wait on non-daemon threads) or burn a core under every later test. Each test

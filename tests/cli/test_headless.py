@@ -28,7 +28,7 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> Path:
     assert r.returncode == 0, r.stderr
     s = grok(
         "sweep", "--config", str(DATA / "tiny_sweep.toml"), "--seeds", "1", "--steps", "20", "-q",
-        "--workers", "2", "--out", str(root), timeout=300,
+        "--workers", "1", "--out", str(root), timeout=300,
     )  # fmt: skip
     assert s.returncode == 0, s.stdout + s.stderr
     return root

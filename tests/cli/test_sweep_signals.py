@@ -24,11 +24,14 @@ pytestmark = pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="re
 
 
 class Sweep:
-    """`grok sweep` in a session of its own (its pid is the process group id), stdout read by a thread."""
+    """`grok sweep` in a session of its own (its pid is the process group id), stdout read by a thread.
 
-    def __init__(self, out: Path, *args: str) -> None:
+    Two workers where a signal must reach a parent and its workers; a --resume that only has to finish
+    what is missing takes one (each worker process imports torch: about 2 CPU-s)."""
+
+    def __init__(self, out: Path, *args: str, workers: int = 2) -> None:
         env = {**os.environ, "COLUMNS": "200", "NO_COLOR": "1"}
-        cmd = [sys.executable, "-m", "grok_tui", "sweep", *args, "--workers", "2"]
+        cmd = [sys.executable, "-m", "grok_tui", "sweep", *args, "--workers", str(workers)]
         self.err = out / "stderr.txt"
         with open(self.err, "w") as fh:
             self.proc = subprocess.Popen(
@@ -169,7 +172,7 @@ def test_resume_after_a_group_signal_runs_what_is_missing(tmp_path: Path) -> Non
     assert before and {r["status"] for r in before.values()} <= {"interrupted", "finished"}
     kept = {d: on_cadence(metrics_rows(g / d)) for d, r in before.items() if r["status"] == "interrupted"}
     done = [d for d, r in before.items() if r["status"] == "finished"]
-    again = Sweep(tmp_path, "--resume", str(g))
+    again = Sweep(tmp_path, "--resume", str(g), workers=1)
     try:
         assert again.finish(timeout=300) == 0, again.stderr()
     finally:
@@ -217,7 +220,7 @@ def test_resume_after_sigkill_adopts_continues_and_leaves_no_orphans(tmp_path: P
             step = load_checkpoint(d)["step"]  # rows past it were written after the last checkpoint
             kept[d.name] = {s: r for s, r in on_cadence(metrics_rows(d)).items() if s <= step}
     assert ended or kept
-    again = Sweep(tmp_path, "--resume", str(g))
+    again = Sweep(tmp_path, "--resume", str(g), workers=1)
     try:
         assert again.finish(timeout=300) == 0, again.stderr()
     finally:

@@ -9,21 +9,10 @@ from pathlib import Path
 ENGINE = Path(__file__).resolve().parents[2] / "engine"
 
 
-def test_engine_imports_no_ui() -> None:
-    code = (
-        "import sys, engine, engine.run, engine.trainer, engine.export, engine.presets, engine.probes\n"
-        "from engine.config import RunConfig, apply_overrides\n"
-        "from engine.trainer import Trainer\n"
-        "cfg = apply_overrides(RunConfig(), {'data.p': 7, 'model.d_embed': 4, 'train.max_steps': 5})\n"
-        "list(Trainer(cfg))\n"
-        "bad = [m for m in ('textual', 'typer', 'rich', 'grok_tui') if m in sys.modules]\n"
-        "assert not bad, bad\n"
-    )
-    subprocess.run([sys.executable, "-c", code], check=True)
-
-
-def test_every_engine_module_imports_without_a_ui() -> None:
-    """Every module of engine/, found by walking the package (as harlequin's test_import_hygiene.py does)."""
+def test_engine_imports_and_trains_without_a_ui() -> None:
+    """Every module of engine/, found by walking the package (as harlequin's test_import_hygiene.py does),
+    imported, then a short run trained: none of it pulls in a UI. One fresh interpreter for both (each
+    costs a torch import, about 2 CPU-s)."""
     code = (
         "import importlib, pkgutil, sys, engine\n"
         "names = [m.name for m in pkgutil.walk_packages(engine.__path__, 'engine.')]\n"
@@ -31,7 +20,13 @@ def test_every_engine_module_imports_without_a_ui() -> None:
         "    importlib.import_module(name)\n"
         "assert len(names) > 40 and 'engine.sweep.pool' in names, names\n"
         "bad = [m for m in ('textual', 'typer', 'rich', 'grok_tui') if m in sys.modules]\n"
-        "assert not bad, bad\n"
+        "assert not bad, ('importing', bad)\n"
+        "from engine.config import RunConfig, apply_overrides\n"
+        "from engine.trainer import Trainer\n"
+        "cfg = apply_overrides(RunConfig(), {'data.p': 7, 'model.d_embed': 4, 'train.max_steps': 5})\n"
+        "list(Trainer(cfg))\n"
+        "bad = [m for m in ('textual', 'typer', 'rich', 'grok_tui') if m in sys.modules]\n"
+        "assert not bad, ('training', bad)\n"
         "print(len(names))\n"
     )
     out = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True)

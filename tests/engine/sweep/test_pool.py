@@ -72,7 +72,7 @@ def test_stop_marks_running_members_interrupted_and_resume_finishes(tmp_path: Pa
     pending = [m.id for m in g2.pending()]
     assert pending == sorted({"m000", "m001", "m002"} - finished)
     first = {k: r["run_dir"] for k, r in rows.items()}
-    ends = [e.row for e in Sweep(g2, workers=2).events() if isinstance(e, MemberEnded)]
+    ends = [e.row for e in Sweep(g2, workers=1).events() if isinstance(e, MemberEnded)]  # one torch import
     assert sorted(r["member"] for r in ends) == pending
     assert all(r["status"] == "finished" and r["steps"] == 600 for r in ends)
     for r in ends:  # an interrupted member continues in its own run directory
