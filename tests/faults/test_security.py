@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import pickle
 import re
 import shlex
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -46,11 +45,12 @@ def test_s1_a_crafted_checkpoint_runs_no_code_on_resume(tmp_path: Path, zipped: 
     marker = tmp_path / "pwned"
     _craft(d / "checkpoint.pt", marker, zipped)
 
-    # The file is live: loading it the unsafe way does run the command (in a child, a second marker).
+    # The file is live: loading it the unsafe way does run the command (a second marker; os.system's shell
+    # ends before torch.load returns, and a fresh interpreter would cost a torch import for nothing).
     control = tmp_path / "control"
     _craft(tmp_path / "control.pt", control, zipped)
-    code = f"import torch; torch.load({str(tmp_path / 'control.pt')!r}, weights_only=False)"
-    subprocess.run([sys.executable, "-c", code], capture_output=True, timeout=120)
+    with contextlib.suppress(RuntimeError):  # a bare pickle runs its command, then torch finds no checkpoint
+        torch.load(tmp_path / "control.pt", weights_only=False)
     assert control.exists(), "the crafted pickle should run its command when loaded unsafely"
 
     r = grok("run", "--resume", str(d), "--steps", "80")
