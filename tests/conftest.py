@@ -123,6 +123,7 @@ def grok(
 SHARED_SCOPES = ("class", "module", "package")
 
 
+@pytest.hookimpl(tryfirst=True)  # before xdist's own hook, which reads the groups into the test ids
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Tests that share a fixture wider than one test (a module's trained run or sweep) go to one xdist
     worker together (`--dist loadgroup`), so that fixture is built once rather than once per worker."""
