@@ -100,7 +100,8 @@ def profile(table: torch.Tensor, sign: int) -> torch.Tensor:
     n = table.shape[0]
     i = torch.arange(n, device=table.device)
     j = (sign * (i[:, None] - i[None, :])) % n  # (u, i): the j with i + s·j ≡ u
-    return table[i[None, :], j].mean(1)
+    pairs = (i[None, :] * n + j).reshape(-1)  # (n²,) row-major index of pair (i, j) in the (n², C) table
+    return table.reshape(n * n, -1).index_select(0, pairs).reshape(n, n, -1).mean(1)  # (u, i, C) -> (u, C)
 
 
 def key_candidates(shares: torch.Tensor, n: int) -> tuple[torch.Tensor, torch.Tensor]:
@@ -209,11 +210,15 @@ def logit_measures(
     flat, labels_ = table.reshape(-1, C), y.reshape(-1)
     key_part = f_r - mean  # what the excluded logits lose
     excluded = row_losses(flat[train_idx] - key_part[u[train_idx]], labels_[train_idx])
+    # The restricted logits of a pair are row u of f_r: each row's log-softmax once (n rows), then one
+    # number per pair, not an (n², C) table (the same per-pair losses as row_losses(f_r[u], labels)).
+    z = f_r - f_r.amax(1, keepdim=True)
+    restricted = torch.log(torch.exp(z).sum(1))[u] - z[u, labels_]
     return LogitMeasures(
         shares,
         w,
         valid,
-        row_losses(f_r[u], labels_).mean(),
+        restricted.mean(),
         excluded.mean() if len(train_idx) else torch.tensor(math.nan, dtype=F64, device=table.device),
         row_losses(flat, labels_).mean(),
     )
