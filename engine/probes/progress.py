@@ -119,12 +119,9 @@ def key_frequencies(shares: torch.Tensor | np.ndarray, n: int) -> list[int]:
 
 def frequency_mask(n: int, w: torch.Tensor, valid: torch.Tensor, constant: bool) -> torch.Tensor:
     """(n,) bool: the DFT rows of the valid frequencies w and −w (mod n), and row 0 if `constant`."""
-    hits = torch.zeros(n, dtype=F64, device=w.device)
-    on = valid.to(F64)
-    hits.index_add_(0, w % n, on).index_add_(0, (-w) % n, on)  # exact 0/1 sums: the order does not matter
-    if constant:
-        hits[0] = 1.0
-    return hits > 0
+    k = torch.arange(n, device=w.device)[:, None]  # (n, 1) against the (1, keys) candidates: no scatter
+    hits = (((k == w % n) | (k == (-w) % n)) & valid).any(1)
+    return hits | (k[:, 0] == 0) if constant else hits
 
 
 def _keys_tensor(keys: list[int], device: torch.device) -> tuple[torch.Tensor, torch.Tensor]:
