@@ -427,7 +427,8 @@ class ProgressProbe(Probe):
             norms = embedding_norms(E)
             ringable = m.valid & (2 * m.w < n)  # the strongest key with a ring (not the Nyquist frequency)
             strongest_e = torch.argmax(norms[: (n - 1) // 2]) + 1  # else the strongest frequency of E
-            w = torch.where(ringable.any(), m.w[torch.argmax(ringable.int())], strongest_e)
+            first = m.w.index_select(0, torch.argmax(ringable.int(), 0, keepdim=True))[0]  # no 0-d tensor index
+            w = torch.where(ringable.any(), first, strongest_e)
             r, base = ring(E, w), ring(E[self.shuffle], w)
             share = key_energy_share_of(E, frequency_mask(n, m.w, m.valid, constant=False))
             parts |= {
