@@ -8,6 +8,7 @@ from typing import IO, Any, Protocol
 
 from engine.events import EvalLogged, Event, RunFinished, RunStarted, StepsTaken
 from engine.phases import Phases, early_stop_note
+from grok_tui.commands.width import columns
 from grok_tui.eta import eta_from_rate
 
 
@@ -50,10 +51,11 @@ class PlainProgress:
         if isinstance(ev, RunStarted):
             self.started = ev
             self.max_steps = ev.max_steps
-            self._print(
-                f"run {ev.run_dir}  device {ev.device}  train {ev.n_train}  test {ev.n_test}  "
-                f"steps {ev.step}->{ev.max_steps}"
-            )
+            head = f"run {ev.run_dir}"
+            rest = f"device {ev.device}  train {ev.n_train}  test {ev.n_test}  steps {ev.step}->{ev.max_steps}"
+            # the path is never cut (it is copied into the next command): the rest goes below it when too wide
+            wide = len(head) + 2 + len(rest) > columns()
+            self._print(f"{head}\n  {rest}" if wide else f"{head}  {rest}")
         elif isinstance(ev, StepsTaken):
             self.sps = ev.steps_per_s
         elif isinstance(ev, EvalLogged):

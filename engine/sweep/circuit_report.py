@@ -7,7 +7,7 @@ with val acc >= 0.10 to G (read at the logged steps around them), against the wi
 it (their "cleanup"); and whether the rare tokens (`probe.rare_k`) join the embedding ring last (§4.2's
 prediction, from ring.csv, keyfreq.csv and joins.csv of the progress probe). Runs are grouped by task and
 split (random, or token-starved as in Fig. 4); each quantity is a mean over seeds with the sweep statistics'
-percentile-bootstrap interval (engine/sweep/stats.py `mean_ci`)."""
+spread (engine/sweep/stats.py `seed_interval`: the range below 8 runs, a 95% t-interval from 8)."""
 
 from __future__ import annotations
 
@@ -23,7 +23,7 @@ from engine.phases import circuit_phases_from_rows
 from engine.run_record import read_run
 from engine.rundir import JOINS, KEYFREQ, RING, clean_text, is_group, is_run_dir, read_csv
 from engine.sweep.spec import member_fields
-from engine.sweep.stats import mean_ci
+from engine.sweep.stats import seed_interval
 
 JUMP_START_ACC = 0.10  # the jump runs from the first evaluation with val acc >= this to G (val acc >= 0.95)
 
@@ -187,9 +187,11 @@ def circuit_cells(paths: Iterable[str | Path]) -> dict[tuple[str, str], list[dic
 
 
 def summary(recs: Iterable[dict[str, Any]], key: str) -> tuple[float, float, float, int]:
-    """(mean, lo, hi, n) of one quantity over runs: `mean_ci` of the runs where it was measured."""
+    """(mean, lo, hi, n) of one quantity over the runs where it was measured: `seed_interval`'s mean and spread
+    (the range below 8 runs, never called a 95% interval; the t-interval from 8)."""
     xs = [float(r[key]) for r in recs if r.get(key) is not None and math.isfinite(r[key])]
-    return (*mean_ci(xs), len(xs))
+    sp = seed_interval(xs)
+    return sp.mean, sp.lo, sp.hi, sp.n
 
 
 # The pooled lines: each quantity over all runs, and the side of it that a claim counts (None: none).

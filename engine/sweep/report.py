@@ -21,6 +21,7 @@ from engine.config import ConfigError
 from engine.phases import GENERALIZED
 from engine.rundir import read_metrics
 from engine.sweep.compare import compare_lines
+from engine.sweep.forks_report import DEFAULT_METRICS, TARGET_METRICS, intervention_rows
 from engine.sweep.results import ENDED
 from engine.sweep.spec import Group
 from engine.sweep.stats import (
@@ -352,8 +353,31 @@ def build_tables(
             r["stopped at"] = stopped_at(summarize(r.pop("_members")))
         t.rows = targets
         tables.append(t)
+    if group.spec.forks:
+        tables += _interventions_table(group, metrics)
     paired = paired_lines(group, rows, finals, tail, baseline)
     return tables, compare_lines(group, rows, baseline) + paired + _tail_note(group, tail)
+
+
+def _interventions_table(group: Group, metrics: list[str] | None) -> list[Table]:
+    """The fork arms against the runs they fork, paired by seed (engine/sweep/forks_report.py): `--metrics`
+    (peaks left out), else the targets' accuracy and row norm where the group has targets, else val_acc."""
+    chosen = [k for k in metrics or [] if not k.startswith(PEAK)] or list(
+        TARGET_METRICS if has_targets(group) else DEFAULT_METRICS
+    )
+    rows = intervention_rows(group, chosen)
+    if not rows:
+        return []
+    title = (
+        "interventions (engine/sweep/forks_report.py): each fork arm against the arm it forks, paired by seed; "
+        "before: the parent at the fork step, after: the fork's last evaluation; mean (min–max) n below 8 seeds"
+    )
+    cols = [f"{k} {part}" for k in chosen for part in ("before", "after", "change")]
+    t = Table(title, ["arm", "from"], intervals=cols, texts=[f"{k} higher" for k in chosen])
+    for r in rows:
+        r["stopped at"] = stopped_at(summarize(r.pop("_members")))
+    t.rows = rows
+    return [t]
 
 
 def _target_norms(group: Group, tail: int) -> dict[str, dict[str, float]]:

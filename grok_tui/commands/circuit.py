@@ -2,8 +2,8 @@
 
 Per task and split: G, circuit formation C, the test loss's fall and the restricted loss's lead over it,
 cleanup U and ‖θ‖² over the jump (Nanda et al. 2023); whether the rare tokens join the ring last and where
-they sit at the end (§4.2). Each cell is a mean over seeds with its 95% bootstrap interval
-(engine/sweep/circuit_report.py); the pooled lines follow.
+they sit at the end (§4.2). Each cell is a mean over seeds with its spread: the range below 8 runs, a 95%
+t-interval from 8 (engine/sweep/circuit_report.py); the pooled lines follow.
 """
 
 from __future__ import annotations
@@ -55,12 +55,24 @@ def _num(x: float, digits: Any) -> str:
     return "-" if math.isnan(x) else f"{x * 100:,.1f}%" if digits == "%" else f"{x:,.{digits}f}"
 
 
+def spread_words() -> str:
+    """What a cell's brackets are, for the headers."""
+    from engine.sweep.stats import MIN_SEEDS_FOR_INTERVAL
+
+    return f"mean (range) below {MIN_SEEDS_FOR_INTERVAL} runs, [95% t-interval] from {MIN_SEEDS_FOR_INTERVAL}"
+
+
 def ci(stat: tuple[float, float, float, int], digits: Any) -> str:
-    """`mean [lo, hi]`, a fraction as a percentage with "%"; "-" when no run measured it."""
+    """`mean (lo to hi)`, the range, below 8 runs; `mean [lo, hi]`, the 95% t-interval, from 8; a fraction as a
+    percentage with "%"; "-" when no run measured it."""
+    from engine.sweep.stats import MIN_SEEDS_FOR_INTERVAL
+
     m, lo, hi, n = stat
     if n == 0 or math.isnan(m):
         return "-"
     k, d, unit = (100, 1, "%") if digits == "%" else (1, digits, "")
+    if n < MIN_SEEDS_FOR_INTERVAL:
+        return f"{m * k:,.{d}f} ({lo * k:,.{d}f} to {hi * k:,.{d}f}){unit}"
     return f"{m * k:,.{d}f} [{lo * k:,.{d}f}, {hi * k:,.{d}f}]{unit}"
 
 
@@ -90,7 +102,7 @@ def blocks(cells: dict[tuple[str, str], list[dict[str, Any]]]) -> str:
     for i in range(1, len(made[0])):  # row i of every table is the same task and split
         name, n = made[0][i][0], made[0][i][1]
         values = [v for rows in made for v in rows[i][2:]]
-        lines = [f"{name} ({n} run{'' if n == '1' else 's'}; mean [95% interval])"]
+        lines = [f"{name} ({n} run{'' if n == '1' else 's'}; {spread_words()})"]
         lines += [fit(f"  {h:<{label_w}}  {v}") for h, v in zip(heads, values, strict=True)]
         text.append("\n".join(lines))
     return "\n\n".join(text)
@@ -115,7 +127,8 @@ def register(app: typer.Typer) -> None:
         """Restricted vs test loss, ‖θ‖² over the jump and rare tokens on the ring, per task and split.
 
         Finished runs with the progress probe (probe.progress_every) are grouped by data.op and split
-        (starved when data.starve_k is set); each cell is a mean over seeds with its 95% bootstrap interval.
+        (starved when data.starve_k is set); each cell is a mean over seeds with its range below 8 runs, its
+        95% t-interval from 8.
         """
         from engine.config import ConfigError
         from engine.sweep.circuit_report import circuit_cells, pooled
@@ -130,7 +143,7 @@ def register(app: typer.Typer) -> None:
         else:
             typer.echo("\n\n".join(render(t, fmt) for t in tables(cells)))
         n = sum(len(r) for r in cells.values())
-        typer.echo(f"\nover all {n} runs (mean [95% interval], smallest to largest, on the claimed side):")
+        typer.echo(f"\nover all {n} runs: {spread_words()};\nsmallest to largest; on the claimed side:")
         for key, line in pooled(cells).items():
             label, digits = POOLED_LINES[key]
             text = f"- {label}: {ci(line['stat'], digits)}, {_num(line['min'], digits)} to {_num(line['max'], digits)}"

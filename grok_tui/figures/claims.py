@@ -36,10 +36,11 @@ class Claim:
     what: str  # one line: what the figure shows (the paper's figure)
     build: Callable[[Group], list[Panel]]
     cols: str | None = None  # a grid key: one column per value (data.op: one per task), one row per metric
+    width: int = 0  # a fixed number of columns (decouple_paper: a row of three panels per optimizer)
 
     def ncols(self, group: Group) -> int:
         """Columns of the panel grid (0: draw's default, one row of up to style.MAX_COLS)."""
-        return len(_facets(group, self.cols)) if self.cols else 0
+        return len(_facets(group, self.cols)) if self.cols else self.width
 
 
 def _facets(group: Group, key: str | None) -> list[Any]:
@@ -212,13 +213,14 @@ def decouple_paper(group: Group) -> list[Panel]:
     the mean over seeds with their range; a learned step whose member medians were not all reached is
     drawn at the mean with those members at the budget (a bound, as `grok report` prints it)."""
     finals = member_finals(group, ["val_acc_target"])
-    budgets = [num(r.get("max_steps")) for r in group.results().values()]  # as `grok report` reads it
+    res = group.results()
+    runs = {m.id for m in group.members if not m.fork_of}  # the forks' longer budgets are not the runs'
+    budgets = [num(r.get("max_steps")) for k, r in res.items() if k in runs]  # as `grok report` reads it
     budget = max([b for b in budgets if b is not None] or [float(group.base.train.max_steps)])
     by: dict[tuple[str, str], dict[str, list[tuple[float, float, float]]]] = {}
-    res = group.results()
     for m in group.members:
-        if res.get(m.id, {}).get("status") not in ENDED:
-            continue
+        if m.fork_of or res.get(m.id, {}).get("status") not in ENDED:
+            continue  # a fork (the interventions) is read in the report's tables, not against batch share
         s = read_run(group.member_dir(m)).summary  # its run record (engine/run_record.py)
         share, acc = s.target_batch_share, finals.get(m.id, {}).get("val_acc_target")
         learned = member_target_learned(s)
@@ -251,7 +253,22 @@ def decouple_paper(group: Group) -> list[Panel]:
             panel = Panel(f"{opt}: targets' {label}", [metric], curves, xlabel="batches holding a target", points=True)
             panel.log_x, panel.ticks_at_points = True, False
             panels.append(panel)
+        panels.append(norm_gap(group, opt))
     return _need(panels, group, "members with targets and the targets probe")
+
+
+def norm_gap(group: Group, opt: str) -> Panel:
+    """The norm gap opening (§4.2): the target rows' norm against the ring's median radius (`target_norm`)
+    over training, a line per draw rate r of the data-intact cells of one optimizer, mean over seeds."""
+    tag = opt + DECOUPLE_FAMILIES[0][1]
+    curves = []
+    for c in group_curves(group, "target_norm"):
+        m = c.member
+        if m is None or m.fork_of or not m.arm.startswith(tag):
+            continue
+        curves.append(dataclasses.replace(c, label=f"r = {m.arm.removeprefix(tag)}"))
+    title = f"{opt}: target rows' norm"
+    return Panel(title, ["target_norm"], curves, log_x=False, ylabel="target rows' norm / ring radius")
 
 
 def heat(row_key: str, col_key: str) -> Callable[[Group], list[Panel]]:
@@ -405,8 +422,9 @@ _CLAIMS = (
     Claim(
         "decouple_paper",
         ("decouple_paper",),
-        "targets' val accuracy and learned step against the share of batches holding them",
+        "targets' val accuracy and learned step against the share of batches holding them; their rows' norm",
         decouple_paper,
+        width=3,
     ),
     Claim("progress", ("progress_phases",), "val accuracy and the progress measures per split", _progress, "data.op"),
 )

@@ -59,6 +59,7 @@ COMMANDS = {
     "split": lambda lab: ["split", "--preset", "skewed_mul"],
     "split starved": lambda lab: ["split", "--preset", "decouple"],
     "circuit": lambda lab: ["circuit", _run(lab)],
+    "fork": lambda lab: ["fork", _run(lab), "--steps", "80", "-i", "rescale:3=x2", "--out", "forks"],
     "report": lambda lab: ["report", _group(lab)],
     "export -o": lambda lab: ["export", _run(lab), "-o", "one.csv"],
     "sweep --plan": lambda lab: ["sweep", "--preset", "paper", "--plan"],

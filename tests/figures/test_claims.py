@@ -445,11 +445,16 @@ def test_decouple_paper_accuracy_and_learned_step_against_batch_share(tmp_path: 
             "adam_m1_r1": {"data.starve_m": 1},
             "sgd_r1": {"optim.name": "sgd"},
         },
+        "fork_at": "40",  # a fork arm (an intervention) is left out of the figure: it has no batch share of its own
+        "forks": {"adam_r0.1_rescaled": {"from": "adam_r0.1", "intervene": ["rescale:targets=ring"]}},
     }
-    share = {"adam_r1": 1.0, "adam_r0.1": 0.6, "adam_m1_r1": 0.2, "sgd_r1": 1.0}
+    share = {"adam_r1": 1.0, "adam_r0.1": 0.6, "adam_m1_r1": 0.2, "sgd_r1": 1.0, "adam_r0.1_rescaled": 0.05}
 
     def curve(m: Member) -> dict[str, list[float]]:
-        return {"val_acc_target": [share[m.arm] - 0.1 * m.seed] * len(STEPS)}  # the report's tail mean reads it
+        return {  # the report's tail mean reads val_acc_target; the norm panel draws target_norm over steps
+            "val_acc_target": [share[m.arm] - 0.1 * m.seed] * len(STEPS),
+            "target_norm": [share[m.arm] / (1 + i) for i in range(len(STEPS))],
+        }
 
     g = fake_group(tmp_path, table, curve, STEPS, preset="decouple_paper", data__starve_k=2, data__starve_m=-1)
     for m in g.members:  # the summary fields the figure reads: batch share, targets and their learned steps
@@ -458,14 +463,22 @@ def test_decouple_paper_accuracy_and_learned_step_against_batch_share(tmp_path: 
         learned = [None, 40, None, 60] if m.arm != "adam_m1_r1" else [None, None, None, None]
         doc.update(target_batch_share=share[m.arm], target_tokens=[1, 3], learned_step=learned)
         (d / "summary.json").write_text(json.dumps(doc))
+        if m.fork_of:  # a fork trains past its run's budget: the runs' budget still bounds the learned step
+            g.record({"member": m.id, **doc, "max_steps": 2 * STEPS[-1], "run_dir": d.name})
     _, panels = claim_panels("decouple_paper", g)
     fig = draw(panels, legend="first")
-    titles = ["adam: targets' val accuracy", "adam: targets' learned step", "sgd: targets' val accuracy"]
-    assert [ax.get_title() for ax in fig.axes][:3] == titles
-    assert fig_legend(fig) == ["data intact, draws cut (r) (n=2)", "m = 1 (n=2)"]
+    titles = [
+        *("adam: targets' val accuracy", "adam: targets' learned step", "adam: target rows' norm"),
+        *("sgd: targets' val accuracy", "sgd: targets' learned step", "sgd: target rows' norm"),
+    ]
+    assert [ax.get_title() for ax in fig.axes][:6] == titles
+    norms = {ln.get_label(): list(ln.get_ydata()) for ln in _lines(fig.axes[2])}  # data-intact cells only, no fork
+    assert sorted(norms) == ["r = 0.1 (n=2)", "r = 1 (n=2)"]
+    assert norms["r = 0.1 (n=2)"] == pytest.approx([0.6 / (1 + i) for i in range(len(STEPS))])
+    assert fig_legend(fig) == ["data intact, draws cut (r) (n=2)", "m = 1 (n=2)", "r = 1 (n=2)", "r = 0.1 (n=2)"]
     intact, m1 = _lines(fig.axes[0])[:2]
     assert list(intact.get_xdata()) == [0.6, 1.0] and list(intact.get_ydata()) == pytest.approx([0.55, 0.95])
     assert list(m1.get_xdata()) == [0.2]
     steps = _lines(fig.axes[1])
     assert list(steps[0].get_ydata()) == pytest.approx([50.0, 50.0])  # median of 40 and 60
-    assert list(steps[1].get_ydata()) == pytest.approx([float(STEPS[-1])])  # never learned: at the budget
+    assert list(steps[1].get_ydata()) == pytest.approx([float(STEPS[-1])])  # never learned: the runs' budget
