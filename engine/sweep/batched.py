@@ -12,6 +12,7 @@ fit in a share of its free memory, up to a cap (engine/sweep/card_memory.py); on
 
 from __future__ import annotations
 
+import contextlib
 import math
 import time
 from functools import partial
@@ -68,8 +69,12 @@ def plan(
         if max_members is not None:
             return max_members
         if id(batch) not in sizes:
-            cfg = batch[0].config
-            sizes[id(batch)] = members_per_batch(cfg, workers, free) if _on_card(cfg) else CPU_MEMBERS
+            cfg, size = batch[0].config, CPU_MEMBERS
+            # No such card (cuda:7, torch without CUDA): the fixed size, and the members fail in their
+            # worker with the device's own error, as before.
+            with contextlib.suppress(Exception):
+                size = members_per_batch(cfg, workers, free) if _on_card(cfg) else CPU_MEMBERS
+            sizes[id(batch)] = size
         return sizes[id(batch)]
 
     if not any(not s.has_checkpoint and wants(s.config) for s in specs):

@@ -135,3 +135,11 @@ def test_plan_on_the_cpu_keeps_its_fixed_size(tmp_path: Path) -> None:
     specs = specs_of(tmp_path, 40)
     assert [len(b) for b in plan(specs, stack=True)] == [CPU_MEMBERS, 40 - CPU_MEMBERS]
     assert plan(specs) == [[s] for s in specs]  # not asked to stack: one by one
+
+
+@pytest.mark.skipif(torch.cuda.device_count() > 7, reason="this machine has a cuda:7")
+def test_plan_for_a_card_that_is_not_there(tmp_path: Path) -> None:
+    """A member on a card this machine lacks is planned at the fixed size; its worker reports the error
+    (tests/engine/sweep/test_pool.py), the planner does not."""
+    specs = specs_of(tmp_path, 40, "cuda:7")
+    assert [len(b) for b in plan(specs)] == [CPU_MEMBERS, 40 - CPU_MEMBERS]
