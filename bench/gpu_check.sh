@@ -12,7 +12,8 @@
 #   bench/gpu_check.sh --device cpu     # dry run with small sizes (under 3 minutes), anywhere
 #
 # --paper: the measurement of the whole paper on one GPU instead, in one call under BUDGET seconds
-# (default 560; bench/gpu_check_paper.sh): doctor; `grok sweep --preset paper` with all the time but
+# (default 560; bench/gpu_check_paper.sh): doctor; the members per stacked model each of the paper's
+# sweeps gets on this card (bench/paper_batches.py); `grok sweep --preset paper` with all the time but
 # RESERVE seconds (default 240), `grok report PAPER_DIR` (the whole wall time) and each claim's verdicts
 # (bench/paper_verdicts.py); the recorded step against eager on the presets that now record (adaptive
 # c, warm-up and cosine; bench/gpu_graph.py --only early); what the instruments cost a whole run, in

@@ -10,10 +10,10 @@ PAPER_DIR="${PAPER_DIR:-$PWD/gpu-check/paper}"  # git-ignored, outside $OUT/runs
 TF32_PRESET="${TF32_PRESET:-fig6_optimizers}"
 if [ "$DEVICE" = cpu ]; then  # the dry run: every step, tiny sizes
     PAPER_TINY="${PAPER_TINY:-1}"; TF32_SEEDS="${TF32_SEEDS:-1}"; TF32_ARGS=(--steps 40 --workers 2)
-    INSTR_ENV=(STEPS=20 REPS=1); PAPER_ARGS=(--workers 2)
+    INSTR_ENV=(STEPS=20 REPS=1); PAPER_ARGS=(--workers 2); BATCH_ARGS=(--workers 2)
 else
     PAPER_TINY="${PAPER_TINY:-}"; TF32_SEEDS="${TF32_SEEDS:-3}"; TF32_ARGS=()
-    INSTR_ENV=(STEPS=3000 REPS=1); PAPER_ARGS=()
+    INSTR_ENV=(STEPS=3000 REPS=1); PAPER_ARGS=(); BATCH_ARGS=()
 fi
 # One seed, every member stopped at its second evaluation (target 0, patience 1): the paper's whole
 # machinery (20 sweeps, the record, the report) in a few minutes on a CPU, nothing of its science.
@@ -25,6 +25,13 @@ rest() { local t=$(($(left) - RESERVE)); echo $((t > 1 ? t : 1)); }  # the paper
 # 2 the whole paper, with the time left but RESERVE seconds for the other steps; then its record and each
 # claim's verdicts
 if want paper; then
+    # the members per stacked model each sweep gets on this card, as the sweep plans them (bench/paper_batches.py)
+    if STEP_TIMEOUT=$(cap 120) step "paper batches" paper_batches.log "$PY" bench/paper_batches.py --device "$DEVICE" \
+        "${BATCH_ARGS[@]}"; then
+        while IFS= read -r line; do row "paper batches" "$line"; done < "$OUT/paper_batches.log"
+    else
+        row "paper batches" "FAILED (paper_batches.log)"
+    fi
     P=$(ls -d "$PAPER_DIR"/*/ 2>/dev/null | head -n 1)
     if [ -n "$P" ] && [ -f "$P/paper.json" ]; then  # an earlier call's paper: go on with it
         STEP_TIMEOUT=$(rest) step "paper (resumed)" paper.log "${GROK[@]}" sweep --resume "$P" -q

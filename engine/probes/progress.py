@@ -15,13 +15,22 @@ circuit of Nanda et al. §4 lives on the terms cos(wu) and sin(wu): the 2-D Four
   in the plane of the strongest key frequency, the parallelogram share RQI, and each token's share of
   embedding energy in the key frequencies (circuit membership). docs/PROBES.md says where these differ
   from the reference definitions.
+
+Everything is computed in float64 torch where the model lives (the run's CPU or GPU), with the keys
+picked on the device as a mask (no host decision between the forward pass and the last measure), and
+the probe reads its results to the host once per measurement. The array functions take tensors and give
+tensors on the same device; given numpy arrays they give numpy arrays (`host_arrays`), which is how the
+tests check them against answers computed another way.
 """
 
 from __future__ import annotations
 
+import dataclasses
+import functools
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar, cast
 
 import numpy as np
 import torch
@@ -39,6 +48,35 @@ from engine.probes.base import PROBE_SEED_OFFSET, Blocks, Probe, ProbeContext
 KEY_FACTOR = 10.0  # a key frequency holds >= 10× the chance share of non-constant logit energy
 KEY_MAX = 8  # at most this many key frequencies (Nanda et al. find 3 to 7)
 CHUNK = 8192  # pairs per forward pass
+F64 = torch.float64
+
+Fn = TypeVar("Fn", bound=Callable[..., Any])
+
+
+def _to_host(obj: Any) -> Any:
+    """Tensors as numpy arrays (0-d ones as Python numbers), inside lists and dataclasses too."""
+    if isinstance(obj, torch.Tensor):
+        return obj.item() if obj.dim() == 0 else obj.detach().cpu().numpy()
+    if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
+        return dataclasses.replace(obj, **{f.name: _to_host(getattr(obj, f.name)) for f in dataclasses.fields(obj)})
+    if isinstance(obj, list):
+        return [_to_host(v) for v in obj]
+    return obj
+
+
+def host_arrays(fn: Fn) -> Fn:
+    """numpy arrays in, numpy arrays out: the same torch code run on the CPU for a caller holding arrays."""
+
+    def tensor(a: Any) -> Any:
+        return torch.from_numpy(np.ascontiguousarray(a)) if isinstance(a, np.ndarray) else a
+
+    @functools.wraps(fn)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        if not any(isinstance(a, np.ndarray) for a in (*args, *kwargs.values())):
+            return fn(*args, **kwargs)
+        return _to_host(fn(*map(tensor, args), **{k: tensor(v) for k, v in kwargs.items()}))
+
+    return cast(Fn, wrapper)
 
 
 def chance_share(n: int) -> float:
@@ -46,63 +84,146 @@ def chance_share(n: int) -> float:
     return 2.0 / (n * n - 1)
 
 
-def answer_positions(n: int, sign: int) -> np.ndarray:
+def answer_positions(n: int, sign: int, device: torch.device | str | None = None) -> torch.Tensor:
     """(n, n) u = i + s·j mod n: the answer's axis position of each pair."""
-    i = np.arange(n)
+    i = torch.arange(n, device=device)
     return (i[:, None] + sign * i[None, :]) % n
 
 
-def profile(table: np.ndarray, sign: int) -> np.ndarray:
+@host_arrays
+def profile(table: torch.Tensor, sign: int) -> torch.Tensor:
     """(n, C) f[u] = the mean of the (n, n, C) table over the n pairs whose answer sits at u.
 
     The functions of u = i + s·j are a subspace of the n × n tables; f is the table's orthogonal projection
     onto it, and cos/sin(2πw·u/n) are exactly the 2-D Fourier terms (w, s·w), (−w, −s·w) (Nanda et al.'s
     cos(w(a+b)), sin(w(a+b)) directions)."""
     n = table.shape[0]
-    i = np.arange(n)
+    i = torch.arange(n, device=table.device)
     j = (sign * (i[:, None] - i[None, :])) % n  # (u, i): the j with i + s·j ≡ u
-    return table[i[None, :], j].mean(1)
+    pairs = (i[None, :] * n + j).reshape(-1)  # (n²,) row-major index of pair (i, j) in the (n², C) table
+    return table.reshape(n * n, -1).index_select(0, pairs).reshape(n, n, -1).mean(1)  # (u, i, C) -> (u, C)
 
 
-def frequency_shares(table: np.ndarray, sign: int) -> np.ndarray:
-    """Share of the non-constant energy on each frequency's (i + s·j) terms, w = 1..⌊n/2⌋ (index w-1)."""
-    n = table.shape[0]
-    total = ((table - table.mean((0, 1))) ** 2).sum()
-    F = np.abs(np.fft.fft(profile(table, sign), axis=0)) ** 2  # Σ_u f_w(u)² = (|F_w|² + |F_-w|²)/n (Parseval)
-    w = np.arange(1, n // 2 + 1)
-    energy = F[w].sum(1) + np.where(2 * w == n, 0.0, F[(n - w) % n].sum(1))  # Nyquist (n even): one term
-    return energy / total if total > 0 else np.zeros(len(w))
+def key_candidates(shares: torch.Tensor, n: int) -> tuple[torch.Tensor, torch.Tensor]:
+    """The KEY_MAX strongest frequencies (1-based, strongest first, ties in frequency order) and which of
+    them pass KEY_FACTOR × chance: the passing ones lead, so the keys are `w[valid]`. On the device."""
+    order = torch.argsort(-shares, stable=True)[:KEY_MAX]
+    return order + 1, shares[order] >= KEY_FACTOR * chance_share(n)
 
 
-def key_frequencies(shares: np.ndarray, n: int) -> list[int]:
+def key_frequencies(shares: torch.Tensor | np.ndarray, n: int) -> list[int]:
     """Frequencies (1-based) with share >= KEY_FACTOR × chance, strongest first, at most KEY_MAX."""
-    threshold = KEY_FACTOR * chance_share(n)
-    order = np.argsort(-shares, kind="stable")
-    return [int(k) + 1 for k in order if shares[k] >= threshold][:KEY_MAX]
+    w, valid = key_candidates(torch.as_tensor(shares), n)
+    return [k for k, v in zip(w.tolist(), valid.tolist(), strict=True) if v]
 
 
-def restrict(f: np.ndarray, keys: list[int]) -> np.ndarray:
+def frequency_mask(n: int, w: torch.Tensor, valid: torch.Tensor, constant: bool) -> torch.Tensor:
+    """(n,) bool: the DFT rows of the valid frequencies w and −w (mod n), and row 0 if `constant`."""
+    k = torch.arange(n, device=w.device)[:, None]  # (n, 1) against the (1, keys) candidates: no scatter
+    hits = (((k == w % n) | (k == (-w) % n)) & valid).any(1)
+    return hits | (k[:, 0] == 0) if constant else hits
+
+
+def _keys_tensor(keys: list[int], device: torch.device) -> tuple[torch.Tensor, torch.Tensor]:
+    w = torch.tensor(keys, dtype=torch.long, device=device)
+    return w, torch.ones_like(w, dtype=torch.bool)
+
+
+def restrict_to(f: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+    """A profile f (n, C) with every DFT row (over u) outside `mask` ablated."""
+    F = torch.fft.fft(f, dim=0)
+    return torch.fft.ifft(torch.where(mask[:, None], F, 0), dim=0).real
+
+
+@host_arrays
+def restrict(f: torch.Tensor, keys: list[int]) -> torch.Tensor:
     """A profile f (n, C) projected onto the constant and the key frequencies (over u)."""
-    n = f.shape[0]
-    F = np.fft.fft(f, axis=0)
-    G = np.zeros_like(F)
-    for k in {0, *(w % n for w in keys), *((-w) % n for w in keys)}:
-        G[k] = F[k]
-    return np.fft.ifft(G, axis=0).real
+    return restrict_to(f, frequency_mask(f.shape[0], *_keys_tensor(keys, f.device), constant=True))
 
 
-def cross_entropy(logits: np.ndarray, y: np.ndarray) -> float:
+def row_losses(logits: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+    """(N,) cross-entropy (nats) of each row of (N, C) float64 logits against (N,) labels."""
+    z = logits - logits.amax(1, keepdim=True)
+    lse = torch.log(torch.exp(z).sum(1))
+    return lse - z.gather(1, y[:, None])[:, 0]
+
+
+@host_arrays
+def cross_entropy(logits: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
     """Mean cross-entropy (nats) of (N, C) float64 logits against (N,) labels; NaN for no rows."""
     if len(y) == 0:
-        return math.nan
-    z = logits - logits.max(1, keepdims=True)
-    lse = np.log(np.exp(z).sum(1))
-    return float((lse - z[np.arange(len(y)), y]).mean())
+        return torch.tensor(math.nan, dtype=F64)
+    return row_losses(logits, y).mean()
+
+
+def _shares_of_profile(f: torch.Tensor, total: torch.Tensor) -> torch.Tensor:
+    """`frequency_shares` from the table's profile f (n, C) and its non-constant energy `total`."""
+    n = f.shape[0]
+    F = torch.fft.fft(f, dim=0).abs() ** 2  # Σ_u f_w(u)² = (|F_w|² + |F_-w|²)/n (Parseval)
+    w = torch.arange(1, n // 2 + 1, device=f.device)
+    mirror = torch.where(2 * w == n, 0.0, F[(n - w) % n].sum(1))  # Nyquist (n even): one term
+    return torch.where(total > 0, (F[w].sum(1) + mirror) / total, 0.0)
+
+
+@host_arrays
+def frequency_shares(table: torch.Tensor, sign: int) -> torch.Tensor:
+    """Share of the non-constant energy on each frequency's (i + s·j) terms, w = 1..⌊n/2⌋ (index w-1)."""
+    return _shares_of_profile(profile(table, sign), ((table - table.mean((0, 1))) ** 2).sum())
+
+
+@dataclass(frozen=True)
+class LogitMeasures:
+    """What `logit_measures` finds in one logit table: tensors on the table's device."""
+
+    shares: torch.Tensor  # (⌊n/2⌋,) per-frequency share of non-constant energy
+    w: torch.Tensor  # (k,) candidate key frequencies (1-based), strongest first
+    valid: torch.Tensor  # (k,) bool, which candidates are keys: a leading run, so the keys are w[valid]
+    restricted_loss: torch.Tensor  # 0-d
+    excluded_loss: torch.Tensor  # 0-d, NaN for no training pair on the axis
+    full_loss: torch.Tensor  # 0-d: the unmodified logits over all axis pairs (the restricted loss's reference)
+
+    @property
+    def key_share(self) -> torch.Tensor:
+        """The key frequencies' summed share (0-d)."""
+        return torch.where(self.valid, self.shares[self.w - 1], 0.0).sum()
+
+
+def logit_measures(
+    table: torch.Tensor, y: torch.Tensor, train_idx: torch.Tensor, sign: int, fixed: list[int] | None = None
+) -> LogitMeasures:
+    """Key frequencies, restricted and excluded loss of an (n, n, C) float64 logit table with (n, n) labels
+    and the flat (row-major) indices of the training pairs (Nanda et al. 2023, §5.1), without a host read.
+
+    The restricted logits of pair (i, j) are f_R[u], f_R the key part (and the constant) of the profile;
+    the excluded ones are the logits minus that key part. Both are computed on the profile's n rows.
+    `fixed` holds the keys constant (Nanda et al. pick them once, from the trained model)."""
+    n, C = table.shape[0], table.shape[2]
+    mean = table.mean((0, 1))
+    f = profile(table, sign)
+    shares = _shares_of_profile(f, ((table - mean) ** 2).sum())
+    w, valid = _keys_tensor(list(fixed), table.device) if fixed else key_candidates(shares, n)
+    f_r = restrict_to(f, frequency_mask(n, w, valid, constant=True))  # (n, C): one row per answer position
+    u = answer_positions(n, sign, table.device).reshape(-1)  # (n²,) row-major in (i, j)
+    flat, labels_ = table.reshape(-1, C), y.reshape(-1)
+    key_part = f_r - mean  # what the excluded logits lose
+    excluded = row_losses(flat[train_idx] - key_part[u[train_idx]], labels_[train_idx])
+    # The restricted logits of a pair are row u of f_r: each row's log-softmax once (n rows), then one
+    # number per pair, not an (n², C) table (the same per-pair losses as row_losses(f_r[u], labels)).
+    z = f_r - f_r.amax(1, keepdim=True)
+    restricted = torch.log(torch.exp(z).sum(1))[u] - z[u, labels_]
+    return LogitMeasures(
+        shares,
+        w,
+        valid,
+        restricted.mean(),
+        excluded.mean() if len(train_idx) else torch.tensor(math.nan, dtype=F64, device=table.device),
+        row_losses(flat, labels_).mean(),
+    )
 
 
 @dataclass(frozen=True)
 class Measures:
-    """What `progress_measures` finds in one logit table."""
+    """What `progress_measures` finds in one logit table, read to the host."""
 
     shares: np.ndarray  # (⌊n/2⌋,) per-frequency share of non-constant energy
     keys: list[int]
@@ -112,55 +233,58 @@ class Measures:
 
 
 def progress_measures(
-    table: np.ndarray, y: np.ndarray, train: np.ndarray, sign: int, fixed: list[int] | None = None
+    table: torch.Tensor | np.ndarray,
+    y: torch.Tensor | np.ndarray,
+    train: torch.Tensor | np.ndarray,
+    sign: int,
+    fixed: list[int] | None = None,
 ) -> Measures:
-    """Key frequencies, restricted and excluded loss of an (n, n, C) logit table with (n, n) labels and a
-    (n, n) bool mask of training pairs (Nanda et al. 2023, §5.1).
-
-    The restricted logits of pair (i, j) are f_R[u], f_R the key part (and the constant) of the profile;
-    the excluded ones are the logits minus that key part. Both are computed on the profile's n rows.
-    `fixed` holds the keys constant (Nanda et al. pick them once, from the trained model)."""
-    n, C = table.shape[0], table.shape[2]
-    shares = frequency_shares(table, sign)
-    keys = list(fixed) if fixed else key_frequencies(shares, n)
-    f_r = restrict(profile(table, sign), keys)  # (n, C): the restricted logits, one row per answer position
-    u = answer_positions(n, sign)
-    key_part = f_r - table.mean((0, 1))  # what the excluded logits lose
+    """`logit_measures` of an (n, n, C) table with (n, n) labels and a (n, n) bool mask of training pairs,
+    read to the host."""
+    t, labels_, mask = (
+        torch.as_tensor(np.ascontiguousarray(a) if isinstance(a, np.ndarray) else a) for a in (table, y, train)
+    )
+    m = logit_measures(t.to(F64), labels_.long(), mask.reshape(-1).nonzero()[:, 0], sign, fixed)
     return Measures(
-        shares,
-        keys,
-        cross_entropy(f_r[u].reshape(-1, C), y.reshape(-1)),
-        cross_entropy(table[train] - key_part[u[train]], y[train]),
-        cross_entropy(table.reshape(-1, C), y.reshape(-1)),
+        m.shares.cpu().numpy(),
+        [int(k) for k in m.w[m.valid].tolist()],
+        m.restricted_loss.item(),
+        m.excluded_loss.item(),
+        m.full_loss.item(),
     )
 
 
-def gini(x: np.ndarray) -> float:
+@host_arrays
+def gini(x: torch.Tensor) -> torch.Tensor:
     """Gini coefficient of non-negative values: 0 = all equal, → 1 = one holds everything."""
-    s = np.sort(x)
+    s = torch.sort(x).values
     m, total = len(s), s.sum()
-    if m == 0 or total <= 0:
-        return math.nan
-    return float(((2 * np.arange(1, m + 1) - m - 1) * s).sum() / (m * total))
+    if m == 0:
+        return torch.tensor(math.nan, dtype=F64)
+    k = torch.arange(1, m + 1, dtype=s.dtype, device=s.device)
+    return torch.where(total > 0, ((2 * k - m - 1) * s).sum() / (m * total), math.nan)
 
 
-def embedding_norms(E: np.ndarray) -> np.ndarray:
+@host_arrays
+def embedding_norms(E: torch.Tensor) -> torch.Tensor:
     """‖DFT of E over the axis rows‖₂ over the embedding axis, w = 1..⌊n/2⌋ (the constant left out)."""
-    return np.sqrt((np.abs(np.fft.rfft(E, axis=0)) ** 2).sum(1))[1:]
+    return torch.sqrt((torch.fft.rfft(E, dim=0).abs() ** 2).sum(1))[1:]
 
 
 @dataclass(frozen=True)
 class Ring:
-    """E's rows in the plane of one frequency w, and how close each is to the ideal ring."""
+    """E's rows in the plane of one frequency w, and how close each is to the ideal ring (tensors on E's
+    device; numpy arrays and numbers for a caller that gave arrays)."""
 
-    freq: int
-    x: np.ndarray  # (n,) coordinates of E_t in the plane of the ring fitted to the other rows (leave-one-out)
-    y: np.ndarray
-    distance: np.ndarray  # (n,) ‖(x_t, y_t) − (cos 2πwt/n, sin 2πwt/n)‖: 0 on the ideal ring
-    rqi: float
+    freq: Any  # w: an int, or a 0-d tensor picked on the device
+    x: Any  # (n,) coordinates of E_t in the plane of the ring fitted to the other rows (leave-one-out)
+    y: Any
+    distance: Any  # (n,) ‖(x_t, y_t) − (cos 2πwt/n, sin 2πwt/n)‖: 0 on the ideal ring
+    rqi: Any  # 0-d
 
 
-def ring(E: np.ndarray, w: int) -> Ring:
+@host_arrays
+def ring(E: torch.Tensor, w: int | torch.Tensor) -> Ring:
     """E (n, d), rows in axis order, in the plane of frequency w (1 <= w < n/2), each row left out.
 
     For each token t the ring c + A cos θ + B sin θ (θ_s = 2πws/n) is fitted by least squares to the OTHER
@@ -169,59 +293,72 @@ def ring(E: np.ndarray, w: int) -> Ring:
     compute, which put a random row at distance 0.6–0.75 (not about 1) and lifted RQI's chance level to
     2.3–2.8/n at d = 64–128 (issue 33). With the row left out a random E scores about 1/n.
     """
-    n = E.shape[0]
-    theta = 2 * np.pi * w * np.arange(n) / n
-    X = np.stack([np.ones(n), np.cos(theta), np.sin(theta)], 1)  # (n, 3)
+    n, dev = E.shape[0], E.device
+    theta = 2 * math.pi * torch.as_tensor(w, dtype=F64, device=dev) * torch.arange(n, dtype=F64, device=dev) / n
+    X = torch.stack([torch.ones_like(theta), torch.cos(theta), torch.sin(theta)], 1)  # (n, 3)
     # Least squares without row t by a rank-one downdate of the normal equations, for every t at once.
+    # solve_ex: no check of the factorization, so no wait for the device (a singular system gives inf/NaN).
     G = X.T @ X - X[:, :, None] * X[:, None, :]  # (n, 3, 3): XᵀX without row t
     XtE = X.T @ E  # (3, d)
-    coef = np.linalg.solve(G, XtE[None] - X[:, :, None] * E[:, None, :])  # (n, 3, d): c, A, B without row t
+    coef = torch.linalg.solve_ex(G, XtE[None] - X[:, :, None] * E[:, None, :]).result  # (n, 3, d): c, A, B
     AB = coef[:, 1:]  # (n, 2, d)
-    rhs = np.einsum("tkd,td->tk", AB, E - coef[:, 0])  # (n, 2)
-    xy = np.linalg.solve(AB @ AB.transpose(0, 2, 1), rhs[:, :, None])[:, :, 0]  # E_t − c_t ≈ x A_t + y B_t
+    rhs = torch.einsum("tkd,td->tk", AB, E - coef[:, 0])  # (n, 2)
+    xy = torch.linalg.solve_ex(AB @ AB.transpose(1, 2), rhs[:, :, None]).result[:, :, 0]  # E_t − c_t ≈ x A_t + y B_t
     x, y = xy[:, 0], xy[:, 1]
-    distance = np.hypot(x - np.cos(theta), y - np.sin(theta))
-    return Ring(w, x, y, distance, parallelogram_share(np.arctan2(y, x)))
+    distance = torch.hypot(x - torch.cos(theta), y - torch.sin(theta))
+    return Ring(w, x, y, distance, parallelogram_share(torch.atan2(y, x)))
 
 
-def shuffled(E: np.ndarray, seed: int) -> np.ndarray:
+def shuffle_order(n: int, seed: int) -> np.ndarray:
+    """The fixed random order of the shuffled-E baseline's rows."""
+    return np.random.default_rng(seed).permutation(n)
+
+
+@host_arrays
+def shuffled(E: torch.Tensor, seed: int) -> torch.Tensor:
     """E's rows in a fixed random order: the shuffled-E baseline, the same norms and spectrum of row norms
     with the tokens' places on the axis destroyed. Its RQI sits at chance, about 1/n."""
-    return E[np.random.default_rng(seed).permutation(E.shape[0])]
+    return E[torch.as_tensor(shuffle_order(E.shape[0], seed), device=E.device)]
 
 
-def parallelogram_share(phase: np.ndarray) -> float:
+@host_arrays
+def parallelogram_share(phase: torch.Tensor) -> torch.Tensor:
     """RQI on a ring: the share of modular parallelograms (i, j, m, k), i + j ≡ m + k (mod n), {m, k} ≠ {i, j},
     whose phases close, |φ_i + φ_j − φ_m − φ_k| < π/n (mod 2π): half the spacing of the ideal ring.
     Liu et al. (2022) count E_i + E_j ≈ E_m + E_k on a line; on a ring the parallelogram closes in phase.
     The swapped pair (m, k) = (j, i) closes for any phases and is left out, so uniform random phases score
     1/n (with it in, 2/n)."""
     n = len(phase)
-    i = np.arange(n)
+    i = torch.arange(n, device=phase.device)
     pair = phase[i[None, :]] + phase[(i[:, None] - i[None, :]) % n]  # (r, i): φ_i + φ_(r-i)
     diff = pair[:, :, None] - pair[:, None, :]  # (r, i, m)
-    close = np.abs((diff + np.pi) % (2 * np.pi) - np.pi) < np.pi / n
+    close = torch.abs((diff + math.pi) % (2 * math.pi) - math.pi) < math.pi / n
     # (i, j) itself (m = i) and its swap (m = j) close for any phases: n² + n² − n entries of (r, i, m),
     # n of them where i = j (2i ≡ r); they are not parallelograms.
     trivial = 2 * n * n - n
-    return float((close.sum() - trivial) / (n**3 - trivial))
+    return (close.sum() - trivial).to(F64) / (n**3 - trivial)
 
 
-def key_energy_share(E: np.ndarray, keys: list[int]) -> np.ndarray:
-    """Per row of E (n, d): the share of its centred energy on the key frequencies' cos/sin (over the axis)."""
-    n = E.shape[0]
+def key_energy_share_of(E: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+    """Per row of E (n, d): the share of its centred energy on the DFT rows in `mask` (over the axis)."""
     centred = E - E.mean(0)
-    F = np.fft.fft(centred, axis=0)
-    G = np.zeros_like(F)
-    for w in keys:
-        for k in {w % n, (-w) % n}:
-            G[k] = F[k]
-    part = np.fft.ifft(G, axis=0).real
+    part = torch.fft.ifft(torch.where(mask[:, None], torch.fft.fft(centred, dim=0), 0), dim=0).real
     total = (centred**2).sum(1)
     resid = ((centred - part) ** 2).sum(1)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        share = np.where(total > 0, 1 - resid / total, 0.0)
-    return np.clip(share, 0.0, 1.0)
+    return torch.where(total > 0, 1 - resid / total, 0.0).clamp(0.0, 1.0)
+
+
+@host_arrays
+def key_energy_share(E: torch.Tensor, keys: list[int]) -> torch.Tensor:
+    """Per row of E (n, d): the share of its centred energy on the key frequencies' cos/sin (over the axis)."""
+    return key_energy_share_of(E, frequency_mask(E.shape[0], *_keys_tensor(keys, E.device), constant=False))
+
+
+def median(x: torch.Tensor) -> torch.Tensor:
+    """numpy's median of a 1-D tensor: the mean of the two middle values for an even length, NaN with a NaN."""
+    s = torch.sort(x).values
+    n = len(s)
+    return torch.where(x.isnan().any(), math.nan, (s[(n - 1) // 2] + s[n // 2]) / 2)
 
 
 class ProgressProbe(Probe):
@@ -246,64 +383,99 @@ class ProgressProbe(Probe):
         pairs = np.stack([i.ravel(), j.ravel()], 1)  # (n², 2) axis pairs, row-major in (i, j)
         device = next(iter(ctx.params.values())).device
         self.x = torch.as_tensor(tokens(cfg.data, pairs), device=device)
-        self.y = labels(cfg.data, pairs).reshape(n, n)
+        self.y = torch.as_tensor(labels(cfg.data, pairs).reshape(n, n), dtype=torch.long, device=device)
         x_train = ctx.x_train.cpu().numpy()
         b_col = 2 if cfg.data.format == "a_op_b_eq" else 1
         pos = self.axis.position
         a, b = pos[x_train[:, 0]], pos[x_train[:, b_col]]
         on = (a >= 0) & (b >= 0)
-        self.train = np.zeros((n, n), dtype=bool)
-        self.train[a[on], b[on]] = True
+        train = np.zeros((n, n), dtype=bool)
+        train[a[on], b[on]] = True
+        self.train_idx = torch.as_tensor(np.flatnonzero(train), device=device)  # training pairs, row-major
         train_pairs = np.stack([x_train[:, 0], x_train[:, b_col]], 1)
         self.rare = {int(t) for t in rare_tokens(operand_counts(train_pairs, cfg.data.p), cfg.probe.rare_k)}
         self.buffers = dict(ctx.model.named_buffers())
+        self.order = torch.as_tensor(order, device=device)  # E's operand rows in axis order
+        self.shuffle = torch.as_tensor(shuffle_order(n, cfg.train.seed + PROBE_SEED_OFFSET), device=device)
 
     @torch.no_grad()
-    def logit_table(self) -> np.ndarray:
-        """The model's logits on every axis pair, (n, n, C) float64."""
+    def logit_table(self) -> torch.Tensor:
+        """The model's logits on every axis pair, (n, n, C) float64 on the model's device."""
         params = {**self.ctx.params, **self.buffers}
         out = [functional_call(self.ctx.model, params, (self.x[k : k + CHUNK],)) for k in range(0, len(self.x), CHUNK)]
         n = self.axis.n
-        return torch.cat(out).double().cpu().numpy().reshape(n, n, -1)
+        return torch.cat(out).double().reshape(n, n, -1)
 
     @torch.no_grad()
     def measure(self, step: int) -> dict[str, Any]:
-        m = progress_measures(self.logit_table(), self.y, self.train, self.axis.sign, self.ctx.cfg.probe.fixed_keys)
-        weight_sq = float(sum(p.detach().double().pow(2).sum() for p in self.ctx.params.values()))
-        out: dict[str, Any] = {
+        n = self.axis.n
+        m = logit_measures(self.logit_table(), self.y, self.train_idx, self.axis.sign, self.ctx.cfg.probe.fixed_keys)
+        weight_sq = sum(p.detach().double().pow(2).sum() for p in self.ctx.params.values())
+        # Every number of the row, on the device, in this order; one read to the host below.
+        parts: dict[str, torch.Tensor] = {
             "restricted_loss": m.restricted_loss,
             "excluded_loss": m.excluded_loss,
-            "key_freqs": len(m.keys),
-            "key_share": float(sum(m.shares[w - 1] for w in m.keys)),
-            "weight_sq": weight_sq,
+            "key_freqs": m.valid.sum(),
+            "key_share": m.key_share,
+            "weight_sq": torch.as_tensor(weight_sq),
+            "shares": m.shares,
+            "w": m.w,
+            "valid": m.valid,
+        }
+        if self.blocks.e_names:
+            E = self.blocks.embedding.double()[self.order]  # operand rows in axis order
+            norms = embedding_norms(E)
+            ringable = m.valid & (2 * m.w < n)  # the strongest key with a ring (not the Nyquist frequency)
+            strongest_e = torch.argmax(norms[: (n - 1) // 2]) + 1  # else the strongest frequency of E
+            first = m.w.index_select(0, torch.argmax(ringable.int(), 0, keepdim=True))[0]  # no 0-d tensor index
+            w = torch.where(ringable.any(), first, strongest_e)
+            r, base = ring(E, w), ring(E[self.shuffle], w)
+            share = key_energy_share_of(E, frequency_mask(n, m.w, m.valid, constant=False))
+            parts |= {
+                "gini_E": gini(norms),
+                "rqi": r.rqi,
+                "rqi_shuffled": base.rqi,
+                "ring_distance": median(r.distance),
+                "ring_distance_shuffled": median(base.distance),
+                "ring_members": (share >= JOIN_SHARE).sum(),
+                "ring_freq": w,
+                "x": r.x,
+                "y": r.y,
+                "distance": r.distance,
+                "membership": share,
+            }
+        flat = torch.cat([t.reshape(-1).to(F64) for t in parts.values()]).tolist()  # the one read per measurement
+        host: dict[str, list[float]] = {}
+        at = 0
+        for k, t in parts.items():
+            host[k] = flat[at : at + t.numel()]
+            at += t.numel()
+        keys = [int(w) for w, v in zip(host["w"], host["valid"], strict=True) if v]
+        out: dict[str, Any] = {
+            "restricted_loss": host["restricted_loss"][0],
+            "excluded_loss": host["excluded_loss"][0],
+            "key_freqs": len(keys),
+            "key_share": host["key_share"][0],
+            "weight_sq": host["weight_sq"][0],
         }
         ring_part: dict[str, Any] = {"ring_freq": 0, "tokens": (), "x": (), "y": (), "distance": (), "membership": ()}
         if self.blocks.e_names:
-            E = self.blocks.embedding.double().cpu().numpy()[self.axis.order]  # operand rows in axis order
-            norms = embedding_norms(E)
-            n = self.axis.n
-            ring_freqs = [w for w in m.keys if 2 * w < n] or [int(np.argmax(norms[: (n - 1) // 2])) + 1]
-            r = ring(E, ring_freqs[0])
-            base = ring(shuffled(E, self.ctx.cfg.train.seed + PROBE_SEED_OFFSET), ring_freqs[0])
-            share = key_energy_share(E, m.keys)
             out.update(
-                gini_E=gini(norms),
-                rqi=r.rqi,
-                rqi_shuffled=base.rqi,
-                ring_distance=float(np.median(r.distance)),
-                ring_distance_shuffled=float(np.median(base.distance)),
-                ring_members=int((share >= JOIN_SHARE).sum()),
+                gini_E=host["gini_E"][0],
+                rqi=host["rqi"][0],
+                rqi_shuffled=host["rqi_shuffled"][0],
+                ring_distance=host["ring_distance"][0],
+                ring_distance_shuffled=host["ring_distance_shuffled"][0],
+                ring_members=int(host["ring_members"][0]),
             )
             ring_part = {
-                "ring_freq": r.freq,
+                "ring_freq": int(host["ring_freq"][0]),
                 "tokens": tuple(int(t) for t in self.axis.order),
-                "x": tuple(float(v) for v in r.x),
-                "y": tuple(float(v) for v in r.y),
-                "distance": tuple(float(v) for v in r.distance),
-                "membership": tuple(float(v) for v in share),
+                "x": tuple(host["x"]),
+                "y": tuple(host["y"]),
+                "distance": tuple(host["distance"]),
+                "membership": tuple(host["membership"]),
                 "rare": tuple(int(t) in self.rare for t in self.axis.order),
             }
-        out["circuit"] = CircuitLogged(
-            step=step, shares=tuple(float(s) for s in m.shares), keys=tuple(m.keys), **ring_part
-        )
+        out["circuit"] = CircuitLogged(step=step, shares=tuple(host["shares"]), keys=tuple(keys), **ring_part)
         return out

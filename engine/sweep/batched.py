@@ -6,11 +6,13 @@ train.checkpoint_every steps and at the end, in `Trainer`'s format, so an interr
 continues from it on --resume). On the CPU one model already fills the cores, so members run one by
 one there unless `plan(..., stack=True)` asks (the tests compare a stacked sweep with its members alone
 on the CPU). Every member that `why_not_batched` accepts stacks: on the paper's sweeps all but the
-starved split's (its members' training sets differ in size).
+starved split's (its members' training sets differ in size). A batch on a card holds as many members as
+fit in a share of its free memory, up to a cap (engine/sweep/card_memory.py); on the CPU, CPU_MEMBERS.
 """
 
 from __future__ import annotations
 
+import contextlib
 import math
 import time
 from functools import partial
@@ -18,14 +20,19 @@ from pathlib import Path
 from typing import Any
 
 from engine.config import RunConfig
+from engine.sweep.card_memory import CPU_MEMBERS, members_per_batch
 from engine.sweep.events import MemberEnded, MemberProgressed, MemberStarted
 from engine.sweep.member import NOTIFY_EVERY_S, MemberSpec, Notify, Stopped, start_over
 from engine.sweep.results import ProbeTally, results_row
 
-MAX_MEMBERS = 32  # members per batched model
-
 
 def _wants_batches(cfg: RunConfig) -> bool:
+    """Members stack on a GPU; on the CPU one model already fills the cores."""
+    return _on_card(cfg)
+
+
+def _on_card(cfg: RunConfig) -> bool:
+    """Whether the member trains on a GPU: train.device cuda, or auto with an NVIDIA card present."""
     dev = cfg.train.device
     if dev.startswith("cuda"):
         return True
@@ -36,15 +43,39 @@ def _wants_batches(cfg: RunConfig) -> bool:
     return torch.cuda.is_available()
 
 
-def plan(specs: list[MemberSpec], max_members: int = MAX_MEMBERS, stack: bool | None = None) -> list[list[MemberSpec]]:
+def plan(
+    specs: list[MemberSpec],
+    max_members: int | None = None,
+    stack: bool | None = None,
+    workers: int = 1,
+    free: int | None = None,
+) -> list[list[MemberSpec]]:
     """Batches of members that can train as one model on a GPU; every other member alone. `stack`:
     True or False for every member whatever its device; None, members on a GPU.
 
+    A batch holds at most `max_members`; when None, as many as fit on the members' card with `workers`
+    batches training on it at once (engine/sweep/card_memory.py; `free`: the card's free bytes, asked of
+    the card when None), or CPU_MEMBERS off a card.
     A member that resumes from a checkpoint runs alone (a batched model starts every member at 0).
     """
 
     def wants(cfg: RunConfig) -> bool:
         return _wants_batches(cfg) if stack is None else stack
+
+    sizes: dict[int, int] = {}
+
+    def limit(batch: list[MemberSpec]) -> int:
+        """The batch's size, from its first member (the others share its shapes)."""
+        if max_members is not None:
+            return max_members
+        if id(batch) not in sizes:
+            cfg, size = batch[0].config, CPU_MEMBERS
+            # No such card (cuda:7, torch without CUDA): the fixed size, and the members fail in their
+            # worker with the device's own error, as before.
+            with contextlib.suppress(Exception):
+                size = members_per_batch(cfg, workers, free) if _on_card(cfg) else CPU_MEMBERS
+            sizes[id(batch)] = size
+        return sizes[id(batch)]
 
     if not any(not s.has_checkpoint and wants(s.config) for s in specs):
         return [[s] for s in specs]
@@ -57,7 +88,7 @@ def plan(specs: list[MemberSpec], max_members: int = MAX_MEMBERS, stack: bool | 
             out.append([s])
             continue
         for b in open_batches:
-            if len(b) < max_members and why_not_batched([b[0].config, s.config]) is None:
+            if len(b) < limit(b) and why_not_batched([b[0].config, s.config]) is None:
                 b.append(s)
                 break
         else:

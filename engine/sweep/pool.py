@@ -116,7 +116,7 @@ class LocalPool:
         import multiprocessing as mp
 
         ctx = mp.get_context("spawn")  # torch and fork do not mix
-        batches = plan(specs)
+        batches = plan(specs, workers=workers)  # each worker may hold a batch on the card at once
         n = max(min(workers, len(batches)), 1)
         threads = max(default_workers() // n, 1)
         with _stop_signals_blocked():  # every process spawned here: the workers and the resource tracker
