@@ -13,7 +13,7 @@ from typing import Annotated, Any
 
 import typer
 
-from engine.phases import GENERALIZED_ACC
+from engine.phases import CIRCUIT_KEY_SHARE, GENERALIZED_ACC
 from grok_tui.commands.width import fit
 from grok_tui.errors import user_errors
 
@@ -22,8 +22,9 @@ FORMATS = ("text", "markdown")
 TABLES: list[list[tuple[str, Any, Any]]] = [
     [
         (f"G: val ≥ {GENERALIZED_ACC:g}", "G", 0),
-        ("C: restricted < ln(p)/2", "C", 0),
+        ("restricted loss < ln(p)/2", "t_r", 0),
         ("test loss < ln(p)/2", "t_t", 0),
+        (f"C: also key share ≥ {CIRCUIT_KEY_SHARE:g}", "C", 0),
         ("lead: test − restricted", "lead", 0),
         ("U: ‖θ‖² falls fastest", "U", 0),
         ("Δ‖θ‖² over the jump", "dw", "%"),
@@ -63,7 +64,7 @@ def spread_words() -> str:
 
 
 def ci(stat: tuple[float, float, float, int], digits: Any) -> str:
-    """`mean (lo to hi)`, the range, below 8 runs; `mean [lo, hi]`, the 95% t-interval, from 8; a fraction as a
+    """`mean (lo–hi)`, the range, below 8 runs; `mean [lo, hi]`, the 95% t-interval, from 8; a fraction as a
     percentage with "%"; "-" when no run measured it."""
     from engine.sweep.stats import MIN_SEEDS_FOR_INTERVAL
 
@@ -72,7 +73,7 @@ def ci(stat: tuple[float, float, float, int], digits: Any) -> str:
         return "-"
     k, d, unit = (100, 1, "%") if digits == "%" else (1, digits, "")
     if n < MIN_SEEDS_FOR_INTERVAL:
-        return f"{m * k:,.{d}f} ({lo * k:,.{d}f} to {hi * k:,.{d}f}){unit}"
+        return f"{m * k:,.{d}f} ({lo * k:,.{d}f}–{hi * k:,.{d}f}){unit}"
     return f"{m * k:,.{d}f} [{lo * k:,.{d}f}, {hi * k:,.{d}f}]{unit}"
 
 
