@@ -97,7 +97,7 @@ def test_frozen_embedding_stays_fixed() -> None:
 
 def test_embed_init_scale() -> None:
     big = float(Trainer(tiny_config()).model.embedding.weight.detach().std())
-    small = float(Trainer(tiny_config(model__embed_init_scale=0.1)).model.embedding.weight.std())
+    small = float(Trainer(tiny_config(model__embed_init_scale=0.1)).model.embedding.weight.detach().std())
     assert small == pytest.approx(big * 0.1, rel=1e-5)
 
 
