@@ -10,6 +10,8 @@ from typing import Any
 
 import numpy as np
 
+from engine.probes.progress import Measures  # the same record: the frozen copy fills it as the old code did
+
 KEY_FACTOR = 10.0
 KEY_MAX = 8
 JOIN_SHARE = 0.5
@@ -72,17 +74,6 @@ def cross_entropy(logits: np.ndarray, y: np.ndarray) -> float:
     z = logits - logits.max(1, keepdims=True)
     lse = np.log(np.exp(z).sum(1))
     return float((lse - z[np.arange(len(y)), y]).mean())
-
-
-@dataclass(frozen=True)
-class Measures:
-    """What `progress_measures` finds in one logit table."""
-
-    shares: np.ndarray  # (⌊n/2⌋,) per-frequency share of non-constant energy
-    keys: list[int]
-    restricted_loss: float
-    excluded_loss: float
-    full_loss: float  # the unmodified logits over all axis pairs (the restricted loss's reference)
 
 
 def progress_measures(
