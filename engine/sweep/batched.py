@@ -12,7 +12,6 @@ fit in a share of its free memory, up to a cap (engine/sweep/card_memory.py); on
 
 from __future__ import annotations
 
-import contextlib
 import math
 import time
 from functools import partial
@@ -20,19 +19,15 @@ from pathlib import Path
 from typing import Any
 
 from engine.config import RunConfig
-from engine.sweep.card_memory import CPU_MEMBERS, members_per_batch
+from engine.sweep.card_memory import CPU_MEMBERS, free_bytes, members_per_batch
 from engine.sweep.events import MemberEnded, MemberProgressed, MemberStarted
 from engine.sweep.member import NOTIFY_EVERY_S, MemberSpec, Notify, Stopped, start_over
 from engine.sweep.results import ProbeTally, results_row
 
 
 def _wants_batches(cfg: RunConfig) -> bool:
-    """Members stack on a GPU; on the CPU one model already fills the cores."""
-    return _on_card(cfg)
-
-
-def _on_card(cfg: RunConfig) -> bool:
-    """Whether the member trains on a GPU: train.device cuda, or auto with an NVIDIA card present."""
+    """Whether the member trains on a GPU (train.device cuda, or auto with an NVIDIA card present): members
+    stack there; on the CPU one model already fills the cores."""
     dev = cfg.train.device
     if dev.startswith("cuda"):
         return True
@@ -41,6 +36,21 @@ def _on_card(cfg: RunConfig) -> bool:
     import torch
 
     return torch.cuda.is_available()
+
+
+def batch_size(cfg: RunConfig, workers: int = 1, free: int | None = None) -> int:
+    """Members per stacked model of this config: as many as fit on its card with `workers` batches training
+    on it at once (engine/sweep/card_memory.py; `free`: the card's free bytes, asked of the card when None),
+    else CPU_MEMBERS: off a card, and on a card this machine lacks (its members then fail in their worker
+    with the device's own error, not in the planner)."""
+    if not _wants_batches(cfg):
+        return CPU_MEMBERS
+    if free is None:
+        try:
+            free = free_bytes(cfg.train.device)
+        except (RuntimeError, AssertionError, ValueError):  # no such card; torch built without CUDA
+            return CPU_MEMBERS
+    return members_per_batch(cfg, free, workers)
 
 
 def plan(
@@ -53,50 +63,33 @@ def plan(
     """Batches of members that can train as one model on a GPU; every other member alone. `stack`:
     True or False for every member whatever its device; None, members on a GPU.
 
-    A batch holds at most `max_members`; when None, as many as fit on the members' card with `workers`
-    batches training on it at once (engine/sweep/card_memory.py; `free`: the card's free bytes, asked of
-    the card when None), or CPU_MEMBERS off a card.
-    A member that resumes from a checkpoint runs alone (a batched model starts every member at 0).
+    A batch holds at most `max_members`, else `batch_size` of its first member (the others share its
+    shapes). A member that resumes from a checkpoint runs alone (a batched model starts every member at 0).
     """
 
     def wants(cfg: RunConfig) -> bool:
         return _wants_batches(cfg) if stack is None else stack
-
-    sizes: dict[int, int] = {}
-
-    def limit(batch: list[MemberSpec]) -> int:
-        """The batch's size, from its first member (the others share its shapes)."""
-        if max_members is not None:
-            return max_members
-        if id(batch) not in sizes:
-            cfg, size = batch[0].config, CPU_MEMBERS
-            # No such card (cuda:7, torch without CUDA): the fixed size, and the members fail in their
-            # worker with the device's own error, as before.
-            with contextlib.suppress(Exception):
-                size = members_per_batch(cfg, workers, free) if _on_card(cfg) else CPU_MEMBERS
-            sizes[id(batch)] = size
-        return sizes[id(batch)]
 
     if not any(not s.has_checkpoint and wants(s.config) for s in specs):
         return [[s] for s in specs]
     from engine.many import why_not_batched
 
     out: list[list[MemberSpec]] = []
-    open_batches: list[list[MemberSpec]] = []
+    open_batches: list[tuple[list[MemberSpec], int]] = []  # each with its size, set by its first member
     for s in specs:
         if s.has_checkpoint or not wants(s.config):
             out.append([s])
             continue
-        for b in open_batches:
-            if len(b) < limit(b) and why_not_batched([b[0].config, s.config]) is None:
+        for b, size in open_batches:
+            if len(b) < size and why_not_batched([b[0].config, s.config]) is None:
                 b.append(s)
                 break
         else:
             if why_not_batched([s.config]) is None:
-                open_batches.append([s])
+                open_batches.append(([s], max_members or batch_size(s.config, workers, free)))
             else:
                 out.append([s])
-    return [_by_settings(b) for b in open_batches] + out
+    return [_by_settings(b) for b, _ in open_batches] + out
 
 
 def _by_settings(batch: list[MemberSpec]) -> list[MemberSpec]:

@@ -126,8 +126,6 @@ def free_bytes(device: str) -> int:
     return int(torch.cuda.mem_get_info(dev)[0])
 
 
-def members_per_batch(cfg: RunConfig, sharing: int = 1, free: int | None = None) -> int:
-    """Members of this config's shape per stacked model on its card (`free`: the card's free bytes, asked
-    of the card when None)."""
-    left = free_bytes(cfg.train.device) if free is None else free
-    return members_that_fit(member_bytes(cfg).total, left, batch_bytes(cfg), sharing)
+def members_per_batch(cfg: RunConfig, free: int, sharing: int = 1) -> int:
+    """Members of this config's shape per stacked model on a card with `free` bytes free."""
+    return members_that_fit(member_bytes(cfg).total, free, batch_bytes(cfg), sharing)

@@ -24,19 +24,22 @@ TARGET_METRICS = ("val_acc_target", "target_norm")  # a group with target tokens
 DEFAULT_METRICS = ("val_acc",)
 
 
-def before_after(group: Group, fork: Member, metric: str) -> tuple[float, float] | None:
-    """(the parent's value at the fork step, the fork's last value) of `metric`, or None where either is missing."""
+def before_after(group: Group, fork: Member, metrics: list[str]) -> dict[str, tuple[float, float]]:
+    """Per metric, (the parent's value at the fork step, the fork's last value); a metric either side lacks
+    is left out. Each run's metrics.csv is read once."""
     parent = next((m for m in group.members if m.id == fork.fork_of), None)
-    if parent is None:
-        return None
     at = read_summary(group.member_dir(fork)).fork_step
-    if at is None:
-        return None
-    before = [r.get(metric, math.nan) for r in read_metrics(group.member_dir(parent)) if r["step"] <= at]
-    after = [r.get(metric, math.nan) for r in read_metrics(group.member_dir(fork)) if r["step"] > at]
-    b = before[-1] if before else math.nan
-    a = next((v for v in reversed(after) if math.isfinite(v)), math.nan)
-    return (b, a) if math.isfinite(a) and math.isfinite(b) else None
+    if parent is None or at is None:
+        return {}
+    before = [r for r in read_metrics(group.member_dir(parent)) if r["step"] <= at]
+    after = [r for r in read_metrics(group.member_dir(fork)) if r["step"] > at]
+    out = {}
+    for k in metrics:
+        b = before[-1].get(k, math.nan) if before else math.nan
+        a = next((v for r in reversed(after) if math.isfinite(v := r.get(k, math.nan))), math.nan)
+        if math.isfinite(a) and math.isfinite(b):
+            out[k] = (b, a)
+    return out
 
 
 def intervention_rows(group: Group, metrics: list[str]) -> list[dict[str, Any]]:
@@ -51,8 +54,9 @@ def intervention_rows(group: Group, metrics: list[str]) -> list[dict[str, Any]]:
             continue
         row: dict[str, Any] = {"arm": arm, "from": spec.get("from") or "every arm"}
         row["_members"] = [res[m.id] for m in members]  # their results rows, for the report's "stopped at"
+        read = [before_after(group, m, metrics) for m in members]
         for k in metrics:
-            pairs = [p for m in members if (p := before_after(group, m, k)) is not None]
+            pairs = [r[k] for r in read if k in r]
             for name, xs in (("before", [b for b, _ in pairs]), ("after", [a for _, a in pairs])):
                 _put(row, f"{k} {name}", xs)
             _put(row, f"{k} change", [a - b for b, a in pairs])

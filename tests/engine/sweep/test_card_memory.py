@@ -122,12 +122,11 @@ def test_plan_sizes_batches_to_a_pretend_card(tmp_path: Path, monkeypatch: pytes
     one = member_bytes(specs[0].config).total
     extra = batch_bytes(specs[0].config)
     free = int((3 * one + extra) / MEMORY_FRACTION) + 1  # room for exactly 3 members
-    monkeypatch.setattr(engine.sweep.batched, "_wants_batches", lambda cfg: True)
-    monkeypatch.setattr(card_memory, "free_bytes", lambda device: free)
+    monkeypatch.setattr(engine.sweep.batched, "free_bytes", lambda device: free)
     assert [len(b) for b in plan(specs)] == [3, 3, 3, 1]
     assert [len(b) for b in plan(specs, workers=3)] == [1] * 10  # three batches at once: one member each
     assert [len(b) for b in plan(specs, max_members=5)] == [5, 5]
-    monkeypatch.setattr(card_memory, "free_bytes", lambda device: 10**15)
+    monkeypatch.setattr(engine.sweep.batched, "free_bytes", lambda device: 10**15)
     assert [len(b) for b in plan(specs_of(tmp_path, 300, "cuda"))] == [MAX_MEMBERS, MAX_MEMBERS, 300 - 2 * MAX_MEMBERS]
 
 
