@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import csv
 import json
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
@@ -13,7 +14,7 @@ from engine.safetext import clean_text
 
 
 def fsync_dir(path: Path) -> None:
-    """Make a rename inside `path` durable (POSIX: the directory entry lives in the directory)."""
+    """fsync a file, or a directory to make a rename inside it durable (POSIX: the entry lives there)."""
     fd = os.open(path, os.O_RDONLY)
     try:
         os.fsync(fd)
@@ -30,11 +31,7 @@ def replace_atomic(path: Path, write: Callable[[Path], Any]) -> None:
     tmp = path.with_name(path.name + ".tmp")
     try:
         write(tmp)
-        fd = os.open(tmp, os.O_RDONLY)
-        try:
-            os.fsync(fd)
-        finally:
-            os.close(fd)
+        fsync_dir(tmp)
         os.replace(tmp, path)
     except BaseException:
         tmp.unlink(missing_ok=True)
@@ -45,6 +42,16 @@ def replace_atomic(path: Path, write: Callable[[Path], Any]) -> None:
 def write_json_atomic(path: Path, obj: Any) -> None:
     text = json.dumps(obj, indent=2, default=str) + "\n"
     replace_atomic(path, lambda tmp: tmp.write_text(text))
+
+
+def write_csv_atomic(path: Path, rows: Iterable[Iterable[Any]]) -> None:
+    """A CSV file (header first) replaced whole, through `replace_atomic`."""
+
+    def write(tmp: Path) -> None:
+        with open(tmp, "w", newline="") as fh:
+            csv.writer(fh).writerows(rows)
+
+    replace_atomic(path, write)
 
 
 def json_object(path: Path) -> dict[str, Any]:

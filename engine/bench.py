@@ -234,20 +234,6 @@ def window_rate(seconds: list[float], chunk: int, lo: int, hi: int) -> float:
     return len(part) * chunk / sum(part) if part else float("nan")
 
 
-def subnormal_count(tensors: list[torch.Tensor]) -> int:
-    """Nonzero floats below the smallest normal number: the slow path of CPU arithmetic.
-
-    Turns flushing off first: with it on, the CPU reads subnormal inputs as zero and none would be seen.
-    """
-    torch.set_flush_denormal(False)
-    n = 0
-    for t in tensors:
-        if t.is_floating_point():
-            tiny = torch.finfo(t.dtype).tiny
-            n += int(((t.abs() < tiny) & (t != 0)).sum())
-    return n
-
-
 def many_loop(cfg: RunConfig, members: int) -> Stepper:
     """`members` seeds of one config trained as one batched model (engine/many.py)."""
     from engine.many import ManyTrainer

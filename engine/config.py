@@ -12,6 +12,7 @@ import functools
 import math
 import types
 import typing
+from collections.abc import Container
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -432,21 +433,14 @@ def coerce(value: Any, typ: Any, name: str) -> Any:
             return int(value)
         raise ConfigError(f"{name}: expected an integer (got {value!r})")
     if typ is float:
-        if isinstance(value, bool):
+        if isinstance(value, bool) or not isinstance(value, int | float | str):
             raise ConfigError(f"{name}: expected a number (got {value!r})")
-        out = float("nan")
-        if isinstance(value, int | float):
-            try:
-                out = float(value)
-            except OverflowError:
-                raise ConfigError(f"{name}: out of range (got {value!r})") from None
-        elif isinstance(value, str):
-            try:
-                out = float(value)
-            except ValueError:
-                raise ConfigError(f"{name}: expected a number (got {value!r})") from None
-        else:
-            raise ConfigError(f"{name}: expected a number (got {value!r})")
+        try:
+            out = float(value)
+        except OverflowError:  # an int past the double range; a string overflows to inf instead
+            raise ConfigError(f"{name}: out of range (got {value!r})") from None
+        except ValueError:
+            raise ConfigError(f"{name}: expected a number (got {value!r})") from None
         if not math.isfinite(out):
             raise ConfigError(f"{name}: expected a finite number (got {value!r})")
         return out
@@ -502,23 +496,25 @@ def parse_set(items: list[str]) -> dict[str, str]:
     return out
 
 
+def group_keys(doc: dict[str, Any], where: str, other: Container[str]) -> dict[str, Any]:
+    """A document's config tables as dotted keys; a key neither a group nor in `other` is an error."""
+    flat: dict[str, Any] = {}
+    for k, v in doc.items():
+        if k in other:
+            continue
+        if k not in GROUPS:
+            raise _unknown_key(k, where)
+        if not isinstance(v, dict):
+            raise ConfigError(f"{where}: [{k}] must be a table")
+        flat.update({f"{k}.{kk}": vv for kk, vv in v.items()})
+    return flat
+
+
 def from_dict(d: dict[str, Any], where: str = "") -> RunConfig:
     """Build a RunConfig from a nested dict such as config.json or a TOML file's tables."""
-    flat: dict[str, Any] = {}
-    top: dict[str, Any] = {}
-    for k, v in d.items():
-        if k.startswith("_"):  # metadata such as config.json's _meta
-            continue
-        if k in GROUPS:
-            if not isinstance(v, dict):
-                raise ConfigError(f"{where}: [{k}] must be a table")
-            for kk, vv in v.items():
-                flat[f"{k}.{kk}"] = vv
-        elif k in ("preset", "description"):
-            top[k] = str(v)
-        else:
-            raise _unknown_key(k, where)
-    cfg = apply_overrides(RunConfig(), flat, where)
+    top: dict[str, Any] = {k: str(d[k]) for k in ("preset", "description") if k in d}
+    meta = [k for k in d if k.startswith("_")]  # metadata such as config.json's _meta
+    cfg = apply_overrides(RunConfig(), group_keys(d, where, [*top, *meta]), where)
     return dataclasses.replace(cfg, **top) if top else cfg
 
 

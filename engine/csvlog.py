@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from engine import runfiles
-from engine.atomic import replace_atomic
+from engine.atomic import write_csv_atomic
 from engine.config import ConfigError
 from engine.safetext import clean_text
 
@@ -116,12 +116,7 @@ def truncate_csv(path: Path, max_step: int, keep_last: Callable[[int], bool] | N
             keep.append(r)
     if len(keep) == len(rows) and path.read_bytes().endswith(b"\n"):
         return
-
-    def write(tmp: Path) -> None:
-        with open(tmp, "w", newline="") as fh:
-            csv.writer(fh).writerows(keep)
-
-    replace_atomic(path, write)
+    write_csv_atomic(path, keep)
 
 
 def truncate_logs(run_dir: Path, max_step: int, keep_last: Callable[[int], bool] | None = None) -> None:

@@ -9,7 +9,6 @@ and the charts' markers. A run-directory module: the rest of the lab reads these
 
 from __future__ import annotations
 
-import csv
 import shutil
 from collections.abc import Callable, Mapping
 from pathlib import Path
@@ -30,16 +29,10 @@ def lineage(summary: RunSummary | Mapping[str, Any]) -> dict[str, Any]:
 
 def write_interventions(run_dir: Path, events: list[dict[str, Any]]) -> None:
     """interventions.csv: one row per intervention (step, kind, target, detail), oldest first."""
-    from engine.atomic import replace_atomic
+    from engine.atomic import write_csv_atomic
 
-    def write(tmp: Path) -> None:
-        with open(tmp, "w", newline="") as fh:
-            w = csv.writer(fh)
-            w.writerow(INTERVENTION_HEADER)
-            for e in events:
-                w.writerow([int(e["step"]), e["kind"], e.get("target", ""), e.get("detail", "")])
-
-    replace_atomic(Path(run_dir) / INTERVENTIONS, write)
+    rows = [[int(e["step"]), e["kind"], e.get("target", ""), e.get("detail", "")] for e in events]
+    write_csv_atomic(Path(run_dir) / INTERVENTIONS, [INTERVENTION_HEADER, *rows])
 
 
 def read_interventions(run_dir: str | Path) -> list[dict[str, Any]]:
@@ -69,19 +62,10 @@ def copy_logs(src: Path, dst: Path, step: int, keep_last: Callable[[int], bool])
 
 def recolumn(path: Path, columns: list[str]) -> None:
     """A CSV log rewritten under new columns (a fork turned a probe on): cells it has no value for stay empty."""
-    from engine.atomic import replace_atomic
+    from engine.atomic import write_csv_atomic
     from engine.csvlog import read_csv
 
-    rows = read_csv(path)
-
-    def write(tmp: Path) -> None:
-        with open(tmp, "w", newline="") as fh:
-            w = csv.writer(fh)
-            w.writerow(columns)
-            for r in rows:
-                w.writerow([r.get(c, "") for c in columns])
-
-    replace_atomic(path, write)
+    write_csv_atomic(path, [columns, *([r.get(c, "") for c in columns] for r in read_csv(path))])
 
 
 def fork_marks(run_dir: str | Path) -> tuple[tuple[int, str], ...]:

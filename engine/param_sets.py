@@ -17,7 +17,6 @@ from dataclasses import dataclass
 from engine.errors import ConfigError
 
 TOKEN_ROLES = ("targets", "rare", "absent")
-WHOLE_SETS = ("E", "W", "rest", "all")
 
 
 @dataclass(frozen=True)

@@ -7,6 +7,7 @@ runner). Loading never imports torch.
 
 from __future__ import annotations
 
+import dataclasses
 import difflib
 import functools
 import re
@@ -16,7 +17,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from engine.config import GROUPS, ConfigError, RunConfig, _unknown_key, apply_overrides
+from engine.config import ConfigError, RunConfig, apply_overrides, group_keys
 
 _TOP_KEYS = ("description", "extends", "sweep", "wall_time", "preset")  # preset: what `grok presets NAME` prints
 PRESET_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]*")  # a file stem in presets/, never a path
@@ -70,20 +71,6 @@ def read_toml(path: Path) -> dict[str, Any]:
         raise ConfigError(f"{path}: cannot read: {e}") from None
 
 
-def _flatten(doc: dict[str, Any], where: str) -> dict[str, Any]:
-    flat: dict[str, Any] = {}
-    for k, v in doc.items():
-        if k in _TOP_KEYS:
-            continue
-        if k not in GROUPS:
-            raise _unknown_key(k, where)
-        if not isinstance(v, dict):
-            raise ConfigError(f"{where}: [{k}] must be a table")
-        for kk, vv in v.items():
-            flat[f"{k}.{kk}"] = vv
-    return flat
-
-
 def load_file(path: Path, name: str | None = None, _seen: tuple[str, ...] = ()) -> Preset:
     """Load a preset or config TOML file, following `extends` chains."""
     doc = read_toml(path)
@@ -98,7 +85,7 @@ def load_file(path: Path, name: str | None = None, _seen: tuple[str, ...] = ()) 
             raise ConfigError(f"{where}: extends cycle through {parent!r}")
         p = load_preset(parent, (*_seen, name or path.stem))
         base, base_sweep = p.config, p.sweep
-    cfg = apply_overrides(base, _flatten(doc, where), where)
+    cfg = apply_overrides(base, group_keys(doc, where, _TOP_KEYS), where)
     desc = doc.get("description", "")
     sweep = doc.get("sweep", base_sweep)
     if not isinstance(sweep, dict):
@@ -107,14 +94,8 @@ def load_file(path: Path, name: str | None = None, _seen: tuple[str, ...] = ()) 
     if named is not None and not (isinstance(named, str) and PRESET_NAME.fullmatch(named)):
         raise ConfigError(f"{where}: preset must be a preset name (letters, digits, _ and -), got {named!r}")
     stem = name or named or path.stem
-    cfg = _replace_meta(cfg, preset=stem, description=str(desc))
+    cfg = dataclasses.replace(cfg, preset=stem, description=str(desc))
     return Preset(stem, str(desc), cfg, path, dict(sweep), str(doc.get("wall_time", "")))
-
-
-def _replace_meta(cfg: RunConfig, preset: str, description: str) -> RunConfig:
-    import dataclasses
-
-    return dataclasses.replace(cfg, preset=preset, description=description)
 
 
 def load_preset(name: str, _seen: tuple[str, ...] = ()) -> Preset:

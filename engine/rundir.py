@@ -11,14 +11,13 @@ and engine/group_record.py.
 
 from __future__ import annotations
 
-import csv
 import re
 import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from engine.atomic import fsync_dir, json_object, replace_atomic, unique_dir, write_json_atomic
+from engine.atomic import fsync_dir, json_object, replace_atomic, unique_dir, write_csv_atomic, write_json_atomic
 from engine.config import ConfigError, RunConfig
 from engine.csvlog import csv_header, read_csv, read_metrics, truncate_csv, truncate_logs
 from engine.probe_logs import read_circuit, read_fourier, read_learned_steps, read_tokens
@@ -182,14 +181,7 @@ def read_results(group_dir: str | Path) -> list[dict[str, str]]:
 
 def write_results(group_dir: str | Path, columns: list[str], rows: list[dict[str, Any]]) -> None:
     """Replace results.csv atomically and durably (`replace_atomic`)."""
-
-    def write(tmp: Path) -> None:
-        with open(tmp, "w", newline="") as fh:
-            w = csv.DictWriter(fh, columns, extrasaction="ignore")
-            w.writeheader()
-            w.writerows(rows)
-
-    replace_atomic(Path(group_dir) / RESULTS, write)
+    write_csv_atomic(Path(group_dir) / RESULTS, [columns, *([r.get(c, "") for c in columns] for r in rows)])
 
 
 # --- a whole-paper run's directory (engine/paper_record.py) ------------------------------------

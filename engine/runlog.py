@@ -16,7 +16,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-from engine.atomic import replace_atomic, write_json_atomic
+from engine.atomic import write_csv_atomic, write_json_atomic
 from engine.config import RunConfig
 from engine.csvlog import cell, read_csv
 from engine.events import CircuitLogged, EvalLogged, Event, FourierLogged, RunFinished, RunStarted, TokensLogged
@@ -183,13 +183,5 @@ def write_joins(run_dir: Path) -> None:
     rows = read_csv(Path(run_dir) / RING)
     joined = join_steps(rows)
     rare = {int(r["token"]): r.get("rare", "") for r in rows}
-
-    def write(tmp: Path) -> None:
-        with open(tmp, "w", newline="") as fh:
-            w = csv.writer(fh)
-            w.writerow(log(JOINS).header)
-            for tok in sorted(joined):
-                step = joined[tok]
-                w.writerow([tok, rare.get(tok, ""), "" if step is None else step])
-
-    replace_atomic(Path(run_dir) / JOINS, write)
+    out = [[tok, rare.get(tok, ""), "" if (step := joined[tok]) is None else step] for tok in sorted(joined)]
+    write_csv_atomic(Path(run_dir) / JOINS, [log(JOINS).header, *out])

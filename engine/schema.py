@@ -46,6 +46,10 @@ def or_null(check: Check) -> Check:
     return (lambda v: v is None or check[0](v)), f"{check[1]} or null"
 
 
+def list_of(ok: Callable[[Any], bool], want: str) -> Check:
+    return (lambda v: isinstance(v, list) and all(ok(x) for x in v)), want
+
+
 STEP: Check = (_step, "a whole number ≥ 0")
 STEPS: Check = ((lambda v: _whole(v) and v >= 1), "a whole number ≥ 1")
 WHOLE: Check = (_whole, "a whole number")
@@ -53,17 +57,14 @@ SECONDS: Check = ((lambda v: _number(v) and v >= 0), "a number ≥ 0")
 FRACTION: Check = ((lambda v: _number(v) and 0 <= v <= 1), "a number in [0, 1]")
 TEXT: Check = (_text, "a string")
 OBJECT: Check = ((lambda v: isinstance(v, dict)), "an object")
-WHOLES: Check = ((lambda v: isinstance(v, list) and all(_step(t) for t in v)), "a list of whole numbers ≥ 0")
+WHOLES = list_of(_step, "a list of whole numbers ≥ 0")
 NUMBER: Check = (_number, "a finite number")
-NUMBERS: Check = (  # NaN allowed: draw_share's token never drawn (engine/samplers.py)
-    (lambda v: isinstance(v, list) and all(isinstance(x, int | float) and not isinstance(x, bool) for x in v)),
-    "a list of numbers",
-)
+# NaN allowed: draw_share's token never drawn (engine/samplers.py)
+NUMBERS = list_of(lambda x: isinstance(x, int | float) and not isinstance(x, bool), "a list of numbers")
 STATUS: Check = ((lambda v: v in STATUSES), "one of " + ", ".join(STATUSES))
-LEARNED_STEPS: Check = (
-    (lambda v: isinstance(v, list) and all(t is None or _step(t) for t in v)),
-    "a list of whole numbers ≥ 0 or nulls",
-)
+LEARNED_STEPS = list_of(lambda t: t is None or _step(t), "a list of whole numbers ≥ 0 or nulls")
+STRINGS = list_of(_text, "a list of strings")
+OBJECTS = list_of(lambda x: isinstance(x, dict), "a list of objects")
 NAME: Check = ((lambda v: _text(v) and v not in ("", ".", "..") and "/" not in v and "\\" not in v), "a directory name")
 
 # config.json: checked before engine/run_record.py builds its RunConfig with engine.config.from_dict (which checks
@@ -90,9 +91,9 @@ GROUP: dict[str, Check] = {
     "created": TEXT,
     "base": OBJECT,
     "sweep": OBJECT,
-    "sweep.seeds": ((lambda v: isinstance(v, list) and all(_whole(s) for s in v)), "a list of whole numbers"),
-    "swept": ((lambda v: isinstance(v, list) and all(_text(s) for s in v)), "a list of strings"),
-    "members": ((lambda v: isinstance(v, list) and all(isinstance(m, dict) for m in v)), "a list of objects"),
+    "sweep.seeds": list_of(_whole, "a list of whole numbers"),
+    "swept": STRINGS,
+    "members": OBJECTS,
 }
 MEMBER: dict[str, Check] = {
     "id": ((lambda v: _text(v) and v != ""), "a non-empty string"),
@@ -165,18 +166,18 @@ PAPER: dict[str, Check] = {
     "version": ((lambda v: v == 1), "1"),
     "created": TEXT,
     "options": OBJECT,
-    "options.sets": ((lambda v: isinstance(v, list) and all(_text(s) for s in v)), "a list of strings"),
+    "options.sets": STRINGS,
     "options.seeds": or_null(STEPS),
     "options.steps": or_null(STEPS),
     "options.device": or_null(TEXT),
-    "sweeps": ((lambda v: isinstance(v, list) and all(isinstance(s, dict) for s in v)), "a list of objects"),
+    "sweeps": OBJECTS,
 }
 PAPER_SWEEP: dict[str, Check] = {
     "preset": ((lambda v: _text(v) and v != ""), "a non-empty string"),
     "claim": TEXT,
     "group": ((lambda v: v == "" or NAME[0](v)), "a directory name or empty"),
     "status": ((lambda v: v in PAPER_STATUSES), "one of " + ", ".join(PAPER_STATUSES)),
-    "segments": ((lambda v: isinstance(v, list) and all(isinstance(s, dict) for s in v)), "a list of objects"),
+    "segments": OBJECTS,
 }
 PAPER_SWEEP_REQUIRED = ("preset", "group", "status", "segments")
 SEGMENT: dict[str, Check] = {

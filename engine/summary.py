@@ -27,6 +27,7 @@ from engine.schema import (
     LEARNED_STEPS,
     NUMBER,
     NUMBERS,
+    OBJECTS,
     SECONDS,
     STATUS,
     STEP,
@@ -38,8 +39,6 @@ from engine.schema import (
     or_null,
     shown,
 )
-
-OBJECTS: Check = ((lambda v: isinstance(v, list) and all(isinstance(x, dict) for x in v)), "a list of objects")
 
 
 def _field(check: Check, *, results: bool = False) -> Any:

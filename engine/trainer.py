@@ -10,7 +10,7 @@ from collections.abc import Generator, Iterator
 from typing import Any
 
 from engine.config import RunConfig
-from engine.events import Event, RunStarted
+from engine.events import Event
 from engine.loop import PROGRESS_EVERY as PROGRESS_EVERY
 from engine.loop import OneModel, TrainLoop
 from engine.loop import resolve_device as resolve_device
@@ -47,10 +47,6 @@ class Trainer(TrainLoop):
         self._pause.clear()
 
     @property
-    def paused(self) -> bool:
-        return self._pause.is_set()
-
-    @property
     def phases(self) -> PhaseTracker:
         return self.metrics.phases
 
@@ -60,9 +56,6 @@ class Trainer(TrainLoop):
         return self.metrics.lr_ratio
 
     # --- the loop ----------------------------------------------------------------------------
-
-    def started_event(self) -> RunStarted:
-        return self.started(0)
 
     def __iter__(self) -> Iterator[Event]:
         return self.events()

@@ -18,7 +18,7 @@ from engine.rundir import read_metrics
 from engine.summary import read_summary
 from engine.sweep.results import ENDED
 from engine.sweep.spec import Group, Member
-from engine.sweep.stats import seed_interval
+from engine.sweep.stats import put_spread, seed_interval
 
 TARGET_METRICS = ("val_acc_target", "target_norm")  # a group with target tokens (the decoupling)
 DEFAULT_METRICS = ("val_acc",)
@@ -58,19 +58,8 @@ def intervention_rows(group: Group, metrics: list[str]) -> list[dict[str, Any]]:
         for k in metrics:
             pairs = [r[k] for r in read if k in r]
             for name, xs in (("before", [b for b, _ in pairs]), ("after", [a for _, a in pairs])):
-                _put(row, f"{k} {name}", xs)
-            _put(row, f"{k} change", [a - b for b, a in pairs])
+                put_spread(row, f"{k} {name}", seed_interval(xs))
+            put_spread(row, f"{k} change", seed_interval([a - b for b, a in pairs]))
             row[f"{k} higher"] = f"{sum(a > b for b, a in pairs)}/{len(pairs)}" if pairs else "-"
         out.append(row)
     return out
-
-
-def _put(row: dict[str, Any], col: str, xs: list[float]) -> None:
-    sp = seed_interval(xs)
-    row[col], row[f"{col}_lo"], row[f"{col}_hi"], row[f"{col}_n"], row[f"{col}_interval"] = (
-        sp.mean,
-        sp.lo,
-        sp.hi,
-        sp.n,
-        sp.kind,
-    )

@@ -32,6 +32,7 @@ from engine.sweep.stats import (
     num,
     paired,
     pooled_interval,
+    put_spread,
     quantile,
     seed_interval,
     summarize,
@@ -115,10 +116,7 @@ def member_finals(group: Group, metrics: list[str] | None = None, tail: int = DE
 
 
 def _final_metrics(finals: dict[str, dict]) -> list[str]:
-    cols: list[str] = []
-    for f in finals.values():
-        cols += [k for k in f if k not in cols]
-    return cols
+    return list(dict.fromkeys(k for f in finals.values() for k in f))
 
 
 def _final_table(group: Group, rows: list[dict[str, Any]], dims: list[str], finals: dict, tail: int) -> Table | None:
@@ -137,9 +135,7 @@ def _final_table(group: Group, rows: list[dict[str, Any]], dims: list[str], fina
         row: dict[str, Any] = dict(zip(dims, key, strict=True))
         for k in metrics:
             xs = [finals[r["member"]][k] for r in rs if k in finals.get(r["member"], {})]
-            sp = seed_interval(xs)
-            row[k], row[f"{k}_lo"], row[f"{k}_hi"], row[f"{k}_n"] = sp.mean, sp.lo, sp.hi, sp.n
-            row[f"{k}_interval"] = sp.kind
+            put_spread(row, k, seed_interval(xs))
         row["stopped at"] = stopped_at(summarize(rs))
         t.rows.append(row)
     return t
@@ -451,10 +447,9 @@ def _fmt_summary(r: dict[str, Any]) -> dict[str, str]:
 
 
 def _interval(r: dict[str, Any], c: str) -> str:
-    m = r[c]
     """A final value in a table cell: "0.842 (0.790–0.910) n=3", the range, below 8 seeds; "0.842 [0.800, 0.880]
     n=10", the t-interval, from 8 (the table's title says which bracket is which)."""
-    lo, hi, n = r[f"{c}_lo"], r[f"{c}_hi"], r[f"{c}_n"]
+    m, lo, hi, n = r[c], r[f"{c}_lo"], r[f"{c}_hi"], r[f"{c}_n"]
     if m != m:
         return "-"
     return (
@@ -546,9 +541,7 @@ def write_csv(
     for t in tables:
         out += [{"table": t.title, **r} for r in t.rows]
     out += [{"table": "comparison", "text": line} for line in compare]
-    cols: list[str] = []
-    for r in out:
-        cols += [k for k in r if k not in cols]
+    cols = list(dict.fromkeys(k for r in out for k in r))
 
     def write(fh: IO[str]) -> None:
         w = csv.DictWriter(fh, cols)

@@ -341,7 +341,7 @@ class Group:
 
     def record(self, row: dict[str, Any]) -> None:
         """Add or replace one member's row; results.csv is rewritten atomically, in member order."""
-        m = next(mm for mm in self.members if mm.id == row["member"])
+        m = self.member(row["member"])
         full = {"member": m.id, "arm": m.arm, "seed": m.seed}
         full.update({k: m.overrides.get(k, _base_value(self.base, k)) for k in self.spec.swept})
         full.update({k: _cell(v) for k, v in row.items() if k != "member"})
@@ -379,8 +379,4 @@ def _base_value(cfg: RunConfig, key: str) -> Any:
 
 
 def _cell(v: Any) -> Any:
-    if v is None:
-        return ""
-    if isinstance(v, float) and v != v:
-        return ""
-    return v
+    return "" if v is None or (isinstance(v, float) and v != v) else v

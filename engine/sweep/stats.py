@@ -19,6 +19,7 @@ differences, the normal approximation with the tie correction beyond).
 from __future__ import annotations
 
 import math
+from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -63,10 +64,7 @@ def summarize(rows: list[dict[str, Any]]) -> dict[str, Any]:
     vals = [v for v in (num(r.get("final_val_acc")) for r in ended) if v is not None]
     budget = max((num(r.get("max_steps")) or 0 for r in rows), default=0)
     stops = [x for x in (num(r.get("steps")) for r in ended) if x is not None]
-    statuses: dict[str, int] = {}
-    for r in rows:
-        st = r.get("status") or "missing"
-        statuses[st] = statuses.get(st, 0) + 1
+    statuses = Counter(r.get("status") or "missing" for r in rows)
     return {
         "n": n,
         "ended": len(ended),
@@ -87,15 +85,11 @@ def summarize(rows: list[dict[str, Any]]) -> dict[str, Any]:
     }
 
 
-def _value(r: dict[str, Any], key: str) -> str:
-    return str(r.get(key, ""))
-
-
 def cells(rows: Iterable[dict[str, Any]], keys: list[str]) -> dict[tuple[str, ...], list[dict[str, Any]]]:
     """Rows grouped by their values of `keys` (as text), in order of first appearance."""
     out: dict[tuple[str, ...], list[dict[str, Any]]] = {}
     for r in rows:
-        out.setdefault(tuple(_value(r, k) for k in keys), []).append(r)
+        out.setdefault(tuple(str(r.get(k, "")) for k in keys), []).append(r)
     return out
 
 
@@ -163,17 +157,9 @@ def sign_p(wins: int, n: int) -> float:
 
 def _ranks(a: np.ndarray) -> np.ndarray:
     """Ranks 1..n of `a`, ties given their mean rank (midranks)."""
-    order = np.argsort(a, kind="stable")
-    s = a[order]
-    r = np.empty(len(a))
-    i = 0
-    while i < len(s):
-        j = i
-        while j + 1 < len(s) and s[j + 1] == s[i]:
-            j += 1
-        r[order[i : j + 1]] = (i + j) / 2 + 1
-        i = j + 1
-    return r
+    _, inverse, counts = np.unique(a, return_inverse=True, return_counts=True)
+    ends = np.cumsum(counts)  # a tie at sorted places i..j (0-based) ends at j + 1: its mean rank is (i + j)/2 + 1
+    return (ends - (counts - 1) / 2)[inverse]
 
 
 def wilcoxon_p(d: Iterable[float]) -> float:
@@ -299,6 +285,12 @@ def seed_interval(xs: Iterable[float], level: float = 0.95) -> Spread:
         return Spread(m, float(a.min()), float(a.max()), n, RANGE)
     half = t_quantile((1 + level) / 2, n - 1) * float(a.std(ddof=1)) / math.sqrt(n)
     return Spread(m, m - half, m + half, n, T_INTERVAL if level == 0.95 else f"{level:.0%} t-interval")
+
+
+def put_spread(row: dict[str, Any], col: str, sp: Spread) -> None:
+    """A Spread as a report row's interval column: <col>, <col>_lo, <col>_hi, <col>_n and <col>_interval."""
+    for suffix, v in (("", sp.mean), ("_lo", sp.lo), ("_hi", sp.hi), ("_n", sp.n), ("_interval", sp.kind)):
+        row[col + suffix] = v
 
 
 def stratified_mean_ci(

@@ -20,7 +20,7 @@ from typing import Any
 from engine.columns import LEARNED_ACC
 from engine.summary import RunSummary, read_summary
 from engine.sweep.spec import Group
-from engine.sweep.stats import RANGE, cells, seed_interval
+from engine.sweep.stats import RANGE, cells, put_spread, seed_interval
 
 INF = math.inf
 LEARNED_COLUMN = f"learned step (val_acc_target ≥ {LEARNED_ACC:g})"
@@ -69,8 +69,7 @@ def target_rows(group: Group, dims: list[str], finals: dict[str, dict[str, float
         shares, ratios, norms, learned = [], [], [], []
         budget = 0.0
         for r in rs:
-            m = next(mm for mm in group.members if mm.id == r["member"])
-            s = read_summary(group.member_dir(m))
+            s = read_summary(group.member_dir(group.member(r["member"])))
             budget = max(budget, float(r.get("max_steps") or 0))
             if s.target_batch_share is not None:
                 shares.append(s.target_batch_share)
@@ -81,9 +80,7 @@ def target_rows(group: Group, dims: list[str], finals: dict[str, dict[str, float
             if (v := member_target_learned(s)) is not None:
                 learned.append(v)
         for name, xs in (("batch share", shares), ("draw ratio", ratios), ("target norm", norms)):
-            sp = seed_interval(xs)
-            row[name], row[f"{name}_lo"], row[f"{name}_hi"], row[f"{name}_n"] = sp.mean, sp.lo, sp.hi, sp.n
-            row[f"{name}_interval"] = sp.kind
+            put_spread(row, name, seed_interval(xs))
         row[LEARNED_COLUMN] = learned_cell(learned, budget)
         row["_members"] = rs  # the cell's results rows, for the report's "stopped at"
         out.append(row)
