@@ -121,8 +121,7 @@ def target_positions(cfg: DataConfig, starved: np.ndarray, seed: int) -> dict[in
 
 def shared_target_pairs(pairs: np.ndarray, starved: np.ndarray, p: int) -> int:
     """How many of these (a, b) pairs hold two different targets (their accuracy is credited to both)."""
-    mark = np.zeros(p, dtype=bool)
-    mark[starved] = True
+    mark = np.isin(np.arange(p), starved)
     return int((mark[pairs[:, 0]] & mark[pairs[:, 1]] & (pairs[:, 0] != pairs[:, 1])).sum())
 
 
@@ -137,8 +136,7 @@ def position_seen(
     seen = np.zeros((p, 2), dtype=bool)
     seen[train_pairs[:, 0], 0] = True
     seen[train_pairs[:, 1], 1] = True
-    is_t = np.zeros(p, dtype=bool)
-    is_t[targets] = True
+    is_t = np.isin(np.arange(p), targets)
     a, b = test_pairs[:, 0], test_pairs[:, 1]
     holds = is_t[a] | is_t[b]
     blind = (is_t[a] & ~seen[a, 0]) | (is_t[b] & ~seen[b, 1])
@@ -162,13 +160,12 @@ def _starved_pick(
     data.starve_position = same or mixed a pair (t, t) is never kept either (it holds t in both positions):
     the quota then counts per position (same: all m in the target's position; mixed: ⌈m/2⌉ as a, ⌊m/2⌋ as b).
     """
-    is_starved = np.zeros(cfg.p, dtype=bool)
-    is_starved[starved] = True
+    is_starved = np.isin(np.arange(cfg.p), starved)
     touches = is_starved[pairs[pool, 0]] | is_starved[pairs[pool, 1]]
     m, mode = cfg.starve_m, cfg.starve_position
     quota = np.zeros((cfg.p, 2), dtype=np.int64)  # (token, position) -> pairs it may still keep
     if mode == "any":
-        quota[:, :] = m  # any position: both counters move together (below)
+        quota[:, 0] = m  # any position: one counter per token (position 0)
     elif mode == "same":
         for t, q in target_positions(cfg, starved, seed).items():
             quota[t, q] = m
@@ -181,17 +178,10 @@ def _starved_pick(
         if len(kept) >= n or len(toks) > 1:
             continue
         (t,) = toks
-        if a == b:
-            if mode != "any":
-                continue
-            q = 0
-        else:
-            q = 0 if a == t else 1
-        if mode == "any":
-            if quota[t, 0] > 0:
-                kept.append(i)
-                quota[t] -= 1
-        elif quota[t, q] > 0:
+        if a == b and mode != "any":
+            continue
+        q = 0 if mode == "any" or a == t else 1
+        if quota[t, q] > 0:
             kept.append(i)
             quota[t, q] -= 1
     rest = rng.permutation(pool[~touches])[: n - len(kept)]

@@ -63,20 +63,13 @@ SAMPLER_KEYS = (
     "train.add_pairs",
     "train.add_pairs_m",
 )
+PRESET_KEYS = ("preset", "description")
 ADAM_STATE = ("adam", "adamw")  # one state layout: step, exp_avg, exp_avg_sq
 
 
 def forkable(key: str) -> bool:
     group, _, name = key.partition(".")
-    return (
-        key.startswith(FORKABLE_GROUPS)
-        or (group == "train" and name in FORKABLE_TRAIN)
-        or key
-        in (
-            "preset",
-            "description",
-        )
-    )
+    return key.startswith(FORKABLE_GROUPS) or (group == "train" and name in FORKABLE_TRAIN) or key in PRESET_KEYS
 
 
 def refuse_unforkable(changed: list[str]) -> None:
@@ -131,11 +124,10 @@ def fork_run(
     events: list[dict[str, Any]] = []
     for iv in ivs:
         if iv.kind in ROW_KINDS:
-            events.append({"step": step, "kind": iv.kind, "target": iv.what, "detail": _rows(iv, state, cfg, sets_of)})
+            detail = _rows(iv, state, cfg, sets_of)
         else:
-            t = cfg.train
-            detail = f"train.frozen = {t.frozen!r}, train.trainable = {t.trainable!r}"
-            events.append({"step": step, "kind": iv.kind, "target": iv.what, "detail": detail})
+            detail = f"train.frozen = {cfg.train.frozen!r}, train.trainable = {cfg.train.trainable!r}"
+        events.append({"step": step, "kind": iv.kind, "target": iv.what, "detail": detail})
     set_by_ivs = {"train.frozen", "train.trainable"} if any(iv.kind not in ROW_KINDS for iv in ivs) else set()
     for k, (a, b) in changed.items():
         if k not in set_by_ivs and k not in ("train.max_steps",):
@@ -179,30 +171,30 @@ def _rows(iv: Intervention, state: dict[str, Any], cfg: RunConfig, sets: Any) ->
     return f"tokens {' '.join(map(str, tokens)) or '-'}: {detail}"
 
 
-def _check_sets(cfg: RunConfig, sets: Any) -> None:
-    """ConfigError, one line, where train.frozen or train.trainable names what this model does not have."""
+def _built(cfg: RunConfig) -> Any:
+    """A model of `cfg`, built without moving torch's RNG (the checkpoint's RNG state is the run's)."""
     import torch
 
-    from engine.interventions import frozen_masks
     from engine.models import build_model
 
     rng = torch.get_rng_state()
     try:
-        frozen_masks(build_model(cfg), cfg, sets)
+        return build_model(cfg)
     finally:
         torch.set_rng_state(rng)
+
+
+def _check_sets(cfg: RunConfig, sets: Any) -> None:
+    """ConfigError, one line, where train.frozen or train.trainable names what this model does not have."""
+    from engine.interventions import frozen_masks
+
+    frozen_masks(_built(cfg), cfg, sets)
 
 
 def _e_names(cfg: RunConfig) -> list[str]:
-    import torch
+    from engine.models import embedding_names
 
-    from engine.models import build_model, embedding_names
-
-    rng = torch.get_rng_state()
-    try:
-        return embedding_names(build_model(cfg))
-    finally:
-        torch.set_rng_state(rng)
+    return embedding_names(_built(cfg))
 
 
 def _optimizer_state(state: dict[str, Any], pcfg: RunConfig, cfg: RunConfig, changed: dict[str, Any]) -> str:
@@ -210,16 +202,9 @@ def _optimizer_state(state: dict[str, Any], pcfg: RunConfig, cfg: RunConfig, cha
     settings where the groups and layout match, else reset. Returns what was done, for the log."""
     if not any(k.startswith("optim.") for k in changed):
         return "kept (no optimizer change)"
-    import torch
-
-    from engine.models import build_model
     from engine.optim import build_optimizer
 
-    rng = torch.get_rng_state()
-    try:
-        fresh = build_optimizer(build_model(cfg), cfg).state_dict()
-    finally:
-        torch.set_rng_state(rng)
+    fresh = build_optimizer(_built(cfg), cfg).state_dict()
     old = state["opt"]
     same_groups = [len(g["params"]) for g in old["param_groups"]] == [len(g["params"]) for g in fresh["param_groups"]]
     a, b = pcfg.optim.name, cfg.optim.name
@@ -286,10 +271,8 @@ def _write(
     fork = {"parent": parent, "fork_step": step, "ancestors": ancestors}
     write_interventions(d, all_events)
     meta = {k: v for k, v in (pdoc.get("_meta") or {}).items() if k != "resumed"}
-    if (
-        "train.add_pairs" in changed or "train.add_pairs_m" in changed
-    ):  # the training set the fork trains on, as RunStarted would log it
-        meta.update(_training_set(cfg))
+    if "train.add_pairs" in changed or "train.add_pairs_m" in changed:
+        meta.update(_training_set(cfg))  # the training set the fork trains on, as RunStarted would log it
     write_json_atomic(d / CONFIG, {**cfg.to_dict(), "_meta": {**meta, "fork": {**fork, "optimizer_state": opt_note}}})
     summary = {
         "status": "interrupted",

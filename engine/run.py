@@ -265,8 +265,7 @@ class Run:
         if not isinstance(saved, dict):  # a checkpoint from before configs were saved in it
             changed = config_changes(doc, self.cfg.to_dict())
         if changed:
-            meta: dict[str, Any] = doc.get("_meta") or {}
-            meta = meta if isinstance(meta, dict) else {}
+            meta = doc["_meta"] if isinstance(doc.get("_meta"), dict) else {}
             old = meta.get("resumed")
             history: list[Any] = [
                 *(old if isinstance(old, list) else []),
@@ -283,15 +282,8 @@ class Run:
         """Continue a run from its checkpoint, bit-for-bit on the CPU; `max_steps` may extend it."""
         path = Path(run_dir)
         cfg = read_config(path)
-        train = cfg.train
-        try:
-            if max_steps is not None:
-                train = dataclasses.replace(train, max_steps=max_steps)
-            if device is not None:
-                train = dataclasses.replace(train, device=device)
-        except ConfigError as e:
-            raise ConfigError(str(e)) from None
-        cfg = dataclasses.replace(cfg, train=train)
+        given: dict[str, Any] = {k: v for k, v in (("max_steps", max_steps), ("device", device)) if v is not None}
+        cfg = dataclasses.replace(cfg, train=dataclasses.replace(cfg.train, **given))
         if read_summary(path).status == "finished" and max_steps is None:
             raise ConfigError(f"{path}: run already finished; pass --steps N to extend it")
         return cls(cfg, _resume=path)

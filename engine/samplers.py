@@ -40,8 +40,7 @@ class Sampler:
 
     def __init__(self, cfg: RunConfig, x_train: torch.Tensor, device: torch.device) -> None:
         self.n = len(x_train)
-        self.batch = cfg.train.batch_size or self.n
-        self.batch = min(self.batch, self.n)
+        self.batch = min(cfg.train.batch_size or self.n, self.n)
         self.steps_per_epoch = math.ceil(self.n / self.batch)
         self.device = device
         self.gen = torch.Generator().manual_seed(cfg.train.seed + 1)
@@ -72,11 +71,10 @@ class Sampler:
     def _resolve_rate(self) -> None:
         if self.rate_setting == 1 or not bool(self.holds_target.any()):
             self.rate = 1.0
-            return
-        if self.rate_setting > 0:
+        elif self.rate_setting > 0:
             self.rate = float(self.rate_setting)
-            return
-        self.rate = matched_rate(self.base_weights(), self.a, self.b_other, self.target, self.p)
+        else:
+            self.rate = matched_rate(self.base_weights(), self.a, self.b_other, self.target, self.p)
 
     def rate_weights(self) -> torch.Tensor:
         """r on the examples holding a target token, 1 elsewhere."""
@@ -136,11 +134,15 @@ def to_device(t: torch.Tensor, device: torch.device) -> torch.Tensor:
     return t.pin_memory().to(device, non_blocking=True)
 
 
+def draw_counts(w: torch.Tensor, a: torch.Tensor, b_other: torch.Tensor, p: int) -> torch.Tensor:
+    """Each operand token's weighted draw count, (p,), example e drawn with weight w_e: a draw of (a, b)
+    counts for a and for b ≠ a."""
+    return (torch.bincount(a, weights=w, minlength=p + 1) + torch.bincount(b_other, weights=w, minlength=p + 1))[:p]
+
+
 def token_share(w: torch.Tensor, a: torch.Tensor, b_other: torch.Tensor, p: int) -> torch.Tensor:
-    """Each operand token's share of draws when example e is drawn with weight w_e, (p,), summing to 1;
-    a draw of (a, b) counts for a and for b ≠ a."""
-    c = torch.bincount(a, weights=w, minlength=p + 1) + torch.bincount(b_other, weights=w, minlength=p + 1)
-    c = c[:p]
+    """Each operand token's share of draws, (p,), summing to 1 (`draw_counts` normalized)."""
+    c = draw_counts(w, a, b_other, p)
     return c / c.sum()
 
 
@@ -156,11 +158,8 @@ def matched_rate(
     """
     holds = target[a] | target[torch.where(b_other < p, b_other, a)]
     wt, wn = torch.where(holds, w, 0.0), torch.where(holds, 0.0, w)
-
-    def counts(v: torch.Tensor) -> torch.Tensor:
-        return (torch.bincount(a, weights=v, minlength=p + 1) + torch.bincount(b_other, weights=v, minlength=p + 1))[:p]
-
-    A, B, X = counts(wt), counts(wn), counts(wt)
+    A, B = draw_counts(wt, a, b_other, p), draw_counts(wn, a, b_other, p)
+    X = A
     present = (A + B) > 0
     tgt, other = target & present, ~target & present
     if not bool(tgt.any()) or not bool(other.any()):
@@ -262,8 +261,7 @@ class TokenWeightedSampler(Sampler):
 class ReplacementSampler(TokenWeightedSampler):
     """Uniform example weights, drawn with replacement as balanced/gradient draw: their control arm."""
 
-    def base_weights(self) -> torch.Tensor:
-        return torch.ones(self.n, dtype=torch.float64)
+    base_weights = Sampler.base_weights
 
 
 class BalancedEpochSampler(ShuffleSampler):
@@ -314,22 +312,20 @@ class GradientSampler(TokenWeightedSampler):
         # and reading them there spares two device-to-host copies a step; the gradient norms still need one.
         last = self._last
         a, b = (self.a[last], self.b[last]) if last is not None else (x[:, ca].cpu(), x[:, cb].cpu())
-        occ = (
-            torch.bincount(a, minlength=self.p)[: self.p] + torch.bincount(b, minlength=self.p)[: self.p]
-        )  # occurrences of each operand token in the batch
+        occ = torch.bincount(a, minlength=self.p)[: self.p] + torch.bincount(b, minlength=self.p)[: self.p]
         seen = occ > 0
         g = grad_e[: self.p].detach().norm(dim=1).double().cpu() / occ.clamp(min=1)
         self.L = torch.where(seen, GRAD_EMA * self.L + (1 - GRAD_EMA) * g, self.L)
 
 
+SAMPLER_CLASSES: dict[str, type[Sampler]] = {
+    "shuffle": ShuffleSampler,
+    "balanced": TokenWeightedSampler,
+    "gradient": GradientSampler,
+    "replacement": ReplacementSampler,
+    "balanced_epochs": BalancedEpochSampler,
+}
+
+
 def build_sampler(cfg: RunConfig, x_train: torch.Tensor, device: torch.device) -> Sampler:
-    kind = cfg.train.sampler
-    if kind == "balanced":
-        return TokenWeightedSampler(cfg, x_train, device)
-    if kind == "gradient":
-        return GradientSampler(cfg, x_train, device)
-    if kind == "replacement":
-        return ReplacementSampler(cfg, x_train, device)
-    if kind == "balanced_epochs":
-        return BalancedEpochSampler(cfg, x_train, device)
-    return ShuffleSampler(cfg, x_train, device)
+    return SAMPLER_CLASSES[cfg.train.sampler](cfg, x_train, device)
