@@ -40,28 +40,21 @@ def sync(device: torch.device) -> None:
 
 def matmul_ceiling(device: torch.device, n: int = 2048, reps: int = 5, dtype: torch.dtype = torch.float32) -> float:
     """fp32 GFLOP/s of one large n×n×n matmul (2n³ FLOP), the median of `reps` after a warm-up."""
+    return matmul_speed(device, 0.0, n, reps, dtype)[0]
+
+
+def matmul_speed(
+    device: torch.device, seconds: float = 2.0, n: int = 1024, reps: int = 3, dtype: torch.dtype = torch.float32
+) -> tuple[float, int]:
+    """fp32 GFLOP/s of n×n×n matmuls repeated for about `seconds`, at least `reps` times (median), and how
+    many ran."""
     a = torch.randn(n, n, device=device, dtype=dtype)
     b = torch.randn(n, n, device=device, dtype=dtype)
     a @ b
     sync(device)
-    times = []
-    for _ in range(reps):
-        t = time.perf_counter()
-        a @ b
-        sync(device)
-        times.append(time.perf_counter() - t)
-    return 2 * n**3 / statistics.median(times) / 1e9
-
-
-def matmul_speed(device: torch.device, seconds: float = 2.0, n: int = 1024) -> tuple[float, int]:
-    """fp32 GFLOP/s of n×n×n matmuls repeated for about `seconds` (median), and how many ran."""
-    a = torch.randn(n, n, device=device)
-    b = torch.randn(n, n, device=device)
-    a @ b
-    sync(device)
     times: list[float] = []
     t_end = time.perf_counter() + seconds
-    while time.perf_counter() < t_end or len(times) < 3:
+    while time.perf_counter() < t_end or len(times) < reps:
         t = time.perf_counter()
         a @ b
         sync(device)
@@ -167,7 +160,6 @@ def peer_loop(cfg: RunConfig, flush_denormal: bool = False) -> Stepper:
             losses.append(loss.item())
         sync(device)
 
-    run.tensors = lambda: [*model.parameters(), *(t for s in opt.state.values() for t in s.values())]  # type: ignore[attr-defined]
     return run
 
 
@@ -208,13 +200,7 @@ def interleave(arms: dict[str, Stepper], steps: int, reps: int, warmup: int = 20
     """Train each arm `steps` steps per repetition, alternating arms; the first `warmup` steps are untimed."""
     for run in arms.values():
         run(warmup)
-    out = {name: ArmResult(name, steps, []) for name in arms}
-    for _ in range(reps):
-        for name, run in arms.items():
-            t = time.perf_counter()
-            run(steps)
-            out[name].seconds.append(time.perf_counter() - t)
-    return out
+    return {name: ArmResult(name, steps, secs) for name, secs in sustained(arms, steps * reps, steps).items()}
 
 
 def sustained(arms: dict[str, Stepper], total: int = 6000, chunk: int = 100) -> dict[str, list[float]]:

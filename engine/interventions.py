@@ -68,12 +68,8 @@ def set_changes(cfg: RunConfig, iv: Intervention) -> RunConfig:
     trainable = split_sets(t.trainable)
     if t.trainable:
         trainable += [s for s in named if s not in trainable]
-    return dataclasses.replace(
-        cfg,
-        train=dataclasses.replace(
-            t, frozen=", ".join(s for s in frozen if s not in named), trainable=", ".join(trainable)
-        ),
-    )
+    left = ", ".join(s for s in frozen if s not in named)
+    return dataclasses.replace(cfg, train=dataclasses.replace(t, frozen=left, trainable=", ".join(trainable)))
 
 
 # --- parameter sets on a model -----------------------------------------------------------------
@@ -180,24 +176,22 @@ def apply_rows(
     if not tokens:
         return "no token in the set"
     before = E[rows].norm(dim=1)
-    if iv.kind == "rescale":
-        if iv.arg == "ring":
-            # §4.2: a rarely updated row shrinks towards the ring's centre under weight decay while its
-            # direction from the centre may be right. Undo the norm alone: each row's distance from the
-            # centre c of the ring the other operand rows form is set to their median distance, its
-            # direction from c kept (the targets probe then reads target_norm = 1).
-            ring = [t for t in (axis if axis is not None else range(p)) if t not in set(tokens)]
-            if not ring:
-                raise ConfigError(f"--intervene {iv}: every operand row is in the set, no ring is left")
-            c = ring_centre(E, ring, axis)
-            radius = float(np.median((E[torch.tensor(ring)].double() - c).norm(dim=1).numpy()))
-            off = E[rows].double() - c
-            dist = off.norm(dim=1, keepdim=True)
-            E[rows] = (c + torch.where(dist > 0, off * (radius / dist), off)).to(E.dtype)
-            after = E[rows].norm(dim=1)
-            detail = f"distance from the ring's centre to its median radius {radius:.6g}"
-            return f"{detail}; mean norm {before.mean().item():.6g} -> {after.mean().item():.6g}"
-        elif iv.arg == "median_norm":
+    if iv.kind == "rescale" and iv.arg == "ring":
+        # §4.2: a rarely updated row shrinks towards the ring's centre under weight decay while its
+        # direction from the centre may be right. Undo the norm alone: each row's distance from the
+        # centre c of the ring the other operand rows form is set to their median distance, its
+        # direction from c kept (the targets probe then reads target_norm = 1).
+        ring = [t for t in (axis if axis is not None else range(p)) if t not in set(tokens)]
+        if not ring:
+            raise ConfigError(f"--intervene {iv}: every operand row is in the set, no ring is left")
+        c = ring_centre(E, ring, axis)
+        radius = float(np.median((E[torch.tensor(ring)].double() - c).norm(dim=1).numpy()))
+        off = E[rows].double() - c
+        dist = off.norm(dim=1, keepdim=True)
+        E[rows] = (c + torch.where(dist > 0, off * (radius / dist), off)).to(E.dtype)
+        detail = f"distance from the ring's centre to its median radius {radius:.6g}"
+    elif iv.kind == "rescale":
+        if iv.arg == "median_norm":
             # the same question asked from the origin: each row's norm set to the median norm of the other
             # operand rows, its direction kept (a row's norm is what weight decay shrinks, eq. 3)
             others = [t for t in range(p) if t not in set(tokens)]

@@ -18,7 +18,6 @@ from engine.config import DataConfig, RunConfig
 from engine.data import make_split
 from engine.events import Event
 from engine.loop import TrainLoop
-from engine.probes import ProbeSet
 
 # Keys members may differ in; every other key must be equal across the batch.
 FREE_KEYS = {
@@ -86,10 +85,6 @@ class ManyTrainer(TrainLoop):
         if reason:
             raise ValueError(f"train_many: {reason}")
         super().__init__(cfgs, stacked=True)
-
-    @property
-    def probes(self) -> list[ProbeSet]:
-        return self.probe_sets
 
 
 def train_many(cfgs: list[RunConfig]) -> Generator[tuple[int, Event], None, None]:

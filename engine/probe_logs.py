@@ -45,12 +45,17 @@ def _num(v: str | None) -> float:
     return float(v) if v else math.nan
 
 
+def _by_step(path: Path) -> dict[int, list[dict[str, str]]]:
+    """A probe log's rows grouped by their step, in file order."""
+    out: dict[int, list[dict[str, str]]] = {}
+    for r in read_csv(path):
+        out.setdefault(int(r["step"]), []).append(r)
+    return out
+
+
 def _tokens(run_dir: Path) -> list[TokensLogged]:
-    by_step: dict[int, list[dict[str, str]]] = {}
-    for tok in read_csv(run_dir / TOKENS):
-        by_step.setdefault(int(tok["step"]), []).append(tok)
     out = []
-    for step, toks in sorted(by_step.items()):
+    for step, toks in sorted(_by_step(run_dir / TOKENS).items()):
         toks.sort(key=lambda r: int(r["token"]))
         grads = [r.get("grad_norm", "") for r in toks]
         grad = tuple(float(g) for g in grads) if all(grads) else None
@@ -61,19 +66,12 @@ def _tokens(run_dir: Path) -> list[TokensLogged]:
 
 
 def _fourier(run_dir: Path) -> list[FourierLogged]:
-    spectra: dict[int, list[float]] = {}
-    for row in read_csv(run_dir / FOURIER):
-        spectra.setdefault(int(row["step"]), []).append(_num(row["norm"]))
-    return [FourierLogged(step, tuple(spectra[step])) for step in sorted(spectra)]
+    spectra = _by_step(run_dir / FOURIER)
+    return [FourierLogged(step, tuple(_num(r["norm"]) for r in spectra[step])) for step in sorted(spectra)]
 
 
 def _circuit(run_dir: Path) -> list[CircuitLogged]:
-    freqs: dict[int, list[dict[str, str]]] = {}
-    for r in read_csv(run_dir / KEYFREQ):
-        freqs.setdefault(int(r["step"]), []).append(r)
-    rings: dict[int, list[dict[str, str]]] = {}
-    for r in read_csv(run_dir / RING):
-        rings.setdefault(int(r["step"]), []).append(r)
+    freqs, rings = _by_step(run_dir / KEYFREQ), _by_step(run_dir / RING)
     out = []
     for step in sorted(freqs):
         fr = sorted(freqs[step], key=lambda r: int(r["freq"]))

@@ -129,13 +129,8 @@ class StackedModels(Weights):
             self.stacked[name] = stacked.requires_grad_(p.requires_grad)
         # Each member module's parameters become views of its slice of the stacked tensors: its optimizer
         # then updates the stacked model in place, and its state_dict is the member's weights.
-        for i, m in enumerate(models):
-            for name, p in list(m.named_parameters()):
-                owner, _, leaf = name.rpartition(".")
-                alias = nn.Parameter(self.stacked[name].detach()[i], requires_grad=p.requires_grad)
-                setattr(m.get_submodule(owner) if owner else m, leaf, alias)
+        self.named = [self._alias(m, i) for i, m in enumerate(models)]
         self.models = models
-        self.named = [dict(m.named_parameters()) for m in models]
         self._optimized: list[tuple[slice | int, dict[str, nn.Parameter]]] = []  # (rows, parameters) per optimizer
 
     def optimized(self, a: int, b: int) -> nn.Module:
@@ -147,13 +142,16 @@ class StackedModels(Weights):
             self._optimized.append((a, self.named[a]))
             return m
         m = copy.deepcopy(self.template)
+        self._optimized.append((slice(a, b), self._alias(m, slice(a, b))))
+        return m
+
+    def _alias(self, m: nn.Module, rows: slice | int) -> dict[str, nn.Parameter]:
+        """Replace m's parameters by views of `rows` of the stacked tensors (no copy); its parameters by name."""
         for name, p in list(m.named_parameters()):
             owner, _, leaf = name.rpartition(".")
-            alias = nn.Parameter(self.stacked[name].detach()[a:b], requires_grad=p.requires_grad)
+            alias = nn.Parameter(self.stacked[name].detach()[rows], requires_grad=p.requires_grad)
             setattr(m.get_submodule(owner) if owner else m, leaf, alias)
-        named = dict(m.named_parameters())
-        self._optimized.append((slice(a, b), named))
-        return m
+        return dict(m.named_parameters())
 
     def _logits(self, x: torch.Tensor) -> torch.Tensor:
         """(N, B, L) -> (N, B, p): the member model applied to its own parameters and batch."""

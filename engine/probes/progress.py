@@ -451,23 +451,12 @@ class ProgressProbe(Probe):
             host[k] = flat[at : at + t.numel()]
             at += t.numel()
         keys = [int(w) for w, v in zip(host["w"], host["valid"], strict=True) if v]
-        out: dict[str, Any] = {
-            "restricted_loss": host["restricted_loss"][0],
-            "excluded_loss": host["excluded_loss"][0],
-            "key_freqs": len(keys),
-            "key_share": host["key_share"][0],
-            "weight_sq": host["weight_sq"][0],
-        }
+        out: dict[str, Any] = {k: host[k][0] for k in ("restricted_loss", "excluded_loss", "key_freqs", "key_share")}
+        out |= {"key_freqs": len(keys), "weight_sq": host["weight_sq"][0]}
         ring_part: dict[str, Any] = {"ring_freq": 0, "tokens": (), "x": (), "y": (), "distance": (), "membership": ()}
         if self.blocks.e_names:
-            out.update(
-                gini_E=host["gini_E"][0],
-                rqi=host["rqi"][0],
-                rqi_shuffled=host["rqi_shuffled"][0],
-                ring_distance=host["ring_distance"][0],
-                ring_distance_shuffled=host["ring_distance_shuffled"][0],
-                ring_members=int(host["ring_members"][0]),
-            )
+            out |= {k: host[k][0] for k in ("gini_E", "rqi", "rqi_shuffled", "ring_distance", "ring_distance_shuffled")}
+            out["ring_members"] = int(host["ring_members"][0])
             ring_part = {
                 "ring_freq": int(host["ring_freq"][0]),
                 "tokens": tuple(int(t) for t in self.axis.order),

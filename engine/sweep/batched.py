@@ -21,7 +21,7 @@ from typing import Any
 from engine.config import RunConfig
 from engine.sweep.card_memory import CPU_MEMBERS, free_bytes, members_per_batch
 from engine.sweep.events import MemberEnded, MemberProgressed, MemberStarted
-from engine.sweep.member import NOTIFY_EVERY_S, MemberSpec, Notify, Stopped, start_over
+from engine.sweep.member import NOTIFY_EVERY_S, MemberSpec, Notify, Stopped
 from engine.sweep.results import ProbeTally, results_row
 
 
@@ -120,7 +120,7 @@ def run_batch(specs: list[MemberSpec], notify: Notify | None, stop: Stopped) -> 
     from engine.events import EvalLogged, RunStarted, StepsTaken
     from engine.many import ManyTrainer
     from engine.run import RunSink
-    from engine.rundir import RunLock
+    from engine.rundir import RunLock, empty_run_dir
 
     say = notify or (lambda ev: None)
     cfgs = [s.config for s in specs]
@@ -131,7 +131,7 @@ def run_batch(specs: list[MemberSpec], notify: Notify | None, stop: Stopped) -> 
     mark = -math.inf
     try:
         for i, (d, c) in enumerate(zip(dirs, cfgs, strict=True)):
-            start_over(d)
+            empty_run_dir(d)
             lock = RunLock(d).acquire()
             sinks.append(RunSink(d, c, lock, partial(trainer.member_state_dict, i), partial(trainer.member_summary, i)))
         stream = trainer.member_events()

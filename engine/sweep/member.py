@@ -80,14 +80,6 @@ def adopted_row(member: str, run_dir: Path, max_steps: int) -> dict[str, Any]:
     return results_row(member, read_summary(run_dir), max_steps=max_steps, run_dir=run_dir.name, tally=tally)
 
 
-def start_over(run_dir: Path) -> None:
-    """Make a member's directory, or empty one whose earlier start left no checkpoint (the lock stays).
-
-    A directory another live process writes is left alone: `RunInUse` names that process.
-    """
-    empty_run_dir(run_dir)
-
-
 def run_member(spec: MemberSpec, notify: Notify | None, stop: Stopped) -> dict[str, Any]:
     """Train one member to its end in its run directory; report events to `notify`; return its row."""
     from engine.events import EvalLogged, RunStarted, StepsTaken
@@ -99,7 +91,7 @@ def run_member(spec: MemberSpec, notify: Notify | None, stop: Stopped) -> dict[s
         if spec.has_checkpoint:
             run = Run.from_checkpoint(d)
         else:
-            start_over(d)
+            empty_run_dir(d)  # made, or emptied of an earlier start that left no checkpoint
             run = Run(spec.config, run_dir=d)
     except Exception as e:  # noqa: BLE001 - a member that cannot start is recorded, the sweep goes on
         row = failed_row(spec.id, f"{type(e).__name__}: {e}", d.name if d.is_dir() else "")
