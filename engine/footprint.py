@@ -34,8 +34,8 @@ class Footprint:
         return self.data_bytes + self.model_bytes
 
 
-def parameter_count(cfg: RunConfig) -> int:
-    """Parameters of the model `cfg` builds, counted on torch's meta device (nothing allocated).
+def meta_model(cfg: RunConfig) -> Any:
+    """The model `cfg` builds, on torch's meta device: shapes only, nothing allocated, no random draw.
 
     The random fills of the init are skipped: a meta tensor has no values, and on the meta device
     torch runs them through Python decompositions whose first call imports torch._dynamo (about
@@ -56,8 +56,12 @@ def parameter_count(cfg: RunConfig) -> int:
             return func(*args, **kwargs)
 
     with torch.random.fork_rng(devices=[]), torch.device("meta"), SkipFills():
-        model = build_model(cfg)
-    return sum(p.numel() for p in model.parameters())
+        return build_model(cfg)
+
+
+def parameter_count(cfg: RunConfig) -> int:
+    """Parameters of the model `cfg` builds, counted on torch's meta device (nothing allocated)."""
+    return sum(p.numel() for p in meta_model(cfg).parameters())
 
 
 def estimate(cfg: RunConfig) -> Footprint:

@@ -48,10 +48,10 @@ def _saved_bytes(cfg: RunConfig, rows: int) -> int:
     import torch
     from torch.nn import functional as F
 
-    from engine.models import build_model
+    from engine.footprint import meta_model
 
-    with torch.random.fork_rng(devices=[]), torch.device("meta"):
-        model = build_model(cfg)
+    model = meta_model(cfg)
+    with torch.device("meta"):
         x = torch.zeros(rows, cfg.data.seq_len, dtype=torch.long)
         seen: dict[int, int] = {}
 
@@ -64,20 +64,12 @@ def _saved_bytes(cfg: RunConfig, rows: int) -> int:
     return sum(seen.values())
 
 
-def _param_count(cfg: RunConfig) -> int:
-    import torch
-
-    from engine.models import build_model
-
-    with torch.random.fork_rng(devices=[]), torch.device("meta"):
-        return sum(p.numel() for p in build_model(cfg).parameters())
-
-
 def member_bytes(cfg: RunConfig) -> MemberBytes:
     """The estimate of one member's bytes on the card (float32 weights, as the engine trains them)."""
+    from engine.footprint import parameter_count
     from engine.many import split_sizes
 
-    n = _param_count(cfg)
+    n = parameter_count(cfg)
     states = {"adam": 2, "adamw": 2, "sgd": 1 if cfg.optim.momentum > 0 else 0}[cfg.optim.name]
     n_train, n_test = split_sizes(cfg.data, cfg.train.seed)
     batch = cfg.train.batch_size or n_train  # 0: the whole training set

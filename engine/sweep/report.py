@@ -28,6 +28,7 @@ from engine.sweep.stats import (
     INF,
     RANGE,
     Spread,
+    bracketed,
     cells,
     num,
     paired,
@@ -232,23 +233,20 @@ class StepsPairs:
     base_censored: bool
 
 
-def spread(sp: Spread, f: str) -> str:
+def spread(sp: Spread, f: str, unit: str = "") -> str:
     """A Spread as text: "0.842 (range 0.790 to 0.910)" below 8 seeds, "0.842 [95% t-interval 0.80, 0.88]" from 8."""
     if sp.n == 0:
         return "-"
     if sp.kind == RANGE:
-        return f"{sp.mean:{f}} (range {sp.lo:{f}} to {sp.hi:{f}})"
-    return f"{sp.mean:{f}} [{sp.kind} {sp.lo:{f}}, {sp.hi:{f}}]"
+        return f"{sp.mean:{f}}{unit} (range {sp.lo:{f}} to {sp.hi:{f}})"
+    return f"{sp.mean:{f}}{unit} [{sp.kind} {sp.lo:{f}}, {sp.hi:{f}}]"
 
 
 def _ratio(sp: Spread) -> str:
     """A Spread of log steps ratios as a ratio: the geometric mean over paired seeds with the spread
     exponentiated, e.g. "0.55× (range 0.40 to 0.71)" (a ratio; a difference of steps across tasks of
     unequal pace is not one)."""
-    g, lo, hi = (math.exp(v) for v in (sp.mean, sp.lo, sp.hi))
-    if sp.kind == RANGE:
-        return f"{g:.2f}× (range {lo:.2f} to {hi:.2f})"
-    return f"{g:.2f}× [{sp.kind} {lo:.2f}, {hi:.2f}]"
+    return spread(Spread(math.exp(sp.mean), math.exp(sp.lo), math.exp(sp.hi), sp.n, sp.kind), ".2f", "×")
 
 
 def _relation(mine_censored: bool, base_censored: bool) -> str:
@@ -447,14 +445,10 @@ def _fmt_summary(r: dict[str, Any]) -> dict[str, str]:
 
 
 def _interval(r: dict[str, Any], c: str) -> str:
-    """A final value in a table cell: "0.842 (0.790–0.910) n=3", the range, below 8 seeds; "0.842 [0.800, 0.880]
-    n=10", the t-interval, from 8 (the table's title says which bracket is which)."""
-    m, lo, hi, n = r[c], r[f"{c}_lo"], r[f"{c}_hi"], r[f"{c}_n"]
-    if m != m:
+    """A final value in a table cell (`bracketed`: the range below 8 seeds, the t-interval from 8)."""
+    if r[c] != r[c]:
         return "-"
-    return (
-        f"{m:.3f} ({lo:.3f}–{hi:.3f}) n={n}" if r[f"{c}_interval"] == RANGE else f"{m:.3f} [{lo:.3f}, {hi:.3f}] n={n}"
-    )
+    return bracketed(r[c], r[f"{c}_lo"], r[f"{c}_hi"], r[f"{c}_n"], r[f"{c}_interval"] == RANGE)
 
 
 FORMATS = ("text", "markdown", "csv")  # `grok report --format`

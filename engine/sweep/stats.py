@@ -287,6 +287,12 @@ def seed_interval(xs: Iterable[float], level: float = 0.95) -> Spread:
     return Spread(m, m - half, m + half, n, T_INTERVAL if level == 0.95 else f"{level:.0%} t-interval")
 
 
+def bracketed(mean: float, lo: float, hi: float, n: int, is_range: bool, f: str = ".3f") -> str:
+    """A mean over seeds in a table cell: "0.842 (0.790–0.910) n=3" for the range, "0.842 [0.800, 0.880] n=10"
+    for an interval (the table's title says which)."""
+    return f"{mean:{f}} ({lo:{f}}–{hi:{f}}) n={n}" if is_range else f"{mean:{f}} [{lo:{f}}, {hi:{f}}] n={n}"
+
+
 def put_spread(row: dict[str, Any], col: str, sp: Spread) -> None:
     """A Spread as a report row's interval column: <col>, <col>_lo, <col>_hi, <col>_n and <col>_interval."""
     for suffix, v in (("", sp.mean), ("_lo", sp.lo), ("_hi", sp.hi), ("_n", sp.n), ("_interval", sp.kind)):

@@ -20,7 +20,7 @@ from typing import Any
 from engine.columns import LEARNED_ACC
 from engine.summary import RunSummary, read_summary
 from engine.sweep.spec import Group
-from engine.sweep.stats import RANGE, cells, put_spread, seed_interval
+from engine.sweep.stats import RANGE, bracketed, cells, put_spread, seed_interval
 
 INF = math.inf
 LEARNED_COLUMN = f"learned step (val_acc_target ≥ {LEARNED_ACC:g})"
@@ -50,10 +50,10 @@ def learned_cell(values: list[tuple[float, int, int]], budget: float) -> str:
     xs = [budget if v[0] == INF else v[0] for v in values]
     sp = seed_interval(xs)
     learned, total = sum(v[1] for v in values), sum(v[2] for v in values)
-    lo, hi = (min(xs), max(xs)) if censored or sp.kind == RANGE else (sp.lo, sp.hi)
-    bracket = f"({lo:.0f}–{hi:.0f})" if censored or sp.kind == RANGE else f"[{lo:.0f}, {hi:.0f}]"
+    is_range = bool(censored) or sp.kind == RANGE
+    lo, hi = (min(xs), max(xs)) if is_range else (sp.lo, sp.hi)
     bound = "≥" if censored else ""
-    return f"{bound}{sp.mean:.0f} {bracket} n={len(xs)}; {learned}/{total} targets learned"
+    return f"{bound}{bracketed(sp.mean, lo, hi, len(xs), is_range, '.0f')}; {learned}/{total} targets learned"
 
 
 def target_rows(group: Group, dims: list[str], finals: dict[str, dict[str, float]]) -> list[dict[str, Any]] | None:
