@@ -14,6 +14,7 @@ import numpy as np
 from engine.events import TokenSets
 from engine.probe_logs import read_learned_steps, read_tokens
 from engine.run_record import read_run
+from engine.sweep.stats import midranks
 
 
 def role(tokens: TokenSets, t: int) -> str:
@@ -30,16 +31,7 @@ def spearman(x: Any, y: Any) -> float:
     x, y = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
     if len(x) < 3:
         return math.nan
-
-    def ranks(v: np.ndarray) -> np.ndarray:
-        order = np.argsort(v, kind="stable")
-        r = np.empty(len(v))
-        r[order] = np.arange(len(v), dtype=float)
-        for u in np.unique(v):  # ties share their mean rank
-            r[v == u] = r[v == u].mean()
-        return r
-
-    rx, ry = ranks(x), ranks(y)
+    rx, ry = midranks(x), midranks(y)
     if rx.std() == 0 or ry.std() == 0:
         return math.nan
     return float(np.corrcoef(rx, ry)[0, 1])

@@ -14,15 +14,11 @@ from engine.models.mlp import MLPEmbed, MLPOneHot, MLPRaw
 
 def build_model(cfg: RunConfig) -> nn.Module:
     """The network `model.kind` names, freshly initialised from torch's global generator."""
-    if cfg.model.kind == "mlp_embed":
-        return MLPEmbed(cfg)
-    if cfg.model.kind == "mlp_raw":
-        return MLPRaw(cfg)
-    if cfg.model.kind == "mlp_onehot":
-        return MLPOneHot(cfg)
-    from engine.models.transformer import Transformer
+    if cfg.model.kind == "transformer":
+        from engine.models.transformer import Transformer
 
-    return Transformer(cfg)
+        return Transformer(cfg)
+    return {"mlp_embed": MLPEmbed, "mlp_raw": MLPRaw, "mlp_onehot": MLPOneHot}[cfg.model.kind](cfg)
 
 
 # Default parameter names of the blocks the paper studies; the transformer defines its own.

@@ -45,9 +45,8 @@ def fork_member(group: Group, m: Member, into: Path) -> str:
     if step is None:
         what = f"never {at}" if at in PHASE_MARK else f"has no kept checkpoint at step {at}"
         return f"{parent.id} ({parent.label()}) {what}: nothing to fork (train.keep_every keeps the phases)"
-    sets = {k: v for k, v in fork_settings(group.spec.forks[m.arm]).items()}
     try:
-        fork_run(src, step, sets, list(m.intervene), into=into)
+        fork_run(src, step, fork_settings(group.spec.forks[m.arm]), list(m.intervene), into=into)
     except ConfigError as e:
         return str(e)
     return ""

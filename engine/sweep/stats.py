@@ -155,7 +155,7 @@ def sign_p(wins: int, n: int) -> float:
     return min(1.0, 2 * tail)
 
 
-def _ranks(a: np.ndarray) -> np.ndarray:
+def midranks(a: np.ndarray) -> np.ndarray:
     """Ranks 1..n of `a`, ties given their mean rank (midranks)."""
     _, inverse, counts = np.unique(a, return_inverse=True, return_counts=True)
     ends = np.cumsum(counts)  # a tie at sorted places i..j (0-based) ends at j + 1: its mean rank is (i + j)/2 + 1
@@ -176,7 +176,7 @@ def wilcoxon_p(d: Iterable[float]) -> float:
     n = len(a)
     if n == 0:
         return math.nan
-    r2 = np.rint(2 * _ranks(np.abs(a))).astype(int)  # doubled midranks are integers
+    r2 = np.rint(2 * midranks(np.abs(a))).astype(int)  # doubled midranks are integers
     w2 = int(r2[a > 0].sum())
     total = int(r2.sum())
     if n <= WILCOXON_EXACT_MAX:
