@@ -18,6 +18,7 @@ from typing import Any
 
 from engine.config import ConfigError, RunConfig
 from engine.events import EvalLogged, Event, StepsTaken
+from engine.safetext import clean_text
 
 KEPT_DIR = "checkpoints"
 INDEX = "index.json"
@@ -95,17 +96,20 @@ def checkpoint_at(run_dir: str | Path, step: int | None) -> tuple[Path, int]:
     raise ConfigError(f"{d}: no checkpoint at step {step} (kept: {shown}); keep more with --set train.keep_every=N")
 
 
-def load_state(path: Path) -> dict[str, Any]:
+def load_state(path: Path, detailed: bool = False) -> dict[str, Any]:
     """A checkpoint file's state (checkpoint.pt or a kept one), loaded without running code from it
-    (weights_only); ConfigError, one line naming the file, for anything that is not a checkpoint."""
+    (weights_only); ConfigError, one line naming the file (and, `detailed`, the loader's first line
+    rather than its error's type), for anything that is not a checkpoint."""
     import torch
 
     try:
         state = torch.load(path, map_location="cpu", weights_only=True)
     except (PermissionError, IsADirectoryError, FileNotFoundError) as e:
         raise ConfigError(f"{path}: cannot read: {e.strerror or e}") from None
-    except Exception as e:  # noqa: BLE001 - unpickling refused, a bad zip, a truncated file
-        raise ConfigError(f"{path}: not a grok-tui checkpoint ({type(e).__name__})") from None
+    except Exception as e:  # noqa: BLE001 - unpickling refused, a bad zip, a truncated file (EINVAL), ...
+        text = str(e).strip()
+        reason = clean_text(text.splitlines()[0])[:200] if detailed and text else type(e).__name__
+        raise ConfigError(f"{path}: not a grok-tui checkpoint ({reason})") from None
     if not isinstance(state, dict) or not {"step", "model", "opt", "rng"} <= state.keys():
         raise ConfigError(f"{path}: not a grok-tui checkpoint (missing its step, model, optimizer or RNG state)")
     return state

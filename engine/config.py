@@ -286,11 +286,12 @@ class TrainConfig:
         _check(self.threads >= 0, "train.threads", f"must be >= 0 (got {self.threads})")
         _check(self.keep_every >= 0, "train.keep_every", f"must be >= 0 (got {self.keep_every})")
         _check(self.keep_budget_mb >= 0, "train.keep_budget_mb", f"must be >= 0 (got {self.keep_budget_mb})")
-        from engine.param_sets import check_param_sets, check_tokens
+        from engine.param_sets import parse_param_sets, parse_tokens
 
-        check_param_sets(self.frozen, "train.frozen")
-        check_param_sets(self.trainable, "train.trainable")
-        check_tokens(self.add_pairs, "train.add_pairs")
+        parse_param_sets(self.frozen, "train.frozen")  # the names are checked against the model when it is built
+        parse_param_sets(self.trainable, "train.trainable")
+        if self.add_pairs.strip():
+            parse_tokens(self.add_pairs, "train.add_pairs")
         _check(self.add_pairs_m >= -1, "train.add_pairs_m", f"must be >= 0, or -1 for all (got {self.add_pairs_m})")
         _check(0 <= self.seed <= MAX_SEED, "train.seed", f"must be in [0, 2^63) (got {self.seed})")
         dev = self.device

@@ -13,7 +13,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from engine.config import ConfigError, DataConfig, is_prime
+from engine.config import ConfigError, DataConfig
+from engine.numbers import is_prime, primitive_root
 
 SIGNS = {"add": 1, "sub": -1, "mul": 1, "div": -1}  # the answer's position on the axis: i + sign·j (mod n)
 
@@ -40,8 +41,6 @@ class GroupAxis:
 
 def dlog_order(p: int) -> np.ndarray:
     """1, g, g², …, g^(p-2) mod p for the smallest primitive root g: the nonzero tokens by discrete log."""
-    from engine.probes.fourier import primitive_root  # here: engine.probes imports this module
-
     if not is_prime(p):
         raise ConfigError(f"data.p: the discrete-log axis needs a prime p (got {p})")
     g = primitive_root(p)

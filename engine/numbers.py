@@ -1,4 +1,5 @@
-"""Number theory the tasks need: primality of the modulus p (mul and div need a field, §3.3)."""
+"""Number theory the tasks need: primality of the modulus p (mul and div need a field, §3.3) and a
+primitive root (the discrete-log axis, engine/dlog.py)."""
 
 from __future__ import annotations
 
@@ -26,3 +27,16 @@ def is_prime(n: int) -> bool:
         else:
             return False
     return True
+
+
+def primitive_root(p: int) -> int:
+    """The smallest generator g of the multiplicative group mod a prime p: g^((p-1)/q) ≠ 1 for every prime q | p-1."""
+    n, factors, q = p - 1, set(), 2
+    while q * q <= n:
+        while n % q == 0:
+            factors.add(q)
+            n //= q
+        q += 1
+    if n > 1:
+        factors.add(n)
+    return next(g for g in range(2, p) if all(pow(g, (p - 1) // f, p) != 1 for f in factors)) if p > 2 else 1

@@ -91,17 +91,6 @@ def parse_param_sets(spec: str, where: str = "parameter set") -> list[ParamSet]:
     return out
 
 
-def check_param_sets(spec: str, where: str) -> None:
-    """ConfigError naming `where` when `spec` does not parse (the names are checked against the model later)."""
-    parse_param_sets(spec, where)
-
-
-def check_tokens(spec: str, where: str) -> None:
-    """ConfigError naming `where` when a non-empty `spec` does not parse as a token set."""
-    if spec.strip():
-        parse_tokens(spec, where)
-
-
 # --- interventions as written: `--intervene KIND:WHAT[=ARG]` (engine/interventions.py applies them) ---
 
 ROW_KINDS = ("rescale", "reset", "zero", "copy")

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from engine.atomic import fsync_dir, json_object, replace_atomic, unique_dir, write_csv_atomic, write_json_atomic
+from engine.checkpoints import load_state
 from engine.config import ConfigError, RunConfig
 from engine.csvlog import csv_header, read_csv, read_metrics, truncate_csv, truncate_logs
 from engine.probe_logs import read_circuit, read_fourier, read_learned_steps, read_tokens
@@ -99,21 +100,10 @@ def load_checkpoint(run_dir: Path) -> dict[str, Any]:
     A checkpoint holds only dicts, lists, tensors, strings and numbers; anything else (a pickle that
     calls a function, a truncated or foreign file) is refused with a one-line ConfigError.
     """
-    import torch
-
     path = run_dir / CHECKPOINT
     if not path.exists():
         raise ConfigError(f"{run_dir}: no {CHECKPOINT} to resume from")
-    try:
-        state = torch.load(path, map_location="cpu", weights_only=True)
-    except (PermissionError, IsADirectoryError) as e:
-        raise ConfigError(f"{path}: cannot read: {e.strerror or e}") from None
-    except Exception as e:  # noqa: BLE001 - unpickling refused, a bad zip, a truncated file (EINVAL), ...
-        reason = clean_text(str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__)
-        raise ConfigError(f"{path}: not a grok-tui checkpoint ({reason[:200]})") from None
-    if not isinstance(state, dict) or not {"step", "model", "opt", "rng"} <= state.keys():
-        raise ConfigError(f"{path}: not a grok-tui checkpoint (missing its step, model, optimizer or RNG state)")
-    return state
+    return load_state(path, detailed=True)
 
 
 def save_checkpoint(run_dir: Path, state: dict[str, Any], cfg: RunConfig) -> None:

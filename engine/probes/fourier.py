@@ -7,7 +7,9 @@ from typing import Any
 import torch
 
 from engine.config import ConfigError, RunConfig
+from engine.dlog import dlog_order
 from engine.numbers import is_prime
+from engine.numbers import primitive_root as primitive_root  # where the tests and callers look for it
 from engine.probes.base import Blocks, Probe
 
 
@@ -19,19 +21,6 @@ def embedding_spectrum(e: torch.Tensor) -> torch.Tensor:
     return torch.fft.rfft(e.detach().to("cpu", torch.float64), dim=0).abs().pow(2).sum(1).sqrt()  # (p, d) -> (⌊p/2⌋+1,)
 
 
-def primitive_root(p: int) -> int:
-    """The smallest generator g of the multiplicative group mod a prime p: g^((p-1)/q) ≠ 1 for every prime q | p-1."""
-    n, factors, q = p - 1, set(), 2
-    while q * q <= n:
-        while n % q == 0:
-            factors.add(q)
-            n //= q
-        q += 1
-    if n > 1:
-        factors.add(n)
-    return next(g for g in range(2, p) if all(pow(g, (p - 1) // f, p) != 1 for f in factors)) if p > 2 else 1
-
-
 def token_order(cfg: RunConfig) -> torch.Tensor:
     """Rows of E in the order the DFT reads them. `token`: 0..p-1. `dlog`: 1, g, g², …, g^(p-2) mod p, the
     nonzero tokens by discrete logarithm: a ↦ log_g a turns a·b into log a + log b (mod p-1), so on mul
@@ -41,8 +30,7 @@ def token_order(cfg: RunConfig) -> torch.Tensor:
         return torch.arange(p)
     if not is_prime(p):
         raise ConfigError(f"probe.fourier_order: dlog needs a prime data.p (got {p})")
-    g = primitive_root(p)
-    return torch.tensor([pow(g, k, p) for k in range(p - 1)])
+    return torch.as_tensor(dlog_order(p))
 
 
 def top_k_share(spectrum: torch.Tensor, k: int) -> float:
