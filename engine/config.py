@@ -537,14 +537,8 @@ def toml_value(v: Any) -> str:
 
 def to_toml(cfg: RunConfig) -> str:
     """Render a config as TOML (every field, resolved)."""
-    lines = []
-    if cfg.preset:
-        lines.append(f"preset = {toml_value(cfg.preset)}")
-    if cfg.description:
-        lines.append(f"description = {toml_value(cfg.description)}")
+    lines = [f"{k} = {toml_value(v)}" for k, v in (("preset", cfg.preset), ("description", cfg.description)) if v]
     for g in GROUPS:
-        lines.append(f"\n[{g}]")
         sub = getattr(cfg, g)
-        for f in dataclasses.fields(sub):
-            lines.append(f"{f.name} = {toml_value(getattr(sub, f.name))}")
+        lines += [f"\n[{g}]", *(f"{f.name} = {toml_value(getattr(sub, f.name))}" for f in dataclasses.fields(sub))]
     return "\n".join(lines).lstrip() + "\n"

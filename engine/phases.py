@@ -211,12 +211,9 @@ class CircuitPhases:
 
 
 def circuit_phases_from_rows(rows: list[dict[str, float]], n_classes: int) -> dict[str, int | None]:
-    """memorized, circuit and cleanup steps of a run from its metrics rows (the same rules as live)."""
-    ph, circuit = PhaseTracker(1.0, 0), CircuitPhases(n_classes)
-    for r in rows:
-        ph.observe(int(r["step"]), r)
-        circuit.observe(int(r["step"]), r, ph.memorized_step)
-    return {**ph.markers(), **circuit.markers()}
+    """memorized, generalized, circuit and cleanup steps of a run from its metrics rows (the same rules as live)."""
+    ph = phases_of_rows(TrainConfig(), rows, n_classes)  # patience 0: no stop rule
+    return {k: getattr(ph, k) for k in ("memorized_step", "generalized_step", "circuit_step", "cleanup_step")}
 
 
 def join_steps(ring_rows: list[dict[str, str]]) -> dict[int, int | None]:

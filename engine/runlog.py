@@ -101,30 +101,16 @@ class RunLog:
             self.summary.update(steps=ev.step, wall_s=ev.row.get("wall_s"))
         elif isinstance(ev, TokensLogged):
             g, va = ev.grad_norm, ev.val_acc
-            self._rows(
-                TOKENS,
-                [
-                    [ev.step, tok, n, cell(g[tok]) if g is not None else "", cell(va[tok]) if va else ""]
-                    for tok, n in enumerate(ev.updates)
-                ],
-            )
+            cells = [(cell(g[t]) if g is not None else "", cell(va[t]) if va else "") for t in range(len(ev.updates))]
+            self._rows(TOKENS, [[ev.step, t, n, *cells[t]] for t, n in enumerate(ev.updates)])
         elif isinstance(ev, FourierLogged):
             self._rows(FOURIER, [[ev.step, k, cell(v)] for k, v in enumerate(ev.norms)])
         elif isinstance(ev, CircuitLogged):
             keys = set(ev.keys)
             self._rows(KEYFREQ, [[ev.step, k, cell(s), int(k in keys)] for k, s in enumerate(ev.shares, start=1)])
-            self._rows(
-                RING,
-                [
-                    [
-                        ev.step,
-                        tok,
-                        *(cell(v[i]) for v in (ev.x, ev.y, ev.distance, ev.membership)),
-                        int(ev.rare[i]) if ev.rare else "",
-                    ]
-                    for i, tok in enumerate(ev.tokens)
-                ],
-            )
+            per_token = (ev.x, ev.y, ev.distance, ev.membership)
+            rare = [int(r) for r in ev.rare] if ev.rare else [""] * len(ev.tokens)
+            self._rows(RING, [[ev.step, t, *(cell(v[i]) for v in per_token), rare[i]] for i, t in enumerate(ev.tokens)])
         elif isinstance(ev, RunFinished):
             if (self.dir / RING).exists():
                 write_joins(self.dir)
