@@ -59,11 +59,9 @@ def group_sources(group_dir: Path) -> list[Source]:
     """A group's members that have a run directory, in member order, with their group columns."""
     from engine.sweep.spec import member_fields
 
-    out = []
-    for d, fields in member_fields(group_dir).items():  # group, arm, member and the swept keys
-        if is_run_dir(d):  # a member that has not started has no config.json yet
-            out.append(Source(d, {k: _cell(v) for k, v in fields.items()}))
-    return out
+    members = member_fields(group_dir).items()  # group, arm, member and the swept keys
+    # a member that has not started has no config.json yet
+    return [Source(d, {k: _cell(v) for k, v in fields.items()}) for d, fields in members if is_run_dir(d)]
 
 
 def _as_member(run_dir: Path) -> Source:

@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 
 from engine.run_record import RunRecord, read_run
-from engine.runfiles import GROUP_FILE, METRICS, is_run_dir
+from engine.runfiles import GROUP_FILE, METRICS, is_run_dir, mtime
 from engine.sweep.report import DEFAULT_TAIL, member_finals
 from engine.sweep.spec import Group, Member
 from engine.sweep.stats import mean_ci_rows
@@ -179,10 +179,4 @@ def read_group(path: str | Path) -> GroupRecord:
 def stamp(path: str | Path) -> tuple[float, ...]:
     """mtimes of group.json and of every member's metrics.csv: changes while the sweep runs."""
     p = Path(path)
-    out = []
-    for f in [p / GROUP_FILE, *sorted(p.glob(f"*/{METRICS}"))]:
-        try:
-            out.append(f.stat().st_mtime)
-        except OSError:
-            out.append(0.0)
-    return tuple(out)
+    return tuple(mtime(f) for f in [p / GROUP_FILE, *sorted(p.glob(f"*/{METRICS}"))])

@@ -27,7 +27,7 @@ from engine.lineage import lineage, read_interventions
 from engine.phases import Phases, early_stop_note, phases_of_rows
 from engine.probe_logs import read_circuit, read_fourier, read_tokens
 from engine.rundir import read_config_doc
-from engine.runfiles import CONFIG, METRICS, is_run_dir
+from engine.runfiles import CONFIG, METRICS, is_run_dir, mtime
 from engine.runlock import lock_holder
 from engine.safetext import clean_text
 from engine.summary import RunSummary, read_summary
@@ -134,10 +134,7 @@ class RunRecord:
 
 def run_stamp(path: str | Path) -> float:
     """The mtime of the run's metrics.csv (0 before it has one): changes with every logged evaluation."""
-    try:
-        return (Path(path) / METRICS).stat().st_mtime
-    except OSError:
-        return 0.0
+    return mtime(Path(path) / METRICS)
 
 
 def read_run(path: str | Path) -> RunRecord:

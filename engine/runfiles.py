@@ -64,3 +64,11 @@ def is_group(path: str | Path) -> bool:
 def is_paper_dir(path: str | Path) -> bool:
     """A paper directory is one with a paper.json."""
     return (Path(path) / PAPER_FILE).is_file()
+
+
+def mtime(path: Path) -> float:
+    """A file's modification time, 0 while it does not exist: what the faces poll to redraw a live run."""
+    try:
+        return path.stat().st_mtime
+    except OSError:
+        return 0.0

@@ -476,26 +476,16 @@ def _shown(t: Table) -> tuple[list[str], list[dict[str, str]]]:
     return cols, shown
 
 
-def _markdown_table(t: Table) -> str:
-    cols, shown = _shown(t)
-    if not shown:
-        return f"**{t.title}**: no results yet\n"
-
-    def cell(v: object) -> str:
-        return str(v).replace("|", "\\|")
-
-    lines = [f"**{t.title}**", "", "| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
-    lines += ["| " + " | ".join(cell(r[c]) for c in cols) + " |" for r in shown]
-    return "\n".join(lines) + "\n"
-
-
 def render_table(t: Table, fmt: str = "text") -> str:
     """A table as aligned text (or a Markdown table); a summary row shows medians with their IQR."""
-    if fmt == "markdown":
-        return _markdown_table(t)
     cols, shown = _shown(t)
+    md = fmt == "markdown"
     if not shown:
-        return f"{t.title}: no results yet\n"
+        return f"**{t.title}**: no results yet\n" if md else f"{t.title}: no results yet\n"
+    if md:
+        lines = [f"**{t.title}**", "", "| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
+        lines += ["| " + " | ".join(str(r[c]).replace("|", "\\|") for c in cols) + " |" for r in shown]
+        return "\n".join(lines) + "\n"
     width = {c: max(len(c), *(len(str(r[c])) for r in shown)) for c in cols}
     lines = [t.title, "  ".join(c.ljust(width[c]) for c in cols), "  ".join("-" * width[c] for c in cols)]
     lines += ["  ".join(str(r[c]).ljust(width[c]) for c in cols) for r in shown]
