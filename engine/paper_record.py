@@ -148,11 +148,7 @@ class Paper:
         meter = Meter()
         seg = {
             "start": meter.start,
-            "end": None,  # with the times below, written by `end`
-            "wall_s": None,
-            "cpu_s": None,
-            "cpu_self_s": None,
-            "cpu_workers_s": None,
+            **dict.fromkeys(("end", "wall_s", "cpu_s", "cpu_self_s", "cpu_workers_s")),  # written by `end`
             "cores": os.cpu_count() or 1,
             "workers": workers,
             "backend": backend,

@@ -339,11 +339,14 @@ class Group:
     def member(self, member_id: str) -> Member:
         return next(m for m in self.members if m.id == member_id)
 
+    def swept_values(self, m: Member) -> dict[str, Any]:
+        """The member's value of every swept key (its override, else the base config's)."""
+        return {k: m.overrides.get(k, _base_value(self.base, k)) for k in self.spec.swept}
+
     def record(self, row: dict[str, Any]) -> None:
         """Add or replace one member's row; results.csv is rewritten atomically, in member order."""
         m = self.member(row["member"])
-        full = {"member": m.id, "arm": m.arm, "seed": m.seed}
-        full.update({k: m.overrides.get(k, _base_value(self.base, k)) for k in self.spec.swept})
+        full = {"member": m.id, "arm": m.arm, "seed": m.seed, **self.swept_values(m)}
         full.update({k: _cell(v) for k, v in row.items() if k != "member"})
         res = self.results()
         res[m.id] = {k: _cell(v) for k, v in full.items()}
@@ -368,8 +371,7 @@ def member_fields(group_dir: str | Path) -> dict[Path, dict[str, Any]]:
     for m in g.members:
         d = g.member_dir(m)
         if d.is_dir():
-            swept = {k: m.overrides.get(k, _base_value(g.base, k)) for k in g.spec.swept}
-            out[d] = {"group": g.dir.name, "arm": m.arm, "member": m.id, **swept}
+            out[d] = {"group": g.dir.name, "arm": m.arm, "member": m.id, **g.swept_values(m)}
     return out
 
 
