@@ -29,11 +29,8 @@ def added_pairs(cfg: RunConfig) -> np.ndarray:
     tokens = resolve_tokens(parse_tokens(cfg.train.add_pairs, "train.add_pairs"), split_tokens(cfg), cfg.data.p)
     pairs = D.operand_pairs(cfg.data)
     split = D.make_split(cfg.data, cfg.train.seed)
-    used = np.zeros(len(pairs), dtype=bool)
-    used[split.train] = True
-    used[split.test] = True
-    named = np.zeros(cfg.data.p, dtype=bool)
-    named[tokens] = True
+    used = np.isin(np.arange(len(pairs)), np.concatenate([split.train, split.test]))
+    named = np.isin(np.arange(cfg.data.p), tokens)
     holds = named[pairs[:, 0]] | named[pairs[:, 1]]
     spare = np.flatnonzero(holds & ~used)
     m = cfg.train.add_pairs_m

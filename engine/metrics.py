@@ -87,9 +87,7 @@ class RareTokenAccuracy:
         self.target = np.zeros(0, dtype=np.int64) if target is None else np.asarray(target, dtype=np.int64)
 
         def holding(tokens: np.ndarray) -> np.ndarray:
-            mark = np.zeros(p, dtype=bool)
-            mark[tokens] = True
-            return mark[test_pairs[:, 0]] | mark[test_pairs[:, 1]]
+            return np.isin(test_pairs[:, 0], tokens) | np.isin(test_pairs[:, 1], tokens)
 
         absent_mask = holding(self.absent)
         rare_mask = holding(self.rare) & ~absent_mask  # a pair with an absent token is scored as absent

@@ -19,7 +19,7 @@ from typing import Any
 
 from engine.atomic import fsync_dir, json_object, replace_atomic, unique_dir, write_csv_atomic, write_json_atomic
 from engine.checkpoints import load_state
-from engine.config import ConfigError, RunConfig
+from engine.config import ConfigError, RunConfig, from_dict
 from engine.csvlog import csv_header, read_csv, read_metrics, truncate_csv, truncate_logs
 from engine.probe_logs import read_circuit, read_fourier, read_learned_steps, read_tokens
 from engine.runfiles import (
@@ -138,8 +138,6 @@ def read_config_doc(run_dir: str | Path) -> dict[str, Any]:
 
 
 def read_config(run_dir: Path) -> RunConfig:
-    from engine.config import from_dict
-
     return from_dict(read_config_doc(run_dir), str(Path(run_dir) / CONFIG))
 
 

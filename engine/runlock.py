@@ -6,6 +6,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import os
 import time
@@ -103,11 +104,9 @@ class RunLock:
     def release(self) -> None:
         fh, self._fh = self._fh, None
         if fh is not None:
-            try:
+            with contextlib.suppress(OSError):
                 fh.seek(0)
                 fh.truncate()
-            except OSError:
-                pass
             fh.close()  # closing the file drops the flock
 
     def __enter__(self) -> RunLock:

@@ -54,9 +54,7 @@ class Sampler:
             D.pairs_holding(torch.stack([self.a, self.b], 1).numpy(), self.p), dtype=torch.float64
         )  # examples holding each operand token
         self.present = self.n_t > 0
-        is_target = np.zeros(self.p, dtype=bool)
-        is_target[D.starved_tokens(cfg.data, cfg.train.seed)] = True
-        self.target = torch.as_tensor(is_target)
+        self.target = torch.as_tensor(np.isin(np.arange(self.p), D.starved_tokens(cfg.data, cfg.train.seed)))
         self.holds_target = self.target[self.a] | self.target[self.b]  # (n,) examples holding a target token
         self.rate_setting = cfg.train.target_rate
         self.rate = 1.0  # resolved by `_resolve_rate` once the base weights are known
