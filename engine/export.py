@@ -17,7 +17,8 @@ from pathlib import Path
 from typing import IO
 
 from engine.config import ConfigError
-from engine.rundir import clean_text, is_group, is_run_dir, read_config_doc, read_csv
+from engine.lineage import lineage
+from engine.rundir import clean_text, is_group, is_run_dir, read_config_doc, read_csv, read_summary
 
 RUN_COLUMNS = ("run", "preset", "seed")
 GROUP_COLUMNS = ("group", "arm", "member")
@@ -102,9 +103,6 @@ def _run_meta(run_dir: Path) -> dict[str, str]:
 
 def _fork_meta(run_dir: Path) -> dict[str, str]:
     """A fork's parent and fork step as export columns ({} for a run that is no fork, engine/lineage.py)."""
-    from engine.lineage import lineage
-    from engine.rundir import read_summary
-
     lin = lineage(read_summary(run_dir))
     return {"parent": _cell(lin["parent"]), "fork_step": _cell(lin.get("fork_step"))} if "parent" in lin else {}
 

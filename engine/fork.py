@@ -27,7 +27,7 @@ from typing import Any
 from engine.checkpoints import checkpoint_at, load_state
 from engine.config import ConfigError, DataConfig, RunConfig, apply_overrides
 from engine.lineage import copy_logs, lineage, read_interventions, recolumn, write_interventions
-from engine.param_sets import ROW_KINDS, Intervention, parse_intervention
+from engine.param_sets import ROW_KINDS, Intervention, parse_intervention, parse_tokens
 
 # Keys a fork may change; every other difference (data.*, model.*, train.seed, train.dtype) is refused.
 FORKABLE_GROUPS = ("optim.", "probe.")
@@ -154,7 +154,6 @@ def axis_tokens(data: DataConfig) -> list[int] | None:
 def _rows(iv: Intervention, state: dict[str, Any], cfg: RunConfig, sets: Any) -> str:
     """Apply a row intervention to the checkpoint's E; the detail the log records."""
     from engine.interventions import apply_rows, copied_embedding, initial_embedding, resolve_tokens
-    from engine.param_sets import parse_tokens
 
     names = [n for n in state["model"] if n in _e_names(cfg)]
     if not names:

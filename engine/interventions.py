@@ -30,7 +30,7 @@ from torch import nn
 
 from engine.config import ConfigError, RunConfig
 from engine.events import TokenSets
-from engine.models import embedding_names, w_names
+from engine.models import build_model, embedding_names, w_names
 from engine.param_sets import ROW_KINDS as ROW_KINDS  # the parsing is torch-free (sweep specs use it)
 from engine.param_sets import SET_KINDS as SET_KINDS
 from engine.param_sets import Intervention as Intervention
@@ -217,8 +217,6 @@ def apply_rows(
 
 def initial_embedding(cfg: RunConfig, e_name: str) -> torch.Tensor:
     """E as the run's seed initialised it (engine/loop.py: torch.manual_seed(seed), then build_model)."""
-    from engine.models import build_model
-
     state = torch.get_rng_state()
     try:
         torch.manual_seed(cfg.train.seed)

@@ -14,7 +14,8 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-from engine.summary import RunSummary
+from engine.config import ConfigError
+from engine.summary import RunSummary, read_summary
 
 LINEAGE_KEYS = ("parent", "fork_step", "ancestors", "interventions", "optimizer_state")
 INTERVENTIONS = "interventions.csv"
@@ -72,9 +73,6 @@ def fork_marks(run_dir: str | Path) -> tuple[tuple[int, str], ...]:
     """The charts' fork markers, by step: F where the run or one of its ancestors was forked, I where an
     intervention or a changed setting took effect at another step. A file that cannot be read gives
     none (a marker is not worth failing a chart for)."""
-    from engine.config import ConfigError
-    from engine.summary import read_summary
-
     try:
         lin = lineage(read_summary(Path(run_dir)))
         events = read_interventions(run_dir)

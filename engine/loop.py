@@ -30,8 +30,9 @@ from engine.cuda_graph import MAX_GRAPHS, StepGraph, cuda_recorder, unfit
 from engine.dataset import Dataset, load_dataset
 from engine.evaluation import RunMetrics
 from engine.events import Event, RunFinished, RunStarted, StatusChanged, StepsTaken
-from engine.interventions import Freezer
+from engine.interventions import Freezer, frozen_masks
 from engine.losses import build_loss
+from engine.metrics import split_tokens
 from engine.models import build_model
 from engine.optim import apply_lr, build_optimizer, lr_at, member_state, plain_lrs, scheduled, shared_ranges
 from engine.probes import ProbeSet
@@ -472,9 +473,6 @@ T = TypeVar("T")
 
 def frozen_sets(loop: TrainLoop) -> list[Freezer]:
     """One Freezer per member with frozen entries (train.frozen, train.trainable); [] when none has any."""
-    from engine.interventions import Freezer, frozen_masks
-    from engine.metrics import split_tokens
-
     out = []
     for i, c in enumerate(loop.cfgs):
         if c.train.frozen.strip() or c.train.trainable.strip():

@@ -17,7 +17,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from engine.config import ConfigError, RunConfig, apply_overrides, group_keys
+from engine.config import ConfigError, RunConfig, apply_overrides, group_keys, to_toml, toml_value
 
 _TOP_KEYS = ("description", "extends", "sweep", "wall_time", "preset")  # preset: what `grok presets NAME` prints
 PRESET_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]*")  # a file stem in presets/, never a path
@@ -162,8 +162,6 @@ def resolve_config(
 
 def preset_toml(p: Preset) -> str:
     """What `grok presets NAME` prints: the resolved config and its [sweep] table, loadable by --config."""
-    from engine.config import to_toml, toml_value
-
     text = to_toml(p.config)
     if p.sweep:
         text += "\n[sweep]\n" + "".join(f"{toml_value(k)} = {toml_value(v)}\n" for k, v in p.sweep.items())

@@ -41,7 +41,7 @@ from engine.runfiles import (
 from engine.runlock import LOCK_FILE, RunInUse, RunLock, lock_holder
 from engine.runlog import RunLog, RunWriteError, versions, write_error
 from engine.safetext import clean_block, clean_text
-from engine.schema import check_config, check_group
+from engine.schema import check_config, check_group, check_paper
 from engine.summary import read_summary
 
 # The names the rest of the code imports from here: this module's own, and its parts'.
@@ -185,8 +185,6 @@ def new_paper_dir(root: Path) -> Path:
 
 def read_paper_doc(paper_dir: str | Path) -> dict[str, Any]:
     """paper.json, its fields, sweeps and segments checked (engine/schema.py); ConfigError naming the file."""
-    from engine.schema import check_paper
-
     return _checked_doc(Path(paper_dir), PAPER_FILE, "paper", check_paper)
 
 
