@@ -10,14 +10,18 @@ kept step and why it was kept.
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from engine.atomic import write_json_atomic
 from engine.config import ConfigError, RunConfig
 from engine.events import EvalLogged, Event, StepsTaken
+from engine.runfiles import CHECKPOINT
+from engine.runlog import RunWriteError
 from engine.safetext import clean_text
 
 KEPT_DIR = "checkpoints"
@@ -57,8 +61,6 @@ def list_kept(run_dir: str | Path) -> list[Kept]:
 
 
 def _read_index(d: Path) -> dict[str, list[str]]:
-    import json
-
     try:
         doc = json.loads((d / INDEX).read_text())
     except (OSError, ValueError):
@@ -69,8 +71,6 @@ def _read_index(d: Path) -> dict[str, list[str]]:
 def checkpoint_at(run_dir: str | Path, step: int | None) -> tuple[Path, int]:
     """The checkpoint file holding `step` (None: the latest one) and its step; ConfigError naming the
     steps there are when none holds it."""
-    from engine.runfiles import CHECKPOINT
-
     d = Path(run_dir)
     kept = {k.step: k.path for k in list_kept(d)}
     latest = d / CHECKPOINT
@@ -154,9 +154,6 @@ class Keeper:
     def keep(self, checkpoint: Path, step: int, why: list[str]) -> None:
         """Link (or copy) `checkpoint` as the kept one of `step`, note why, then trim to the budget; a failed
         write (a full disk) is the run's RunWriteError, one line naming the file."""
-        from engine.atomic import write_json_atomic
-        from engine.runlog import RunWriteError
-
         d = self.dir / KEPT_DIR
         dst = kept_path(self.dir, step)
         try:

@@ -9,6 +9,7 @@ import contextlib
 import dataclasses
 import difflib
 import functools
+import json
 import math
 import types
 import typing
@@ -522,8 +523,6 @@ def from_dict(d: dict[str, Any], where: str = "") -> RunConfig:
 def toml_value(v: Any) -> str:
     """A TOML value: strings as basic strings (the same escapes as JSON), arrays, inline tables with quoted
     keys (`{"optim.lr" = 1e-3}`), booleans and numbers. The one TOML writer (`to_toml`, engine/presets.py)."""
-    import json
-
     if isinstance(v, bool):
         return "true" if v else "false"
     if isinstance(v, str):

@@ -7,6 +7,7 @@ device once.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from math import lgamma
 
 import numpy as np
 
@@ -269,8 +270,6 @@ def pairs_holding(pairs: np.ndarray, p: int) -> np.ndarray:
 def batch_presence(n: int, holding: np.ndarray, batch: int) -> np.ndarray:
     """P(a batch of `batch` pairs drawn without replacement from n holds the token), for a token held by
     `holding` of the n pairs: 1 - C(n - n_t, B) / C(n, B). A shuffled epoch's batches are such draws."""
-    from math import lgamma
-
     b = min(batch, n) if batch else n
     out = np.empty(len(holding))
     for i, n_t in enumerate(holding.tolist()):

@@ -24,10 +24,24 @@ import os
 from pathlib import Path
 from typing import Any
 
+from engine.atomic import write_json_atomic
 from engine.checkpoints import checkpoint_at, load_state
 from engine.config import ConfigError, DataConfig, RunConfig, apply_overrides
+from engine.dlog import SIGNS, group_axis
 from engine.lineage import copy_logs, lineage, read_interventions, recolumn, write_interventions
 from engine.param_sets import ROW_KINDS, Intervention, parse_intervention, parse_tokens
+from engine.run import config_changes
+from engine.rundir import (
+    RunDirError,
+    empty_run_dir,
+    read_config,
+    read_config_doc,
+    read_summary,
+    save_checkpoint,
+    unique_dir,
+)
+from engine.runfiles import CONFIG, METRICS
+from engine.summary import RunSummary, write_summary
 
 # Keys a fork may change; every other difference (data.*, model.*, train.seed, train.dtype) is refused.
 FORKABLE_GROUPS = ("optim.", "probe.")
@@ -95,8 +109,6 @@ def fork_run(
     with `Run.from_checkpoint`. ConfigError, one line, for anything that cannot fork."""
 
     from engine.metrics import split_tokens
-    from engine.run import config_changes
-    from engine.rundir import read_config, read_config_doc, read_summary
 
     src = Path(parent)
     pcfg = read_config(src)
@@ -146,8 +158,6 @@ def fork_run(
 
 def axis_tokens(data: DataConfig) -> list[int] | None:
     """The operand tokens in group-axis order (engine/dlog.py; mul and div leave 0 out), None for poly."""
-    from engine.dlog import SIGNS, group_axis
-
     return [int(t) for t in group_axis(data).order] if data.op in SIGNS else None
 
 
@@ -238,11 +248,6 @@ def _write(
     out: str | Path | None,
     into: Path | None = None,
 ) -> Path:
-    from engine.atomic import write_json_atomic
-    from engine.rundir import RunDirError, empty_run_dir, save_checkpoint, unique_dir
-    from engine.runfiles import CONFIG, METRICS
-    from engine.summary import RunSummary, write_summary
-
     root = Path(out) if out is not None else src.resolve().parent
     try:
         if into is not None:

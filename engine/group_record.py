@@ -22,6 +22,7 @@ from typing import Any
 
 import numpy as np
 
+from engine.frames import data_frame
 from engine.run_record import RunRecord, read_run
 from engine.runfiles import GROUP_FILE, METRICS, is_run_dir, mtime
 from engine.sweep.report import DEFAULT_TAIL, member_finals
@@ -166,8 +167,6 @@ class GroupRecord:
 
     def to_pandas(self) -> Any:
         """`metrics` as a pandas DataFrame, one row per member and evaluation (pandas: the optional extra)."""
-        from engine.frames import data_frame
-
         return data_frame(self.metrics)
 
 

@@ -28,6 +28,7 @@ import numpy as np
 import torch
 from torch import nn
 
+from engine.checkpoints import checkpoint_at, load_state
 from engine.config import ConfigError, RunConfig
 from engine.events import TokenSets
 from engine.models import build_model, embedding_names, w_names
@@ -36,6 +37,7 @@ from engine.param_sets import SET_KINDS as SET_KINDS
 from engine.param_sets import Intervention as Intervention
 from engine.param_sets import ParamSet, TokenSpec, parse_param_sets, split_sets
 from engine.param_sets import parse_intervention as parse_intervention
+from engine.rundir import read_config
 
 
 def resolve_tokens(spec: TokenSpec, sets: TokenSets, p: int, where: str = "token set") -> list[int]:
@@ -227,9 +229,6 @@ def initial_embedding(cfg: RunConfig, e_name: str) -> torch.Tensor:
 
 def copied_embedding(cfg: RunConfig, arg: str, e_name: str) -> tuple[torch.Tensor, str]:
     """E from RUN_DIR[@STEP] of a run with the same split; ConfigError, one line, where it is not."""
-    from engine.checkpoints import checkpoint_at, load_state
-    from engine.rundir import read_config
-
     run, _, at = arg.rpartition("@") if "@" in arg else (arg, "", "")
     src = Path(run)
     other = read_config(src)

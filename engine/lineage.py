@@ -14,7 +14,10 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
+from engine.atomic import write_csv_atomic
 from engine.config import ConfigError
+from engine.csvlog import read_csv, truncate_logs
+from engine.runfiles import LOGS
 from engine.summary import RunSummary, read_summary
 
 LINEAGE_KEYS = ("parent", "fork_step", "ancestors", "interventions", "optimizer_state")
@@ -30,16 +33,12 @@ def lineage(summary: RunSummary | Mapping[str, Any]) -> dict[str, Any]:
 
 def write_interventions(run_dir: Path, events: list[dict[str, Any]]) -> None:
     """interventions.csv: one row per intervention (step, kind, target, detail), oldest first."""
-    from engine.atomic import write_csv_atomic
-
     rows = [[int(e["step"]), e["kind"], e.get("target", ""), e.get("detail", "")] for e in events]
     write_csv_atomic(Path(run_dir) / INTERVENTIONS, [INTERVENTION_HEADER, *rows])
 
 
 def read_interventions(run_dir: str | Path) -> list[dict[str, Any]]:
     """interventions.csv's rows as {step, kind, target, detail} ([] for a run without one)."""
-    from engine.csvlog import read_csv
-
     out = []
     for r in read_csv(Path(run_dir) / INTERVENTIONS):
         try:
@@ -52,9 +51,6 @@ def read_interventions(run_dir: str | Path) -> list[dict[str, Any]]:
 def copy_logs(src: Path, dst: Path, step: int, keep_last: Callable[[int], bool]) -> None:
     """The parent's CSV logs into the fork's directory, cut back to the fork step as a resume cuts them
     (engine/csvlog.py truncate_logs): the fork's log starts with its parent's rows."""
-    from engine.csvlog import truncate_logs
-    from engine.runfiles import LOGS
-
     for f in LOGS:
         if f.resumed and (src / f.name).is_file():
             shutil.copyfile(src / f.name, dst / f.name)
@@ -63,9 +59,6 @@ def copy_logs(src: Path, dst: Path, step: int, keep_last: Callable[[int], bool])
 
 def recolumn(path: Path, columns: list[str]) -> None:
     """A CSV log rewritten under new columns (a fork turned a probe on): cells it has no value for stay empty."""
-    from engine.atomic import write_csv_atomic
-    from engine.csvlog import read_csv
-
     write_csv_atomic(path, [columns, *([r.get(c, "") for c in columns] for r in read_csv(path))])
 
 

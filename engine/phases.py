@@ -8,6 +8,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from engine.columns import learned_step
 from engine.config import TrainConfig
 
 MEMORIZED_ACC = 0.99  # train accuracy that counts as memorized
@@ -220,8 +221,6 @@ def join_steps(ring_rows: list[dict[str, str]]) -> dict[int, int | None]:
     """Each token's join step from ring.csv rows: the first measurement from which its key-frequency share
     stays >= JOIN_SHARE to the last one (engine/columns.py learned_step); None for a token not in the circuit
     at the end."""
-    from engine.columns import learned_step
-
     by_token: dict[int, list[tuple[int, float]]] = {}
     for r in ring_rows:
         v = r.get("membership", "")

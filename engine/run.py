@@ -13,6 +13,7 @@ from typing import Any
 from engine.checkpoints import Keeper
 from engine.config import ConfigError, RunConfig, from_dict
 from engine.events import Event, RunFinished, RunStarted, StepsTaken
+from engine.footprint import check_run
 from engine.lineage import lineage
 from engine.rundir import (
     CHECKPOINT,
@@ -214,7 +215,6 @@ class Run:
         return self.sink.fault
 
     def _trainer(self, state: dict[str, Any] | None) -> Any:
-        from engine.footprint import check_run
         from engine.trainer import Trainer
 
         check_run(self.cfg)  # refuse what cannot fit before a byte is allocated (issue 13, F2)

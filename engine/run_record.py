@@ -22,6 +22,7 @@ from engine.checkpoints import Kept, list_kept
 from engine.config import ConfigError, RunConfig, from_dict
 from engine.csvlog import read_metrics
 from engine.events import CircuitLogged, FourierLogged, TokenSets, TokensLogged
+from engine.frames import data_frame
 from engine.lineage import fork_marks as fork_marks  # a live run's markers, before it has a record
 from engine.lineage import lineage, read_interventions
 from engine.phases import Phases, early_stop_note, phases_of_rows
@@ -115,8 +116,6 @@ class RunRecord:
 
     def to_pandas(self) -> Any:
         """metrics.csv as a pandas DataFrame, one row per evaluation (pandas: the optional `pandas` extra)."""
-        from engine.frames import data_frame
-
         return data_frame(self.metrics)
 
     @property

@@ -20,6 +20,7 @@ from engine.atomic import write_csv_atomic, write_json_atomic
 from engine.config import RunConfig
 from engine.csvlog import cell, read_csv
 from engine.events import CircuitLogged, EvalLogged, Event, FourierLogged, RunFinished, RunStarted, TokensLogged
+from engine.phases import join_steps
 from engine.runfiles import CONFIG, ERROR, FOURIER, JOINS, KEYFREQ, METRICS, RING, SUMMARY, TOKENS, log
 from engine.summary import RunSummary, read_summary, write_summary
 
@@ -164,8 +165,6 @@ class RunLog:
 
 def write_joins(run_dir: Path) -> None:
     """joins.csv from ring.csv: each token's join step (engine/phases.py `join_steps`), rare or not."""
-    from engine.phases import join_steps
-
     rows = read_csv(Path(run_dir) / RING)
     joined = join_steps(rows)
     rare = {int(r["token"]): r.get("rare", "") for r in rows}

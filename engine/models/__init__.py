@@ -6,6 +6,8 @@ first layer's gathered-table arithmetic in models/first_layer.py.
 
 from __future__ import annotations
 
+import fnmatch
+
 from torch import nn
 
 from engine.config import RunConfig
@@ -27,8 +29,6 @@ DEFAULT_W = ("first_layer.weight",)
 
 
 def _match(model: nn.Module, patterns: tuple[str, ...]) -> list[str]:
-    import fnmatch
-
     names = [n for n, _ in model.named_parameters()]
     return [n for n in names if any(fnmatch.fnmatch(n, pat) for pat in patterns)]
 

@@ -34,6 +34,7 @@ from typing import TYPE_CHECKING, Any
 import torch
 from torch.func import functional_call  # torch.nn.utils.stateless underneath: no torch._dynamo
 
+from engine.graph_record import cuda_recorder, eager_recorder
 from engine.probes.base import NAN, PROBE_SEED_OFFSET, Blocks, Probe, ProbeContext
 
 if TYPE_CHECKING:
@@ -337,8 +338,6 @@ class DeviceMeasurement:
     once (`record`) and each later measurement is one replay (engine/graph_record.py)."""
 
     def __init__(self, probe: HessianProbe, starts: dict[str, torch.Tensor]) -> None:
-        from engine.graph_record import cuda_recorder, eager_recorder
-
         self.probe = probe
         self.starts = {k: v.clone() for k, v in starts.items()}  # the recording's inputs
         self.results: list[torch.Tensor] = []

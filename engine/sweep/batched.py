@@ -19,6 +19,9 @@ from pathlib import Path
 from typing import Any
 
 from engine.config import RunConfig
+from engine.events import EvalLogged, RunStarted, StepsTaken
+from engine.run import RunSink
+from engine.rundir import RunLock, empty_run_dir
 from engine.sweep.card_memory import CPU_MEMBERS, free_bytes, members_per_batch
 from engine.sweep.events import MemberEnded, MemberProgressed, MemberStarted
 from engine.sweep.member import NOTIFY_EVERY_S, MemberSpec, Notify, Stopped
@@ -117,10 +120,7 @@ def run_batch(specs: list[MemberSpec], notify: Notify | None, stop: Stopped) -> 
     Each member's directory is written by its own `RunSink`, the one a single `Run` uses: a fault in
     the batch ends every member that is still running as `failed`, with error.txt and a last checkpoint.
     """
-    from engine.events import EvalLogged, RunStarted, StepsTaken
     from engine.many import ManyTrainer
-    from engine.run import RunSink
-    from engine.rundir import RunLock, empty_run_dir
 
     say = notify or (lambda ev: None)
     cfgs = [s.config for s in specs]

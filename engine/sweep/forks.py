@@ -11,7 +11,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from engine.checkpoints import checkpoint_at, list_kept
 from engine.config import ConfigError
+from engine.fork import fork_run
 from engine.sweep.spec import Group, Member, fork_settings
 
 PHASE_MARK = {"memorized": "M", "generalized": "G"}
@@ -20,8 +22,6 @@ PHASE_MARK = {"memorized": "M", "generalized": "G"}
 def fork_step(run_dir: Path, fork_at: str) -> int | None:
     """The step `fork_at` names in a run: its phase's kept checkpoint, or the step itself where a kept
     checkpoint or the run's last checkpoint holds it (as `grok fork --at` takes it); None if absent."""
-    from engine.checkpoints import checkpoint_at, list_kept
-
     kept = list_kept(run_dir)
     if fork_at in PHASE_MARK:
         marked = [k.step for k in kept if PHASE_MARK[fork_at] in k.why]
@@ -36,8 +36,6 @@ def fork_step(run_dir: Path, fork_at: str) -> int | None:
 
 def fork_member(group: Group, m: Member, into: Path) -> str:
     """Write fork member `m` into `into` from the run of the member it forks; '' when done, else why not."""
-    from engine.fork import fork_run
-
     parent = group.member(m.fork_of)
     src = group.member_dir(parent).resolve()
     at = group.spec.fork_at

@@ -17,6 +17,8 @@ from pathlib import Path
 from typing import Any
 
 from engine.config import RunConfig
+from engine.events import EvalLogged, RunStarted, StepsTaken
+from engine.run import Run
 from engine.rundir import CHECKPOINT, empty_run_dir, read_metrics, read_summary
 from engine.sweep.events import MemberEnded, MemberProgressed, MemberStarted, SweepEvent
 from engine.sweep.results import ENDED, ProbeTally, failed_row, results_row
@@ -82,9 +84,6 @@ def adopted_row(member: str, run_dir: Path, max_steps: int) -> dict[str, Any]:
 
 def run_member(spec: MemberSpec, notify: Notify | None, stop: Stopped) -> dict[str, Any]:
     """Train one member to its end in its run directory; report events to `notify`; return its row."""
-    from engine.events import EvalLogged, RunStarted, StepsTaken
-    from engine.run import Run
-
     say = notify or (lambda ev: None)
     d = Path(spec.run_dir)
     try:

@@ -206,7 +206,7 @@ def _fork_members(
     if not spec.forks:
         return []
     from engine.fork import refuse_unforkable
-    from engine.interventions import parse_intervention
+    from engine.param_sets import parse_intervention  # torch-free: the parse without the interventions
 
     out: list[tuple[Member, RunConfig]] = []
     n = len(parents)
