@@ -119,12 +119,6 @@ class PeerMLP(nn.Module):
         return self.net(self.embed(x).flatten(1))
 
 
-def train_set(cfg: RunConfig) -> tuple[torch.Tensor, torch.Tensor]:
-    """The training split as CPU tensors, as a peer script would hold it."""
-    data = load_dataset(cfg.data, cfg.train.seed)
-    return data.x_train, data.y_train
-
-
 def peer_loop(cfg: RunConfig, flush_denormal: bool = False) -> Stepper:
     """A plain loop: DataLoader with shuffle, torch.optim.Adam with its defaults, loss.item() logged every step.
 
@@ -132,13 +126,13 @@ def peer_loop(cfg: RunConfig, flush_denormal: bool = False) -> Stepper:
     that flushing them is what keeps a long run's speed (`grok bench`, section 4).
     """
     device = resolve_device(cfg.train.device)
-    x, y = train_set(cfg)
+    data = load_dataset(cfg.data, cfg.train.seed)  # the training split as CPU tensors, as a peer script holds it
     torch.manual_seed(cfg.train.seed)
     model = PeerMLP(cfg).to(device)
     o = cfg.optim
     opt = torch.optim.Adam(model.parameters(), lr=o.lr, betas=o.betas, eps=o.eps, weight_decay=o.weight_decay)
     loader = torch.utils.data.DataLoader(
-        torch.utils.data.TensorDataset(x, y), batch_size=cfg.train.batch_size, shuffle=True
+        torch.utils.data.TensorDataset(data.x_train, data.y_train), batch_size=cfg.train.batch_size, shuffle=True
     )
 
     def batches() -> Iterator[tuple[torch.Tensor, torch.Tensor]]:

@@ -26,6 +26,11 @@ def cell(v: Any) -> Any:
     return v
 
 
+def number(v: str | None) -> float:
+    """A CSV cell as a number; NaN for an empty one (a probe not due, a value not measured)."""
+    return float(v) if v else math.nan
+
+
 def csv_lines(path: Path) -> list[list[str]]:
     """The complete rows of a run-log CSV, header first; [] when the file is missing or empty.
 
@@ -82,7 +87,7 @@ def read_metrics(run_dir: Path) -> list[dict[str, float]]:
     out = []
     for i, r in enumerate(rows, start=2):
         try:
-            out.append({k: (float(v) if v != "" else math.nan) for k, v in r.items()})
+            out.append({k: number(v) for k, v in r.items()})
         except ValueError:
             bad = next(k for k, v in r.items() if not _is_float(v))
             raise ConfigError(f"{path}: row {i}: {clean_text(bad)} is not a number") from None

@@ -3,14 +3,13 @@ token's learned step (from summary.json, else recomputed from tokens.csv by the 
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable
 from pathlib import Path
 from typing import TypeVar
 
 from engine.columns import LEARNED_ACC, learned_step
 from engine.config import ConfigError
-from engine.csvlog import read_csv
+from engine.csvlog import number, read_csv
 from engine.events import CircuitLogged, FourierLogged, TokensLogged
 from engine.runfiles import FOURIER, KEYFREQ, RING, TOKENS
 from engine.summary import read_summary
@@ -41,10 +40,6 @@ def _decoded(run_dir: Path, names: str, decode: Callable[[Path], list[T]]) -> li
         raise ConfigError(f"{run_dir}: {names}: a row does not hold the fields the engine writes") from None
 
 
-def _num(v: str | None) -> float:
-    return float(v) if v else math.nan
-
-
 def _by_step(path: Path) -> dict[int, list[dict[str, str]]]:
     """A probe log's rows grouped by their step, in file order."""
     out: dict[int, list[dict[str, str]]] = {}
@@ -60,14 +55,14 @@ def _tokens(run_dir: Path) -> list[TokensLogged]:
         grads = [r.get("grad_norm", "") for r in toks]
         grad = tuple(float(g) for g in grads) if all(grads) else None
         accs = [r.get("val_acc") for r in toks]
-        acc = tuple(_num(a) for a in accs) if any(accs) else None
+        acc = tuple(number(a) for a in accs) if any(accs) else None
         out.append(TokensLogged(step, tuple(int(float(r["updates"])) for r in toks), grad, acc))
     return out
 
 
 def _fourier(run_dir: Path) -> list[FourierLogged]:
     spectra = _by_step(run_dir / FOURIER)
-    return [FourierLogged(step, tuple(_num(r["norm"]) for r in spectra[step])) for step in sorted(spectra)]
+    return [FourierLogged(step, tuple(number(r["norm"]) for r in spectra[step])) for step in sorted(spectra)]
 
 
 def _circuit(run_dir: Path) -> list[CircuitLogged]:
@@ -79,14 +74,14 @@ def _circuit(run_dir: Path) -> list[CircuitLogged]:
         out.append(
             CircuitLogged(
                 step,
-                tuple(_num(r["share"]) for r in fr),
+                tuple(number(r["share"]) for r in fr),
                 tuple(int(r["freq"]) for r in fr if r["key"] == "1"),
                 0,
                 tuple(int(r["token"]) for r in toks),
-                tuple(_num(r["x"]) for r in toks),
-                tuple(_num(r["y"]) for r in toks),
-                tuple(_num(r["distance"]) for r in toks),
-                tuple(_num(r["membership"]) for r in toks),
+                tuple(number(r["x"]) for r in toks),
+                tuple(number(r["y"]) for r in toks),
+                tuple(number(r["distance"]) for r in toks),
+                tuple(number(r["membership"]) for r in toks),
                 tuple(r["rare"] == "1" for r in toks),
             )
         )
@@ -107,7 +102,7 @@ def read_learned_steps(run_dir: str | Path, p: int) -> tuple[list[int | None], f
     series: dict[int, tuple[list[int], list[float]]] = {t: ([], []) for t in range(p)}
     for r in rows:
         try:
-            t, step, acc = int(r["token"]), int(float(r["step"])), _num(r.get("val_acc"))
+            t, step, acc = int(r["token"]), int(float(r["step"])), number(r.get("val_acc"))
         except (KeyError, ValueError):
             raise ConfigError(f"{d / TOKENS}: a row is not step,token,...,val_acc numbers") from None
         if 0 <= t < p:

@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 
 from engine.config import ConfigError
+from engine.csvlog import number
 from engine.phases import circuit_phases_from_rows
 from engine.run_record import read_run
 from engine.rundir import JOINS, KEYFREQ, RING, clean_text, is_group, is_run_dir, read_csv
@@ -51,10 +52,6 @@ def _first(
     return None
 
 
-def _num(v: str | None) -> float:
-    return float(v) if v not in (None, "") else math.nan
-
-
 def _mean(xs: list[float], median: bool = False) -> float | None:
     return (float(np.median(xs)) if median else float(np.mean(xs))) if xs else None
 
@@ -69,7 +66,7 @@ def last_share(joins: Sequence[dict[str, str]]) -> float | None:
     k = sum(r["rare"] == "1" for r in joins)
     if not k:
         return None
-    steps = sorted(((_num(r["join_step"]) if r["join_step"] else math.inf), r["rare"] == "1") for r in joins)
+    steps = sorted(((number(r["join_step"]) if r["join_step"] else math.inf), r["rare"] == "1") for r in joins)
     bound = steps[-k][0]
     later = [rare for s, rare in steps if s > bound]
     tied = [rare for s, rare in steps if s == bound]
@@ -89,8 +86,8 @@ def ring_at_end(ring: Sequence[dict[str, str]], keyfreq: Sequence[dict[str, str]
     w = next((f for _, f in reversed(keys) if 2 * f < n), None)
     vals: dict[str, dict[bool, list[float]]] = {k: {True: [], False: []} for k in ("mem", "rad", "err")}
     for pos, r in enumerate(end):
-        rare, x, y = r["rare"] == "1", _num(r["x"]), _num(r["y"])
-        vals["mem"][rare].append(_num(r["membership"]))
+        rare, x, y = r["rare"] == "1", number(r["x"]), number(r["y"])
+        vals["mem"][rare].append(number(r["membership"]))
         vals["rad"][rare].append(math.hypot(x, y))
         if w is not None:
             off = math.atan2(y, x) - 2 * math.pi * w * pos / n
