@@ -94,10 +94,8 @@ def member_finals(group: Group, metrics: list[str] | None = None, tail: int = DE
     which drops a line torn by a kill.
     """
     res = group.results()
-    curves: dict[str, list[dict[str, float]]] = {}
-    for m in group.members:
-        if res.get(m.id, {}).get("status") in ENDED:
-            curves[m.id] = read_metrics(group.member_dir(m))
+    ended = [m for m in group.members if res.get(m.id, {}).get("status") in ENDED]
+    curves = {m.id: read_metrics(group.member_dir(m)) for m in ended}
     seen = {k for rows in curves.values() for k in (rows[0] if rows else {})}
     if metrics is None:
         metrics = [*DEFAULT_FINAL_METRICS, *sorted(k for k in seen if k.startswith("val_acc_"))]

@@ -56,13 +56,10 @@ def learned_cell(values: list[tuple[float, int, int]], budget: float) -> str:
     return f"{bound}{bracketed(sp.mean, lo, hi, len(xs), is_range, '.0f')}; {learned}/{total} targets learned"
 
 
-def target_rows(group: Group, dims: list[str], finals: dict[str, dict[str, float]]) -> list[dict[str, Any]] | None:
-    """The rows of the decoupling table, one per cell, or None when no member has targets; `finals` holds
-    each member's tail mean of target_norm (engine/sweep/report.py member_finals)."""
-    if not has_targets(group):
-        return None
-    res = group.results()
-    rows = [r for r in res.values() if r.get("status") == "finished"]
+def target_rows(group: Group, dims: list[str], finals: dict[str, dict[str, float]]) -> list[dict[str, Any]]:
+    """The rows of the decoupling table (a group `has_targets`), one per cell; `finals` holds each member's
+    tail mean of target_norm (engine/sweep/report.py member_finals)."""
+    rows = [r for r in group.results().values() if r.get("status") == "finished"]
     out = []
     for key, rs in cells(rows, dims).items():
         row: dict[str, Any] = dict(zip(dims, key, strict=True))
