@@ -17,23 +17,19 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from engine.atomic import fsync_dir, json_object, replace_atomic, unique_dir, write_csv_atomic, write_json_atomic
+from engine.atomic import json_object, replace_atomic, unique_dir, write_csv_atomic, write_json_atomic
 from engine.checkpoints import load_state
 from engine.config import ConfigError, RunConfig, from_dict
-from engine.csvlog import csv_header, read_csv, read_metrics, truncate_csv, truncate_logs
-from engine.probe_logs import read_circuit, read_fourier, read_learned_steps, read_tokens
+from engine.csvlog import csv_header, read_csv, read_metrics, truncate_logs
 from engine.runfiles import (
     CHECKPOINT,
     CONFIG,
-    ERROR,
     GROUP_FILE,
     JOINS,
     KEYFREQ,
-    METRICS,
     PAPER_FILE,
     RESULTS,
     RING,
-    SUMMARY,
     is_group,
     is_paper_dir,
     is_run_dir,
@@ -46,14 +42,12 @@ from engine.summary import read_summary
 
 # The names the rest of the code imports from here: this module's own, and its parts'.
 __all__ = [
-    "CHECKPOINT", "CONFIG", "ERROR", "GROUP_FILE", "JOINS", "KEYFREQ", "LOCK_FILE", "METRICS", "PAPER_FILE",
-    "RESULTS", "RING", "SUMMARY", "RunDirError", "RunInUse", "RunLock", "RunLog", "RunWriteError", "clean_block",
-    "clean_text", "csv_header", "empty_run_dir", "fsync_dir", "is_group", "is_paper_dir", "is_run_dir",
-    "load_checkpoint", "lock_holder", "new_paper_dir", "new_run_dir", "read_circuit", "read_config",
-    "read_config_doc", "read_csv", "read_fourier", "read_group_doc", "read_learned_steps", "read_metrics",
-    "read_paper_doc", "read_results", "read_summary", "read_tokens", "replace_atomic", "save_checkpoint",
-    "short_name", "truncate_csv", "truncate_logs", "unique_dir", "versions", "write_error", "write_json_atomic",
-    "write_paper_doc", "write_results",
+    "CHECKPOINT", "CONFIG", "GROUP_FILE", "JOINS", "KEYFREQ", "RING", "RunDirError", "RunInUse", "RunLock",
+    "RunLog", "RunWriteError", "clean_block", "clean_text", "csv_header", "empty_run_dir", "is_group",
+    "is_paper_dir", "is_run_dir", "load_checkpoint", "lock_holder", "new_paper_dir", "new_run_dir", "read_config",
+    "read_config_doc", "read_csv", "read_group_doc", "read_metrics", "read_paper_doc", "read_results",
+    "read_summary", "save_checkpoint", "short_name", "truncate_logs", "unique_dir", "versions", "write_error",
+    "write_json_atomic", "write_paper_doc", "write_results",
 ]  # fmt: skip
 
 
