@@ -32,11 +32,8 @@ from engine.checkpoints import checkpoint_at, load_state
 from engine.config import ConfigError, RunConfig
 from engine.events import TokenSets
 from engine.models import build_model, embedding_names, w_names
-from engine.param_sets import ROW_KINDS as ROW_KINDS  # the parsing is torch-free (sweep specs use it)
-from engine.param_sets import SET_KINDS as SET_KINDS
-from engine.param_sets import Intervention as Intervention
-from engine.param_sets import ParamSet, TokenSpec, parse_param_sets, split_sets
-from engine.param_sets import parse_intervention as parse_intervention
+from engine.param_sets import Intervention, ParamSet, TokenSpec, parse_param_sets, split_sets
+from engine.param_sets import parse_intervention as parse_intervention  # the parsing is torch-free (sweep specs)
 from engine.rundir import read_config
 
 

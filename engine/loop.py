@@ -162,10 +162,6 @@ class TrainLoop:
         self._stop = status
 
     @property
-    def stop_requested(self) -> bool:
-        return self._stop is not None
-
-    @property
     def epoch(self) -> int:
         return self.step // self.steps_per_epoch
 

@@ -72,10 +72,6 @@ class RunLock:
         self.path = Path(path)
         self._fh: Any = None
 
-    @property
-    def held(self) -> bool:
-        return self._fh is not None
-
     def acquire(self) -> RunLock:
         if self._fh is not None:
             return self

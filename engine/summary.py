@@ -141,10 +141,6 @@ class RunSummary:
         """The fields that are set (not None), then `extra`: what a face lists."""
         return {k: v for k, v in self.doc().items() if v is not None}
 
-    def replace(self, **changes: Any) -> RunSummary:
-        """A copy with `changes` (checked as any field is)."""
-        return dataclasses.replace(self, **changes)
-
 
 RESULTS_FIELDS = tuple(f.name for f in dataclasses.fields(RunSummary) if f.metadata.get("results"))
 
