@@ -133,9 +133,7 @@ def export_rows(
     srcs = [s if isinstance(s, Source) else Source(Path(s)) for s in sources]
     header: list[str] = list(RUN_COLUMNS)
     if any(s.member for s in srcs):
-        header += list(GROUP_COLUMNS)
-        for s in srcs:
-            header += [k for k in s.member if k not in header]
+        header = list(dict.fromkeys([*header, *GROUP_COLUMNS, *(k for s in srcs for k in s.member)]))
     rows: list[dict[str, str]] = []
     name = "interventions.csv" if interventions else "tokens.csv" if tokens else "metrics.csv"
     forks = {s.path: _fork_meta(s.path) for s in srcs}
@@ -155,9 +153,7 @@ def export_rows(
                 if "step" not in cols:
                     raise ConfigError(f"{s.path / name}: no step column")
                 cols = ["step"] + [m for m in metrics if m != "step"] + [c for c in cols if c == "intervention"]
-            for c in cols:
-                if c not in header:
-                    header.append(c)
+            header += [c for c in cols if c not in header]
             rows.extend({**meta, **{c: _value(r[c]) for c in cols}} for r in data)
     return header, rows
 
