@@ -13,7 +13,7 @@ from engine.config import ConfigError
 from engine.safetext import clean_text
 
 
-def fsync_dir(path: Path) -> None:
+def fsync_path(path: Path) -> None:
     """fsync a file, or a directory to make a rename inside it durable (POSIX: the entry lives there)."""
     fd = os.open(path, os.O_RDONLY)
     try:
@@ -31,12 +31,12 @@ def replace_atomic(path: Path, write: Callable[[Path], Any]) -> None:
     tmp = path.with_name(path.name + ".tmp")
     try:
         write(tmp)
-        fsync_dir(tmp)
+        fsync_path(tmp)
         os.replace(tmp, path)
     except BaseException:
         tmp.unlink(missing_ok=True)
         raise
-    fsync_dir(path.parent)
+    fsync_path(path.parent)
 
 
 def write_json_atomic(path: Path, obj: Any) -> None:
