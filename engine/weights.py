@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Callable
+from typing import Protocol
 
 import torch
 from torch import nn
@@ -27,52 +28,45 @@ from engine.probes.base import ProbeContext
 EVAL_ROWS = 65536  # member × example rows per evaluation forward pass of a stacked model
 
 
-class Weights:
+class Weights(Protocol):
     """Where the members' parameters live, and how a batch of each member's examples goes through them."""
 
     template: nn.Module  # the module `functional_call` and the probes run member parameters with
     e_names: list[str]  # the parameter names of E
     grad_hooks: list[GradHook]
-    batched = False
+    batched: bool = False
 
     def losses(self, x: torch.Tensor, y: torch.Tensor, loss_fn: Loss) -> torch.Tensor:
         """(N, B, L), (N, B) -> (N,): each member's mean training loss on its own batch."""
-        raise NotImplementedError
 
     def scores(self, x: torch.Tensor, y: torch.Tensor, loss_fn: Loss) -> list[Scores]:
         """Each member's (loss, accuracy, hits) on a whole set x (N, n, L)."""
-        raise NotImplementedError
 
     def grad(self, name: str, i: int) -> torch.Tensor | None:
         """Member i's gradient of parameter `name`, between backward and the optimizer step."""
-        raise NotImplementedError
 
     def params(self, i: int) -> dict[str, torch.Tensor]:
         """Member i's live parameters by name."""
-        raise NotImplementedError
 
     def module(self, i: int) -> nn.Module:
         """Member i as a module whose parameters are its weights (its optimizer and checkpoint use it)."""
-        raise NotImplementedError
 
     def context(self, i: int, cfg: RunConfig, data: Dataset, loss_fn: Loss, stop: Callable[[], bool]) -> ProbeContext:
         """Member i as its probes see it."""
-        raise NotImplementedError
 
     def optimized(self, a: int, b: int) -> nn.Module:
         """The module one optimizer steps for members [a, b): member a's own where b = a + 1."""
         assert b == a + 1
         return self.module(a)
 
-    def zero_grad(self) -> None:
-        raise NotImplementedError
+    def zero_grad(self) -> None: ...
 
     def leaves(self) -> list[torch.Tensor]:
         """The tensors whose `.grad` the training backward writes (what `grad` reads)."""
-        raise NotImplementedError
 
     def hand_grads(self) -> None:
         """Give the optimized modules' parameters their gradient before the optimizers step."""
+        return None  # one module per member: its parameters hold their gradients already
 
 
 class OneModel(Weights):
