@@ -46,23 +46,18 @@ class Backend(Protocol):
 
     def receive(self, timeout: float) -> list[SweepEvent]:
         """The events members sent since the last call; waits up to `timeout` for the first one."""
-        ...
 
     def collect(self) -> list[tuple[Sequence[MemberSpec], Outcome]]:
         """Tasks that ended since the last call, with their members and outcome."""
-        ...
 
     def busy(self) -> bool:
         """True while a task has not ended."""
-        ...
 
     def request_stop(self) -> None:
         """Ask running members to stop (interrupted, with a checkpoint) and tasks not started to stay so."""
-        ...
 
     def close(self) -> None:
         """Wait for the tasks to end and release the workers."""
-        ...
 
 
 def drain(backend: Backend, stopping: Callable[[], bool]) -> Iterator[SweepEvent]:
