@@ -141,8 +141,7 @@ class Keeper:
                         self.pending.append(mark)
             return []
         if isinstance(ev, StepsTaken) and ev.step > self._last:
-            why = (["every"] if ev.step % self.every == 0 else []) + self.pending
-            return why
+            return (["every"] if ev.step % self.every == 0 else []) + self.pending
         return []
 
     def resumed(self, step: int) -> None:

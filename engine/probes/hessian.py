@@ -226,7 +226,7 @@ class HessianProbe(Probe):
         elif blocks.w_names:
             self.blocks["W"] = blocks.w_names
         if pc.hessian_all:
-            self.blocks["all"] = [n for n, p in blocks.params.items()]
+            self.blocks["all"] = list(blocks.params)
         # The L2 term of coupled weight decay (Adam's and SGD's, which add wd·θ to the gradient): wd·I.
         self.l2 = cfg.optim.weight_decay if pc.hessian_l2 else 0.0
         self.dominant = pc.hessian_abs
