@@ -249,10 +249,7 @@ def render(paper: Paper, running: bool = False) -> str:
     `running`: a process holds the paper directory now, so a segment without an end is still going
     (otherwise its process was killed)."""
     rows = [sweep_figures(s) for s in paper.sweeps]
-    lines = [
-        f"paper {paper.dir}",
-        f"{'sweep':<24} {'status':<12} {'segm.':>5} {'wall':>10} {'CPU s':>9} {'busy':>6}",
-    ]
+    lines = [f"paper {paper.dir}", f"{'sweep':<24} {'status':<12} {'segm.':>5} {'wall':>10} {'CPU s':>9} {'busy':>6}"]
     for r in rows:
         busy = f"{r.busy:.0%}" if r.busy is not None else "-"
         wall_text = _span(r.wall_s) if r.segments else "-"
