@@ -157,7 +157,7 @@ def matched_rate(
     holds = target[a] | target[torch.where(b_other < p, b_other, a)]
     wt, wn = torch.where(holds, w, 0.0), torch.where(holds, 0.0, w)
     A, B = draw_counts(wt, a, b_other, p), draw_counts(wn, a, b_other, p)
-    X = A
+    X = A  # draws of examples that hold a target: a target's A_t, another token's X_t
     present = (A + B) > 0
     tgt, other = target & present, ~target & present
     if not bool(tgt.any()) or not bool(other.any()):
