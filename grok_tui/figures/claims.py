@@ -65,71 +65,32 @@ def _facet_title(group: Group, key: str, value: Any) -> str:
     return f"{style.label(key)}: {value}" if value is not None else ""
 
 
-def _grid(
-    group: Group, metrics: list[str], cols: str | None = "data.op", rows: str | None = None, x: str = "step"
-) -> list[Panel]:
-    """Rows of panels by metric (and by `rows`' values), columns by `cols`' values; the other cells as lines."""
-    panels = []
-    for m in metrics:
-        curves = group_curves(group, m, x)
-        if not curves:
-            continue
-        for rv in _facets(group, rows):
-            for cv in _facets(group, cols):
-                keys = {k: v for k, v in ((rows, rv), (cols, cv)) if k}
-                title = ", ".join(t for t in (_facet_title(group, k, v) for k, v in keys.items()) if t)
-                panels.append(Panel(title, [m], _where(group, curves, keys), xlabel=x, share_x=True))
-    return panels
+def grid(
+    metrics: list[str], cols: str | None = "data.op", rows: str | None = None, x: str = "step", need: str = ""
+) -> Callable[[Group], list[Panel]]:
+    """Rows of panels by metric (and by `rows`' values), columns by `cols`' values (data.op: one per task;
+    None: one panel per metric); the other cells as lines. `need`: no panel at all is an error naming it."""
 
+    def build(group: Group) -> list[Panel]:
+        panels = []
+        for m in metrics:
+            curves = group_curves(group, m, x)
+            if not curves:
+                continue
+            for rv in _facets(group, rows):
+                for cv in _facets(group, cols):
+                    keys = {k: v for k, v in ((rows, rv), (cols, cv)) if k}
+                    title = ", ".join(t for t in (_facet_title(group, k, v) for k, v in keys.items()) if t)
+                    panels.append(Panel(title, [m], _where(group, curves, keys), xlabel=x, share_x=True))
+        return _need(panels, group, need) if need else panels
 
-def _by_op(group: Group, metrics: list[str]) -> list[Panel]:
-    """Rows of panels by metric, columns by task (data.op); the cells as lines."""
-    return _grid(group, metrics, "data.op")
+    return build
 
 
 def _need(panels: list[Panel], group: Group, what: str) -> list[Panel]:
     if not panels:
         raise ConfigError(f"{group.dir}: no member has logged {what} yet")
     return panels
-
-
-def fig2(group: Group) -> list[Panel]:
-    """Fig. 2: val and train accuracy with and without the embedding layer; a column per task."""
-    return _by_op(group, ["val_acc", "train_acc"])
-
-
-def fig4(group: Group) -> list[Panel]:
-    """Fig. 4: val accuracy, all test pairs and the rare tokens' pairs, per split arm; a column per task."""
-    return _need(_by_op(group, ["val_acc", "val_acc_rare"]), group, "val_acc")
-
-
-def fig4_sampling(group: Group) -> list[Panel]:
-    """Fig. 4: val accuracy of the random, uniform and skewed splits; a row per task, a column per batch size."""
-    return _grid(group, ["val_acc"], cols="train.batch_size", rows="data.op")
-
-
-def fig4_epochs(group: Group) -> list[Panel]:
-    """Fig. 4's batch rows at equal epochs: each batch size against epochs, a column per split."""
-    return _grid(group, ["val_acc", "val_acc_rare"], cols="data.split", x="epoch")
-
-
-def arms_row(metrics: list[str]) -> Callable[[Group], list[Panel]]:
-    """One panel per metric, the arms (and any grid cells) as lines: the fixes, §4.3, App. B."""
-
-    def build(group: Group) -> list[Panel]:
-        return _grid(group, metrics, cols=None)
-
-    return build
-
-
-def _progress(group: Group) -> list[Panel]:
-    """Progress measures (Nanda et al.) beside val accuracy: restricted and excluded loss, a column per task."""
-    return _by_op(group, ["val_acc", "restricted_loss", "excluded_loss"])
-
-
-def fig6_adaptive(group: Group) -> list[Panel]:
-    """Fig. 6 with adaptive Adam-LR (Prop. 4.1): val accuracy, and the c each arm trained with, per task."""
-    return _by_op(group, ["val_acc", "lr_ratio"])
 
 
 def fig5(group: Group) -> list[Panel]:
@@ -284,12 +245,6 @@ def heat(row_key: str, col_key: str) -> Callable[[Group], list[Panel]]:
     return build
 
 
-def fig6(group: Group) -> list[Panel]:
-    """Fig. 6: Adam against Adam-LR on each of the four tasks, val accuracy over train accuracy (a seed that
-    never fits the training set, as c = 10 at lr 0.01 can leave one, shows as such, not as a slow grok)."""
-    return _by_op(group, ["val_acc", "train_acc"])
-
-
 def fig7(group: Group) -> list[Panel]:
     """Fig. 7: λmax of the loss Hessian restricted to E and to W, one panel per optimizer.
 
@@ -344,55 +299,54 @@ def fig11(group: Group) -> list[Panel]:
     return panels
 
 
+ACC = ["val_acc", "train_acc"]  # a seed that never fits the training set shows as such, not as a slow grok
+RARE = ["val_acc", "val_acc_rare"]  # all test pairs, and the rare tokens' pairs (Fig. 4)
+FIG4 = grid(RARE, need="val_acc")  # per split arm, a column per task
 _CLAIMS = (
-    Claim("fig2", ("fig2_embeddings",), "val and train accuracy with and without embeddings", fig2, "data.op"),
-    Claim("fig2_long", ("fig2_long",), "Fig. 2 at 40,000 steps: val and train accuracy", fig2, "data.op"),
+    Claim("fig2", ("fig2_embeddings",), "val and train accuracy with and without embeddings", grid(ACC), "data.op"),
+    Claim("fig2_long", ("fig2_long",), "Fig. 2 at 40,000 steps: val and train accuracy", grid(ACC), "data.op"),
     Claim(
         "fig4_sampling",
         ("fig4_sampling",),
         "val accuracy of random, uniform, skewed per batch",
-        fig4_sampling,
+        grid(["val_acc"], cols="train.batch_size", rows="data.op"),
         "train.batch_size",
     ),
-    Claim("fig4", ("fig4_token_skew",), "val accuracy and rare-token val accuracy per split", fig4, "data.op"),
-    Claim("fig4_heldout", ("fig4_skew_heldout",), "train set or held-out set skewed: val accuracy", fig4, "data.op"),
-    Claim("fig4_epochs", ("fig4_epochs",), "batch sizes at equal epochs, random and skewed", fig4_epochs, "data.split"),
+    Claim("fig4", ("fig4_token_skew",), "val accuracy and rare-token val accuracy per split", FIG4, "data.op"),
+    Claim("fig4_heldout", ("fig4_skew_heldout",), "train set or held-out set skewed: val accuracy", FIG4, "data.op"),
+    Claim(
+        "fig4_epochs",
+        ("fig4_epochs",),
+        "batch sizes at equal epochs, random and skewed",
+        grid(RARE, cols="data.split", x="epoch"),
+        "data.split",
+    ),
     Claim(
         "starve",
         ("starve",),
         "val accuracy with m = 0..5 pairs per starved token",
         # the starved tokens' own pairs (val_acc_target): at m = 0 they are absent, and the rare set is
         # drawn from the trained tokens, so val_acc_rare would show other tokens there
-        arms_row(["val_acc", "val_acc_target"]),
+        grid(cols=None, metrics=["val_acc", "val_acc_target"]),
     ),
-    Claim(
-        "fixes_mul",
-        ("skew_fixes_mul",),
-        "fixes on the token-skewed split, mul",
-        arms_row(["val_acc", "val_acc_rare"]),
-    ),
-    Claim(
-        "fixes_add",
-        ("skew_fixes_add",),
-        "fixes on the token-skewed split, add",
-        arms_row(["val_acc", "val_acc_rare"]),
-    ),
+    Claim("fixes_mul", ("skew_fixes_mul",), "fixes on the token-skewed split, mul", grid(RARE, cols=None)),
+    Claim("fixes_add", ("skew_fixes_add",), "fixes on the token-skewed split, add", grid(RARE, cols=None)),
     Claim("fig5", ("fig5_c_sensitivity",), "final val accuracy and train loss against c", fig5),
-    Claim("fig6", ("fig6_optimizers",), "Adam vs Adam-LR val and train accuracy per task", fig6, "data.op"),
+    Claim("fig6", ("fig6_optimizers",), "Adam vs Adam-LR val and train accuracy per task", grid(ACC), "data.op"),
     Claim(
         "fig6_adaptive",
         ("fig6_adaptive", "fig6_adaptive_mul"),
-        "adaptive Adam-LR: val accuracy and c per task",
-        fig6_adaptive,
+        "adaptive Adam-LR: val accuracy and c per task",  # Prop. 4.1: the c each arm trained with
+        grid(["val_acc", "lr_ratio"]),
         "data.op",
     ),
     Claim(
         "appb",
         ("appb_update_ratio",),
         "update ratio, c and val accuracy per arm",
-        arms_row(["update_ratio", "lr_ratio", "val_acc"]),
+        grid(cols=None, metrics=["update_ratio", "lr_ratio", "val_acc"]),
     ),
-    Claim("sec43", ("sec43_init",), "frozen, small-init and default embeddings", arms_row(["val_acc", "train_acc"])),
+    Claim("sec43", ("sec43_init",), "frozen, small-init and default embeddings", grid(ACC, cols=None)),
     Claim(
         "wd_init",
         ("wd_init",),
@@ -426,7 +380,13 @@ _CLAIMS = (
         decouple_paper,
         width=3,
     ),
-    Claim("progress", ("progress_phases",), "val accuracy and the progress measures per split", _progress, "data.op"),
+    Claim(
+        "progress",
+        ("progress_phases",),
+        "val accuracy and the progress measures per split",  # Nanda et al.'s restricted and excluded loss
+        grid(["val_acc", "restricted_loss", "excluded_loss"]),
+        "data.op",
+    ),
 )
 
 
