@@ -213,10 +213,6 @@ class GrokApp(App[None]):
             self._status_key, self._status_at = key, now
 
     @property
-    def log_x(self) -> bool:
-        return self.axis.log
-
-    @property
     def chart_stamp(self) -> tuple[Any, ...]:
         """Moves whenever a chart of the main screen may show something new: run, data, axis, scrubber."""
         return (id(self.data), self.data.plot_version, self.axis, self.scrub)

@@ -126,6 +126,20 @@ def with_run_options(
     return wrapper
 
 
+def parse_metrics(metrics: str, k: int = 1, x: str = "step") -> list[str]:
+    """--metrics as a list of columns, with the checks of --smooth and --x (`grok plot`, `figure`, `report`)."""
+    from engine.config import ConfigError
+
+    cols = [m.strip() for m in metrics.split(",") if m.strip()]
+    if not cols:
+        raise ConfigError("--metrics: give at least one metric column, e.g. val_acc")
+    if k < 1:
+        raise ConfigError(f"--smooth must be >= 1 (got {k})")
+    if x not in ("step", "epoch"):
+        raise ConfigError(f"--x must be step or epoch (got {x!r})")
+    return cols
+
+
 def out_dir(out: str, old: str | None) -> str:
     """--out DIR, or the deprecated `-o DIR` with a note on stderr (kept working for one release)."""
     if old is None:

@@ -33,7 +33,6 @@ class PlainProgress:
     def __init__(self, every: int = 10, stream: IO[str] | None = None) -> None:
         self.every = max(every, 1)
         self.stream = stream or sys.stdout
-        self.started: RunStarted | None = None
         self.max_steps = 0
         self.sps = 0.0
         self.n_evals = 0
@@ -49,7 +48,6 @@ class PlainProgress:
 
     def handle(self, ev: Event) -> None:
         if isinstance(ev, RunStarted):
-            self.started = ev
             self.max_steps = ev.max_steps
             head = f"run {ev.run_dir}"
             rest = f"device {ev.device}  train {ev.n_train}  test {ev.n_test}  steps {ev.step}->{ev.max_steps}"

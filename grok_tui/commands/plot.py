@@ -187,12 +187,9 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Draw runs' curves (M/G phase markers) or a sweep's mean and min–max band per arm, as text on stdout."""
         from engine.config import ConfigError
+        from grok_tui.options import parse_metrics
 
-        cols = [m.strip() for m in metrics.split(",") if m.strip()]
-        if not cols:
-            raise ConfigError("--metrics: give at least one metric column, e.g. val_acc")
-        if k < 1:
-            raise ConfigError(f"--smooth must be >= 1 (got {k})")
+        cols = parse_metrics(metrics, k)
         if (width and width < 30) or (height and height < 8):
             raise ConfigError("--width must be >= 30 and --height >= 8")
         colored = use_color() if color is None else color

@@ -19,9 +19,6 @@ from grok_tui.errors import user_errors
 BARS = " ▏▎▍▌▋▊▉█"
 
 
-BAR_WIDTH = 30  # a row with its bar and " target" fits 80 columns
-
-
 def _bar(v: float, vmax: float, width: int) -> str:
     if vmax <= 0:
         return ""
@@ -52,7 +49,7 @@ def register(app: typer.Typer) -> None:
     def split(
         opts: o.RunOptions,
         csv: Annotated[bool, typer.Option("--csv", help="Print the per-token table as CSV.")] = False,
-        width: Annotated[int, typer.Option("--width", help="Bar width in characters.")] = 30,
+        width: Annotated[int, typer.Option("--width", help="Bar width in characters.")] = 30,  # + " target": 80 columns
         draws: Annotated[
             int, typer.Option("--draws", help="Steps of the sampler to replay for the realized draw shares.")
         ] = 1000,
