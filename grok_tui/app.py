@@ -129,7 +129,6 @@ class GrokApp(App[None]):
         self.overrides = dict(overrides or {})
         self.run_factory = run_factory
         self.redraw_hz = redraw_hz
-        self.ui_share = ui_share
         self.budget = CpuBudget(ui_share)  # the UI thread's share of a core while a run trains
         self._charts_at = 0.0  # wall time of the last chart redraw
         self._status_at = 0.0
@@ -359,9 +358,6 @@ class GrokApp(App[None]):
     def _set_axis(self, **changes: Any) -> None:
         self.axis = dataclasses.replace(self.axis, **changes)
         self.redraw(force=True)
-        self._refresh_compare()
-
-    def _refresh_compare(self) -> None:
         from grok_tui.screens.compare import CompareScreen
 
         if isinstance(self.screen, CompareScreen):

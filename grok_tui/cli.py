@@ -77,9 +77,8 @@ def exit_without_teardown(code: int | str | None) -> NoReturn:
         code = 1
     atexit._run_exitfuncs()
     for stream in (sys.stdout, sys.stderr):
-        with contextlib.suppress(
-            OSError, ValueError
-        ):  # a reader that went away (quiet_on_closed_pipe), a closed stream
+        # a reader that went away (quiet_on_closed_pipe), a closed stream
+        with contextlib.suppress(OSError, ValueError):
             stream.flush()
     os._exit(code or 0)
 

@@ -36,14 +36,7 @@ Output = Annotated[str, typer.Option("--output", "-o", help="Output file, or - f
 
 
 # RunOptions' fields as the command line spells them
-FLAGS = {
-    "preset": "--preset",
-    "config": "--config",
-    "sets": "--set",
-    "seed": "--seed",
-    "steps": "--steps",
-    "device": "--device",
-}
+FLAGS = {name: f"--{name}" for name in ("preset", "config", "seed", "steps", "device")} | {"sets": "--set"}
 
 
 @dataclass(frozen=True)

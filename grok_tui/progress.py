@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import contextlib
+import math
 import sys
 from typing import IO, Any, Protocol
 
 from engine.events import EvalLogged, Event, RunFinished, RunStarted, StepsTaken
 from engine.phases import Phases, early_stop_note
 from grok_tui.commands.width import columns
-from grok_tui.eta import eta_from_rate
+from grok_tui.eta import format_eta
 
 
 class Progress(Protocol):
@@ -64,7 +65,7 @@ class PlainProgress:
                 self._print(
                     f"step {ev.step:>7}/{self.max_steps}  train {r['train_acc']:.3f}  val {r['val_acc']:.3f}  "
                     f"loss {r['train_loss']:.3g}  {self.sps:.0f} steps/s  "
-                    f"ETA {eta_from_rate(self.max_steps - ev.step, self.sps)}"
+                    f"ETA {format_eta((self.max_steps - ev.step) / self.sps if self.sps > 0 else math.nan)}"
                 )
 
     def close(self) -> None:

@@ -17,20 +17,12 @@ from grok_tui.rundata import RunData
 COLORS = ("cyan", "magenta", "yellow", "green", "red", "blue", "white", "bright_cyan")
 GLYPHS = ("+", "*", "o", "x", "#", "%", "@", "=")
 
-# Each probe's cadence key, for the "probe off" hint (engine/config.py ProbeConfig).
-PROBE_KEYS = {
-    "hessian": "probe.hessian_every",
-    "rank": "probe.rank_every",
-    "fourier": "probe.fourier_every",
-    "grad": "probe.grad_every",
-}
-
 
 def probe_hint(probe: str) -> str:
     """`probe off: --set probe.X_every=N` with N the engine's default cadence (engine.probes)."""
     from engine.probes import DEFAULT_CADENCES  # imported once the run has started (torch is loaded)
 
-    key = PROBE_KEYS[probe]
+    key = f"probe.{probe}_every"  # its cadence key (engine/config.py ProbeConfig)
     return f"probe off: --set {key}={DEFAULT_CADENCES[key]}"
 
 

@@ -14,7 +14,7 @@ from typing import Annotated, Any
 import typer
 
 from engine.phases import CIRCUIT_KEY_SHARE, GENERALIZED_ACC
-from grok_tui.commands.width import fit
+from grok_tui.commands.width import fit, table
 from grok_tui.errors import user_errors
 
 FORMATS = ("text", "markdown")
@@ -113,8 +113,7 @@ def render(rows: list[list[str]], fmt: str) -> str:
     if fmt == "markdown":
         lines = ["| " + " | ".join(r) + " |" for r in rows]
         return "\n".join([lines[0], "|" + "---|" * len(rows[0]), *lines[1:]])
-    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
-    return "\n".join("  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip() for r in rows)
+    return table(rows)
 
 
 def register(app: typer.Typer) -> None:

@@ -18,11 +18,7 @@ from grok_tui.errors import user_errors
 
 
 def _fmt(v: Any, spec: str) -> str:
-    if v is None:
-        return "-"
-    if isinstance(v, float) and v != v:
-        return "-"
-    return format(v, spec)
+    return "-" if v is None or (isinstance(v, float) and v != v) else format(v, spec)
 
 
 def register(app: typer.Typer) -> None:

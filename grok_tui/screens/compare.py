@@ -108,13 +108,10 @@ class CompareScreen(Screen[None]):
         with Horizontal(id="compare-body"):
             yield OptionList(id="runs")
             yield LineChart(
-                lambda: compare_plot(self.selected_runs(), self.selected_groups(), self._axis(), self.column),
+                lambda: compare_plot(self.selected_runs(), self.selected_groups(), self.app.axis, self.column),  # type: ignore[attr-defined]
                 id="compare-chart",
             )
         yield Footer(compact=True)
-
-    def _axis(self) -> views.Axis:
-        return self.app.axis  # type: ignore[attr-defined]
 
     def on_mount(self) -> None:
         live = self.app.data  # type: ignore[attr-defined]
