@@ -71,12 +71,11 @@ def render_bars(
         vs = [values[i] for i in g if math.isfinite(values[i])]
         v = sum(vs) / len(vs) if vs else lo
         bars.append((round((v - lo) / (vmax - lo) * ph * 8), bool(rare) and any((rare or [])[i] for i in g)))
+    labels = {0: vmax, ph - 1: lo}
     for r in range(ph):
         level = (ph - 1 - r) * 8  # eighths below this row
-        if r == 0:
-            out.append(f"{y_fmt.format(fmt_num(vmax)):>{LABEL_W}}┤", style="dim")
-        elif r == ph - 1:
-            out.append(f"{y_fmt.format(fmt_num(lo)):>{LABEL_W}}┤", style="dim")
+        if r in labels:
+            out.append(f"{y_fmt.format(fmt_num(labels[r])):>{LABEL_W}}┤", style="dim")
         else:
             out.append(" " * LABEL_W + "│", style="dim")
         for eighths, is_rare in bars:

@@ -448,19 +448,16 @@ def paper_groups(runs_dir: str | Path) -> list[tuple[Claim, Path]]:
     root = Path(runs_dir)
     if not root.is_dir():
         raise ConfigError(f"{runs_dir}: not a directory")
-    by_dir_preset: dict[Path, str] = {}
-    found: list[tuple[str, str, bool, Path]] = []  # (created, name, complete, dir)
+    found: list[tuple[str, str, bool, Path, str]] = []  # (created, name, complete, dir, preset)
     for g in find_groups(root):
         try:
             group = Group.open(g)
         except ConfigError:
             continue
-        complete = not group.pending()
-        found.append((str(group.doc.get("created", "")), g.name, complete, g))
-        by_dir_preset[g] = group.preset
+        found.append((str(group.doc.get("created", "")), g.name, not group.pending(), g, group.preset))
     by_preset: dict[str, list[tuple[bool, Path]]] = {}
-    for _, _, complete, g in sorted(found, key=lambda t: t[:2], reverse=True):  # newest first
-        by_preset.setdefault(by_dir_preset[g], []).append((complete, g))
+    for _, _, complete, g, preset in sorted(found, key=lambda t: t[:2], reverse=True):  # newest first
+        by_preset.setdefault(preset, []).append((complete, g))
     out = []
     for claim in CLAIMS.values():
         for p in claim.presets:
