@@ -175,9 +175,9 @@ class GrokApp(App[None]):
         self.main_screen = self.screen
         self.status_bar = self.query_one(StatusBar)
         self.tabs = self.query_one("#tabs", TabbedContent)
-        self._layout()
+        self.on_resize()
         if self.size.width >= BIG[0] and self.size.height >= BIG[1]:
-            self.query_one("#tabs", TabbedContent).active = "tab-all"
+            self.tabs.active = "tab-all"
         self.set_interval(1 / self.redraw_hz, self.redraw)
         if not self.is_headless:  # run_test() shares the test process: leave its signals alone
             stop_signals.install(self)
@@ -195,9 +195,6 @@ class GrokApp(App[None]):
             self.engine.stop("interrupted")
 
     def on_resize(self) -> None:
-        self._layout()
-
-    def _layout(self) -> None:
         if not hasattr(self, "main_screen"):
             return
         self.main_screen.set_class(self.size.width >= WIDE, "-wide")
@@ -415,12 +412,11 @@ class GrokApp(App[None]):
 
     def action_toggle_loss(self) -> None:
         self.main_screen.toggle_class("-show-loss")
-        self.query_one("#tabs", TabbedContent).active = "tab-train"
+        self.tabs.active = "tab-train"
 
     def action_next_view(self) -> None:
-        tabs = self.query_one("#tabs", TabbedContent)
-        ids = [str(p.id) for p in tabs.query(TabPane)]
-        tabs.active = ids[(ids.index(tabs.active) + 1) % len(ids)]
+        ids = [str(p.id) for p in self.tabs.query(TabPane)]
+        self.tabs.active = ids[(ids.index(self.tabs.active) + 1) % len(ids)]
 
     def action_compare(self) -> None:
         from grok_tui.screens.compare import CompareScreen
