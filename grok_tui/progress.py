@@ -21,13 +21,6 @@ class Progress(Protocol):
     def close(self) -> None: ...
 
 
-def stop_note(started: RunStarted | None, finished: RunFinished) -> str | None:
-    """The early-stop sentence for a run that `train.patience` ended before its budget."""
-    if started is None:
-        return None
-    return early_stop_note(Phases.of(finished.summary).early_stop_step, started.config.train)
-
-
 class PlainProgress:
     """One line every `every` evaluations; for pipes, nohup and CI."""
 
@@ -107,9 +100,9 @@ class RichProgress:
                 self.progress.update(self.task, completed=ev.step, sps=ev.steps_per_s)
             elif isinstance(ev, EvalLogged) and self.task is not None:
                 self.progress.update(self.task, completed=ev.step, tr=ev.row["train_acc"], va=ev.row["val_acc"])
-            elif isinstance(ev, RunFinished) and self.task is not None:
-                note = stop_note(self.started, ev)
-                if note:  # the bar would otherwise freeze short of its total; the summary says the rest
+            elif isinstance(ev, RunFinished) and self.task is not None and self.started is not None:
+                stopped = Phases.of(ev.summary).early_stop_step  # by train.patience, before the budget
+                if early_stop_note(stopped, self.started.config.train):  # else the bar freezes short of its total
                     self.progress.update(self.task, description="stopped early")
         except OSError:
             self.dead = True
