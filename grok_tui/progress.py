@@ -5,18 +5,20 @@ from __future__ import annotations
 import contextlib
 import math
 import sys
-from typing import IO, Any, Protocol
+from typing import IO, Any, Protocol, TypeVar
 
 from engine.events import EvalLogged, Event, RunFinished, RunStarted, StepsTaken
 from engine.phases import Phases, early_stop_note
 from grok_tui.commands.width import columns
 from grok_tui.eta import format_eta
 
+E = TypeVar("E", contravariant=True)
 
-class Progress(Protocol):
-    """What `grok run` feeds its events to."""
 
-    def handle(self, ev: Event) -> None: ...
+class Progress(Protocol[E]):
+    """What `grok run` feeds its events to (`grok sweep`: its members' events)."""
+
+    def handle(self, ev: E) -> None: ...
 
     def close(self) -> None: ...
 
@@ -122,7 +124,7 @@ class QuietProgress:
         pass
 
 
-def make_progress(quiet: bool, every: int = 10) -> Progress:
+def make_progress(quiet: bool, every: int = 10) -> Progress[Event]:
     if quiet:
         return QuietProgress()
     if sys.stdout.isatty():
