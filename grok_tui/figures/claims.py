@@ -19,12 +19,11 @@ from engine.paper import PAPER_SWEEPS
 from engine.run_record import read_run
 from engine.rundir import is_group, is_run_dir
 from engine.sweep.report import member_finals
-from engine.sweep.results import ENDED
 from engine.sweep.spec import Group
 from engine.sweep.stats import num
 from engine.sweep.targets_report import member_target_learned
 from grok_tui.figures import style
-from grok_tui.figures.cells import final_against, generalization_grid, token_points
+from grok_tui.figures.cells import ended_members, final_against, generalization_grid, token_points
 from grok_tui.figures.data import Curve, cell_label, fourier_spectrum, group_curves, member_dirs
 from grok_tui.figures.draw import Panel, share_axes
 
@@ -179,8 +178,8 @@ def decouple_paper(group: Group) -> list[Panel]:
     budgets = [num(r.get("max_steps")) for k, r in res.items() if k in runs]  # as `grok report` reads it
     budget = max([b for b in budgets if b is not None] or [float(group.base.train.max_steps)])
     by: dict[tuple[str, str], dict[str, list[tuple[float, float, float]]]] = {}
-    for m in group.members:
-        if m.fork_of or res.get(m.id, {}).get("status") not in ENDED:
+    for m, _ in ended_members(group):
+        if m.fork_of:
             continue  # a fork (the interventions) is read in the report's tables, not against batch share
         s = read_run(group.member_dir(m)).summary  # its run record (engine/run_record.py)
         share, acc = s.target_batch_share, finals.get(m.id, {}).get("val_acc_target")
@@ -277,13 +276,12 @@ def fig11(group: Group) -> list[Panel]:
     a flat one read as such side by side.
     """
     dirs = member_dirs(group)
-    ended = {mid for mid, r in group.results().items() if r.get("status") in ENDED}
     panels = []
     seen: set[Any] = set()
-    for m in group.members:
+    for m, _ in ended_members(group):
         op = m.values.get("data.op", group.base.data.op)
         d = dirs.get(m.id)
-        if op in seen or d is None or m.id not in ended:
+        if op in seen or d is None:
             continue
         spec = fourier_spectrum(d)
         if spec is None:
