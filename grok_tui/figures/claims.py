@@ -8,6 +8,7 @@ claim whose group is present.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -117,27 +118,15 @@ def fig4_tokens(group: Group) -> list[Panel]:
     ylim = (bottom / 1.3, budget * NEVER_ABOVE * 1.3)  # one y range: the cells compare by height
     pairs = [x for _, xs, _, never, _ in cells for x in [*xs, *never]] or [0.0]
     xlim = (min(pairs) - 0.03 * max(pairs) - 1, max(pairs) * 1.03 + 1)  # and one x range
+    xlabel, end = "training pairs holding the token", (budget, "last step")
+    scatter = functools.partial(Panel, xlabel=xlabel, kind="scatter", log_x=False, hline=end, ylim=ylim, xlim=xlim)
     panels = []
     for label, xs, ys, never, rho in cells:
         curves = [Curve("learned", xs, ys)]
         if never:  # above the line of the last step: learned after it, if ever
             curves.append(Curve("not learned by the end", never, [budget * NEVER_ABOVE] * len(never)))
         title = label + ("" if math.isnan(rho) else f"\nSpearman $\\rho$ = {rho:+.2f}")  # a line of its own
-        xlabel = "training pairs holding the token"
-        end = (budget, "last step")
-        panels.append(
-            Panel(
-                title,
-                ["learned_step"],
-                curves,
-                xlabel=xlabel,
-                kind="scatter",
-                log_x=False,
-                hline=end,
-                ylim=ylim,
-                xlim=xlim,
-            )
-        )
+        panels.append(scatter(title, ["learned_step"], curves))
     return panels
 
 
@@ -200,16 +189,8 @@ def decouple_paper(group: Group) -> list[Panel]:
                     continue
                 xs = [sum(v[0] for v in c) / len(c) for c in cells]
                 ys = [[v[k] for v in c] for c in cells]
-                curves.append(
-                    Curve(
-                        name,
-                        xs,
-                        [sum(y) / len(y) for y in ys],
-                        [min(y) for y in ys],
-                        [max(y) for y in ys],
-                        min(len(c) for c in cells),
-                    )
-                )
+                means, n = [sum(y) / len(y) for y in ys], min(len(c) for c in cells)
+                curves.append(Curve(name, xs, means, [min(y) for y in ys], [max(y) for y in ys], n))
             panel = Panel(f"{opt}: targets' {label}", [metric], curves, xlabel="batches holding a target", points=True)
             panel.log_x, panel.ticks_at_points = True, False
             panels.append(panel)
