@@ -112,6 +112,15 @@ step() {  # step NAME LOG CMD...: run, keep the log, say how long it took
     echo "   ($((SECONDS - t)) s, exit $rc)"
     return $rc
 }
+checked() {  # checked NAME LOG PATTERN CMD...: a step, then a row per line of its log matching PATTERN
+    local name="$1" log="$2" pattern="$3"
+    shift 3
+    if step "$name" "$log" "$@"; then
+        while IFS= read -r line; do row "$name" "$(echo "$line" | sed 's/  */ /g')"; done < <(grep -E "$pattern" "$OUT/$log")
+    else
+        row "$name" "FAILED ($log)"
+    fi
+}
 json() { "$PY" -c "import json, sys; d = json.load(open(sys.argv[1])); print($1)" "$2" 2>/dev/null || echo "?"; }
 
 ONLY="${GPU_CHECK_ONLY:-}"
@@ -139,19 +148,12 @@ else
 fi
 
 # 2b the step as a CUDA graph against the eager step
-if step "cuda graph" graph.log "$PY" bench/gpu_graph.py --device "$DEVICE" "${GRAPH_ARGS[@]}"; then
-    while IFS= read -r line; do row "cuda graph" "$(echo "$line" | sed 's/  */ /g')"; done < <(grep -E '^(early|one run|many|grok run random)' "$OUT/graph.log")
-else
-    row "cuda graph" "FAILED (graph.log)"
-fi
+checked "cuda graph" graph.log '^(early|one run|many|grok run random)' "$PY" bench/gpu_graph.py --device "$DEVICE" \
+    "${GRAPH_ARGS[@]}"
 
 # 2c what each instrument costs the whole command (probes, evaluations, the recorded step)
-if step "instruments" instruments.log env "${INSTR_ENV[@]}" DEVICE="$DEVICE" PYTHON="$PY" OUT="$OUT/instruments" \
-    bench/command_instruments.sh; then
-    while IFS= read -r line; do row "instruments" "$(echo "$line" | sed 's/  */ /g')"; done < <(grep -E '^median' "$OUT/instruments.log")
-else
-    row "instruments" "FAILED (instruments.log)"
-fi
+checked "instruments" instruments.log '^median' env "${INSTR_ENV[@]}" DEVICE="$DEVICE" PYTHON="$PY" \
+    OUT="$OUT/instruments" bench/command_instruments.sh
 
 # 3 engine vs peer, share of the fp32 ceiling
 if step "grok bench" bench.log "${GROK[@]}" bench --device "$DEVICE" "${BENCH_ARGS[@]}"; then
@@ -164,11 +166,7 @@ else
 fi
 
 # 4 many seeds as one model
-if step "bench_many" many.log "$PY" bench/bench_many.py --device "$DEVICE" "${MANY_ARGS[@]}"; then
-    while IFS= read -r line; do row "bench_many" "$(echo "$line" | sed 's/  */ /g')"; done < <(grep -E '^(single|N = )' "$OUT/many.log")
-else
-    row "bench_many" "FAILED (many.log)"
-fi
+checked "bench_many" many.log '^(single|N = )' "$PY" bench/bench_many.py --device "$DEVICE" "${MANY_ARGS[@]}"
 
 # 5 a batched sweep, each member against a solo run of the same seed
 t=$SECONDS
@@ -184,19 +182,12 @@ fi
 
 # 6 where batched and solo part (rounding amplified, or a bug), in float32 and float64
 for dt in $([ -n "${GPU_CHECK_FULL:-}" ] && echo float32 float64); do
-    if step "divergence $dt" "divergence_$dt.log" "$PY" bench/gpu_divergence.py --device "$DEVICE" --dtype "$dt" "${DIV_ARGS[@]}"; then
-        while IFS= read -r line; do row "divergence $dt" "$(echo "$line" | sed 's/  */ /g')"; done < <(grep -E '^(solo|member|batched|deterministic)' "$OUT/divergence_$dt.log")
-    else
-        row "divergence $dt" "FAILED (divergence_$dt.log)"
-    fi
+    checked "divergence $dt" "divergence_$dt.log" '^(solo|member|batched|deterministic)' "$PY" bench/gpu_divergence.py \
+        --device "$DEVICE" --dtype "$dt" "${DIV_ARGS[@]}"
 done
 
 # 7 one run's step under the profiler: host time against kernel time
-if step "profile" profile.log "$PY" bench/gpu_profile.py --device "$DEVICE" "${PROF_ARGS[@]}"; then
-    while IFS= read -r line; do row "profile" "$line"; done < <(grep -E '^(adamlr|host|kernel)' "$OUT/profile.log")
-else
-    row "profile" "FAILED (profile.log)"
-fi
+checked "profile" profile.log '^(adamlr|host|kernel)' "$PY" bench/gpu_profile.py --device "$DEVICE" "${PROF_ARGS[@]}"
 
 # 8 the TUI on a live run, 20 s under tmux, then a screen capture
 if command -v tmux >/dev/null; then

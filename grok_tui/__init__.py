@@ -11,6 +11,7 @@ first use, so `grok` itself starts without them.
 
 from __future__ import annotations
 
+import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -38,12 +39,7 @@ def open_group(path: Any) -> GroupRecord:
 
 def __getattr__(name: str) -> Any:
     """`grok_tui.RunRecord` and `grok_tui.GroupRecord`, imported on first use."""
-    if name == "RunRecord":
-        from engine.run_record import RunRecord
-
-        return RunRecord
-    if name == "GroupRecord":
-        from engine.group_record import GroupRecord
-
-        return GroupRecord
+    modules = {"RunRecord": "engine.run_record", "GroupRecord": "engine.group_record"}
+    if name in modules:
+        return getattr(importlib.import_module(modules[name]), name)
     raise AttributeError(f"module 'grok_tui' has no attribute {name!r}")

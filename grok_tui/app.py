@@ -129,7 +129,6 @@ class GrokApp(App[None]):
         self.overrides = dict(overrides or {})
         self.run_factory = run_factory
         self.redraw_hz = redraw_hz
-        self.ui_share = ui_share
         self.budget = CpuBudget(ui_share)  # the UI thread's share of a core while a run trains
         self._charts_at = 0.0  # wall time of the last chart redraw
         self._status_at = 0.0
@@ -176,9 +175,9 @@ class GrokApp(App[None]):
         self.main_screen = self.screen
         self.status_bar = self.query_one(StatusBar)
         self.tabs = self.query_one("#tabs", TabbedContent)
-        self._layout()
+        self.on_resize()
         if self.size.width >= BIG[0] and self.size.height >= BIG[1]:
-            self.query_one("#tabs", TabbedContent).active = "tab-all"
+            self.tabs.active = "tab-all"
         self.set_interval(1 / self.redraw_hz, self.redraw)
         if not self.is_headless:  # run_test() shares the test process: leave its signals alone
             stop_signals.install(self)
@@ -196,9 +195,6 @@ class GrokApp(App[None]):
             self.engine.stop("interrupted")
 
     def on_resize(self) -> None:
-        self._layout()
-
-    def _layout(self) -> None:
         if not hasattr(self, "main_screen"):
             return
         self.main_screen.set_class(self.size.width >= WIDE, "-wide")
@@ -211,10 +207,6 @@ class GrokApp(App[None]):
         if force or key != self._status_key or now - self._status_at >= STATUS_EVERY_S:
             self.status_bar.show(d)
             self._status_key, self._status_at = key, now
-
-    @property
-    def log_x(self) -> bool:
-        return self.axis.log
 
     @property
     def chart_stamp(self) -> tuple[Any, ...]:
@@ -363,9 +355,6 @@ class GrokApp(App[None]):
     def _set_axis(self, **changes: Any) -> None:
         self.axis = dataclasses.replace(self.axis, **changes)
         self.redraw(force=True)
-        self._refresh_compare()
-
-    def _refresh_compare(self) -> None:
         from grok_tui.screens.compare import CompareScreen
 
         if isinstance(self.screen, CompareScreen):
@@ -423,12 +412,11 @@ class GrokApp(App[None]):
 
     def action_toggle_loss(self) -> None:
         self.main_screen.toggle_class("-show-loss")
-        self.query_one("#tabs", TabbedContent).active = "tab-train"
+        self.tabs.active = "tab-train"
 
     def action_next_view(self) -> None:
-        tabs = self.query_one("#tabs", TabbedContent)
-        ids = [str(p.id) for p in tabs.query(TabPane)]
-        tabs.active = ids[(ids.index(tabs.active) + 1) % len(ids)]
+        ids = [str(p.id) for p in self.tabs.query(TabPane)]
+        self.tabs.active = ids[(ids.index(self.tabs.active) + 1) % len(ids)]
 
     def action_compare(self) -> None:
         from grok_tui.screens.compare import CompareScreen

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import atexit
 import contextlib
+import importlib
 import os
 import sys
 import threading
@@ -12,24 +13,6 @@ from typing import Annotated, Any, NoReturn
 
 import typer
 
-from grok_tui.commands import (
-    bench,
-    circuit,
-    doctor,
-    export,
-    figure,
-    fork,
-    ls,
-    plot,
-    presets,
-    report,
-    run,
-    show,
-    split,
-    sweep,
-    tokens,
-    tui,
-)
 from grok_tui.errors import one_line_usage_errors
 
 app = typer.Typer(
@@ -39,26 +22,11 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
     add_completion=False,
 )
-COMMANDS = (
-    run,
-    fork,
-    tui,
-    sweep,
-    ls,
-    show,
-    plot,
-    report,
-    figure,
-    export,
-    presets,
-    split,
-    tokens,
-    circuit,
-    bench,
-    doctor,
-)
-for module in COMMANDS:
-    module.register(app)
+# One module per command under grok_tui/commands, in the order `grok --help` lists them.
+COMMANDS: tuple[str, ...] = ("run", "fork", "tui", "sweep", "ls", "show", "plot", "report", "figure", "export")
+COMMANDS += ("presets", "split", "tokens", "circuit", "bench", "doctor")
+for name in COMMANDS:
+    importlib.import_module(f"grok_tui.commands.{name}").register(app)
 
 
 def version() -> str:
@@ -109,9 +77,8 @@ def exit_without_teardown(code: int | str | None) -> NoReturn:
         code = 1
     atexit._run_exitfuncs()
     for stream in (sys.stdout, sys.stderr):
-        with contextlib.suppress(
-            OSError, ValueError
-        ):  # a reader that went away (quiet_on_closed_pipe), a closed stream
+        # a reader that went away (quiet_on_closed_pipe), a closed stream
+        with contextlib.suppress(OSError, ValueError):
             stream.flush()
     os._exit(code or 0)
 

@@ -11,8 +11,3 @@ def format_eta(seconds: float, unknown: str = "?") -> str:
         return unknown
     s = int(seconds)
     return f"{s // 3600}h{s % 3600 // 60:02d}m" if s >= 3600 else f"{s // 60}m{s % 60:02d}s"
-
-
-def eta_from_rate(remaining_steps: int, steps_per_s: float) -> str:
-    """ETA of `remaining_steps` at `steps_per_s`; `?` before a rate is known."""
-    return format_eta(remaining_steps / steps_per_s) if steps_per_s > 0 else "?"

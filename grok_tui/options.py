@@ -36,14 +36,7 @@ Output = Annotated[str, typer.Option("--output", "-o", help="Output file, or - f
 
 
 # RunOptions' fields as the command line spells them
-FLAGS = {
-    "preset": "--preset",
-    "config": "--config",
-    "sets": "--set",
-    "seed": "--seed",
-    "steps": "--steps",
-    "device": "--device",
-}
+FLAGS = {name: f"--{name}" for name in ("preset", "config", "seed", "steps", "device")} | {"sets": "--set"}
 
 
 @dataclass(frozen=True)
@@ -124,6 +117,20 @@ def with_run_options(
     wrapper.__signature__ = inspect.Signature([*shared, *own])  # type: ignore[attr-defined]
     wrapper.__annotations__ = {p.name: p.annotation for p in [*shared, *own]}
     return wrapper
+
+
+def parse_metrics(metrics: str, k: int = 1, x: str = "step") -> list[str]:
+    """--metrics as a list of columns, with the checks of --smooth and --x (`grok plot`, `figure`, `report`)."""
+    from engine.config import ConfigError
+
+    cols = [m.strip() for m in metrics.split(",") if m.strip()]
+    if not cols:
+        raise ConfigError("--metrics: give at least one metric column, e.g. val_acc")
+    if k < 1:
+        raise ConfigError(f"--smooth must be >= 1 (got {k})")
+    if x not in ("step", "epoch"):
+        raise ConfigError(f"--x must be step or epoch (got {x!r})")
+    return cols
 
 
 def out_dir(out: str, old: str | None) -> str:

@@ -3,28 +3,24 @@
 from __future__ import annotations
 
 import contextlib
+import math
 import sys
-from typing import IO, Any, Protocol
+from typing import IO, Any, Protocol, TypeVar
 
 from engine.events import EvalLogged, Event, RunFinished, RunStarted, StepsTaken
 from engine.phases import Phases, early_stop_note
 from grok_tui.commands.width import columns
-from grok_tui.eta import eta_from_rate
+from grok_tui.eta import format_eta
+
+E = TypeVar("E", contravariant=True)
 
 
-class Progress(Protocol):
-    """What `grok run` feeds its events to."""
+class Progress(Protocol[E]):
+    """What `grok run` feeds its events to (`grok sweep`: its members' events)."""
 
-    def handle(self, ev: Event) -> None: ...
+    def handle(self, ev: E) -> None: ...
 
     def close(self) -> None: ...
-
-
-def stop_note(started: RunStarted | None, finished: RunFinished) -> str | None:
-    """The early-stop sentence for a run that `train.patience` ended before its budget."""
-    if started is None:
-        return None
-    return early_stop_note(Phases.of(finished.summary).early_stop_step, started.config.train)
 
 
 class PlainProgress:
@@ -33,7 +29,6 @@ class PlainProgress:
     def __init__(self, every: int = 10, stream: IO[str] | None = None) -> None:
         self.every = max(every, 1)
         self.stream = stream or sys.stdout
-        self.started: RunStarted | None = None
         self.max_steps = 0
         self.sps = 0.0
         self.n_evals = 0
@@ -49,7 +44,6 @@ class PlainProgress:
 
     def handle(self, ev: Event) -> None:
         if isinstance(ev, RunStarted):
-            self.started = ev
             self.max_steps = ev.max_steps
             head = f"run {ev.run_dir}"
             rest = f"device {ev.device}  train {ev.n_train}  test {ev.n_test}  steps {ev.step}->{ev.max_steps}"
@@ -66,7 +60,7 @@ class PlainProgress:
                 self._print(
                     f"step {ev.step:>7}/{self.max_steps}  train {r['train_acc']:.3f}  val {r['val_acc']:.3f}  "
                     f"loss {r['train_loss']:.3g}  {self.sps:.0f} steps/s  "
-                    f"ETA {eta_from_rate(self.max_steps - ev.step, self.sps)}"
+                    f"ETA {format_eta((self.max_steps - ev.step) / self.sps if self.sps > 0 else math.nan)}"
                 )
 
     def close(self) -> None:
@@ -108,9 +102,9 @@ class RichProgress:
                 self.progress.update(self.task, completed=ev.step, sps=ev.steps_per_s)
             elif isinstance(ev, EvalLogged) and self.task is not None:
                 self.progress.update(self.task, completed=ev.step, tr=ev.row["train_acc"], va=ev.row["val_acc"])
-            elif isinstance(ev, RunFinished) and self.task is not None:
-                note = stop_note(self.started, ev)
-                if note:  # the bar would otherwise freeze short of its total; the summary says the rest
+            elif isinstance(ev, RunFinished) and self.task is not None and self.started is not None:
+                stopped = Phases.of(ev.summary).early_stop_step  # by train.patience, before the budget
+                if early_stop_note(stopped, self.started.config.train):  # else the bar freezes short of its total
                     self.progress.update(self.task, description="stopped early")
         except OSError:
             self.dead = True
@@ -130,7 +124,7 @@ class QuietProgress:
         pass
 
 
-def make_progress(quiet: bool, every: int = 10) -> Progress:
+def make_progress(quiet: bool, every: int = 10) -> Progress[Event]:
     if quiet:
         return QuietProgress()
     if sys.stdout.isatty():

@@ -52,15 +52,11 @@ class RunData:
         self.step = 0
         self.max_steps = 1
         self.steps_per_s = 0.0
-        self.token_freq: tuple[int, ...] = ()
         self.updates: tuple[int, ...] = ()
-        self.token_val_acc: tuple[float, ...] = ()
         self.grad = Snapshots()
         # (step, (updates, per-token val_acc)) and (step, spectrum) at logged evaluations: the scrubber
         self.token_history = Snapshots(HISTORY)
         self.fourier_history = Snapshots(HISTORY)
-        self.fourier: tuple[float, ...] = ()
-        self.fourier_step = 0
         self.circuit_history = Snapshots(HISTORY)  # (step, CircuitLogged): the progress probe (Circuit view)
         self.traces: dict[str, Trace] = {}
         self.raw: dict[str, Raw] = {}  # every logged value (capped), for zoom, cursor and smoothing
@@ -85,12 +81,10 @@ class RunData:
             self.phases = self.phases.merged(Phases.of(vars(ev)))  # as the engine's trackers saw them
         elif isinstance(ev, TokensLogged):
             self.updates = ev.updates
-            self.token_val_acc = tuple(ev.val_acc) if ev.val_acc is not None else ()
-            self.token_history.add(ev.step, (ev.updates, self.token_val_acc))
+            self.token_history.add(ev.step, (ev.updates, tuple(ev.val_acc) if ev.val_acc is not None else ()))
             if ev.grad_norm is not None:
                 self.grad.add(ev.step, ev.grad_norm)
         elif isinstance(ev, FourierLogged):
-            self.fourier, self.fourier_step = ev.norms, ev.step
             self.fourier_history.add(ev.step, ev.norms)
         elif isinstance(ev, CircuitLogged):
             self.circuit_history.add(ev.step, ev)
@@ -98,7 +92,6 @@ class RunData:
             self.config, self.columns, self.device = ev.config, ev.columns, clean_text(ev.device)
             self.tokens = ev.tokens
             self.run_dir, self.step, self.max_steps = ev.run_dir, ev.step, max(ev.max_steps, 1)
-            self.token_freq = ev.token_freq
             self.status = "running"
             if ev.run_dir:  # a fork's lineage and interventions.csv, written before its first step
                 from engine.run_record import fork_marks

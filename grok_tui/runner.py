@@ -25,17 +25,14 @@ def resume_factory(run_dir: str | Path, max_steps: int | None, device: str | Non
     The checks `grok run --resume` makes (a finished run needs --steps, the checkpoint must load)
     run here, before any screen opens, so a bad directory is one `error:` line.
     """
-    import dataclasses
-
     from engine.run import Run
 
     run = Run.from_checkpoint(run_dir, max_steps=max_steps, device=device)
-    cfg = dataclasses.replace(run.cfg)
 
     def factory(_cfg: RunConfig, _out: str | Path) -> Any:
         return run
 
-    return cfg, factory
+    return run.cfg, factory
 
 
 def consume(

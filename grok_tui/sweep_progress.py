@@ -5,21 +5,14 @@ from __future__ import annotations
 import contextlib
 import sys
 import time
-from typing import IO, Any, Protocol
+from typing import IO, Any
 
 from engine.phases import GENERALIZED
 from engine.sweep.events import MemberEnded, MemberProgressed, MemberStarted, SweepEvent
 from engine.sweep.spec import Group
 from grok_tui.commands.width import wrap
 from grok_tui.eta import format_eta
-
-
-class SweepProgress(Protocol):
-    """What `grok sweep` feeds its members' events to."""
-
-    def handle(self, ev: SweepEvent) -> None: ...
-
-    def close(self) -> None: ...
+from grok_tui.progress import Progress, QuietProgress
 
 
 class SweepState:
@@ -131,10 +124,8 @@ class RichSweepProgress:
             self.progress.stop()
 
 
-def make_sweep_progress(group: Group, total: int, quiet: bool) -> SweepProgress:
+def make_sweep_progress(group: Group, total: int, quiet: bool) -> Progress[SweepEvent]:
     if quiet:
-        from grok_tui.progress import QuietProgress
-
         return QuietProgress()
     if sys.stdout.isatty():
         return RichSweepProgress(group, total)

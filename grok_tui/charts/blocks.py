@@ -6,7 +6,7 @@ import math
 
 from rich.text import Text
 
-from grok_tui.charts.canvas import LABEL_W, fmt_num, fmt_step, note_rows
+from grok_tui.charts.canvas import LABEL_W, fmt_num, fmt_step, note_block
 from grok_tui.charts.lines import Lines
 
 EIGHTHS = " ▁▂▃▄▅▆▇█"
@@ -21,14 +21,6 @@ def _title(out: Lines, title: str, legend: str, width: int) -> None:
     head.truncate(width, overflow="ellipsis")
     out.append_text(head)
     out.append("\n")
-
-
-def _empty(out: Lines, note: str, ph: int, pw: int) -> Lines:
-    for row in note_rows(note, pw, ph):
-        out.append(" " * (LABEL_W + 1))
-        out.append(row, style="italic")
-        out.append("\n")
-    return out
 
 
 RARE_GLYPH = "▲"  # under a rare token's bar, with or without colour
@@ -69,7 +61,7 @@ def render_bars(
         return out
     finite = [v for v in values if math.isfinite(v)]
     if not finite:
-        return _empty(out, note or "waiting for data…", ph + extra, pw)
+        return note_block(out, note, pw, ph + extra)
     groups = _groups(len(values), pw)
     bar_w = max(pw // len(groups), 1)
     lo = 0.0 if y_lo is None else y_lo
@@ -79,12 +71,11 @@ def render_bars(
         vs = [values[i] for i in g if math.isfinite(values[i])]
         v = sum(vs) / len(vs) if vs else lo
         bars.append((round((v - lo) / (vmax - lo) * ph * 8), bool(rare) and any((rare or [])[i] for i in g)))
+    labels = {0: vmax, ph - 1: lo}
     for r in range(ph):
         level = (ph - 1 - r) * 8  # eighths below this row
-        if r == 0:
-            out.append(f"{y_fmt.format(fmt_num(vmax)):>{LABEL_W}}┤", style="dim")
-        elif r == ph - 1:
-            out.append(f"{y_fmt.format(fmt_num(lo)):>{LABEL_W}}┤", style="dim")
+        if r in labels:
+            out.append(f"{y_fmt.format(fmt_num(labels[r])):>{LABEL_W}}┤", style="dim")
         else:
             out.append(" " * LABEL_W + "│", style="dim")
         for eighths, is_rare in bars:
@@ -141,7 +132,7 @@ def render_heat(
     if ph < 2 or pw < 8:
         return out
     if not frames:
-        return _empty(out, note or "waiting for data…", ph, pw)
+        return note_block(out, note, pw, ph)
     n_tok = len(frames[0][1])
     rows = _groups(n_tok, ph)
     # evenly spaced snapshots, the first and the last included (the axis names both steps)

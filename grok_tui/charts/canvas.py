@@ -78,14 +78,15 @@ def wrap_note(note: str, width: int) -> list[str]:
     return [ln[:width] for ln in out]
 
 
-def note_rows(note: str, pw: int, ph: int) -> list[str]:
-    """`ph` rows holding the wrapped note, centred."""
-    lines = wrap_note(note, pw)[:ph]
+def note_block(out: Lines, note: str, pw: int, ph: int, indent: int = LABEL_W + 1) -> Lines:
+    """An empty chart: `ph` rows holding the note (or "waiting for data…") wrapped to `pw` and centred."""
+    lines = wrap_note(note or "waiting for data…", pw)[:ph]
     top = max((ph - len(lines)) // 2, 0)
-    rows = [""] * ph
-    for i, ln in enumerate(lines):
-        rows[top + i] = ln.center(pw)
-    return rows
+    for r in range(ph):
+        out.append(" " * indent)
+        out.append(lines[r - top].center(pw) if 0 <= r - top < len(lines) else "", style="italic")
+        out.append("\n")
+    return out
 
 
 def pack_keys(entries: list[str], width: int, rows: int) -> list[str]:
@@ -254,11 +255,7 @@ def render_plot(plot: Plot, width: int, height: int, mono: bool) -> Lines:
         return out
     bounds = _y_bounds(plot)
     if bounds is None or not any(line.points for line in plot.lines):
-        for row in note_rows(plot.note or "waiting for data…", pw, ph + with_markers):
-            out.append(" " * (LABEL_W + 1))
-            out.append(row, style="italic")
-            out.append("\n")
-        return out
+        return note_block(out, plot.note, pw, ph + with_markers)
     if with_markers:
         out.append(" " * (LABEL_W + 1))
         _append_runs(out, _marker_row(plot, pw))

@@ -15,7 +15,7 @@ from rich.text import Text
 from engine.events import CircuitLogged
 from engine.phases import JOIN_SHARE
 from grok_tui.charts.blocks import RARE_GLYPH
-from grok_tui.charts.canvas import Plot, fmt_step, note_rows
+from grok_tui.charts.canvas import Plot, fmt_step, note_block
 from grok_tui.charts.lines import Lines
 from grok_tui.charts.views import Axis, _plot, phase_markers
 from grok_tui.rundata import RunData
@@ -110,10 +110,7 @@ def render_ring(
     if rows < 3 or width < 8:
         return out
     if not points:
-        for line in note_rows(kw.get("note") or "waiting for data…", width, rows):
-            out.append(line, style="italic")
-            out.append("\n")
-        return out
+        return note_block(out, kw.get("note", ""), width, rows, indent=0)
     side_rows = min(rows, width // 2)
     cols = 2 * side_rows
     grid: list[list[tuple[str, str]]] = [[(" ", "")] * cols for _ in range(side_rows)]

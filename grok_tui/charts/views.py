@@ -17,20 +17,12 @@ from grok_tui.rundata import RunData
 COLORS = ("cyan", "magenta", "yellow", "green", "red", "blue", "white", "bright_cyan")
 GLYPHS = ("+", "*", "o", "x", "#", "%", "@", "=")
 
-# Each probe's cadence key, for the "probe off" hint (engine/config.py ProbeConfig).
-PROBE_KEYS = {
-    "hessian": "probe.hessian_every",
-    "rank": "probe.rank_every",
-    "fourier": "probe.fourier_every",
-    "grad": "probe.grad_every",
-}
-
 
 def probe_hint(probe: str) -> str:
     """`probe off: --set probe.X_every=N` with N the engine's default cadence (engine.probes)."""
     from engine.probes import DEFAULT_CADENCES  # imported once the run has started (torch is loaded)
 
-    key = PROBE_KEYS[probe]
+    key = f"probe.{probe}_every"  # its cadence key (engine/config.py ProbeConfig)
     return f"probe off: --set {key}={DEFAULT_CADENCES[key]}"
 
 
@@ -250,9 +242,7 @@ def token_bars(data: RunData, at: int | None = None) -> dict[str, Any]:
         lo, hi = min(common), max(finite)
         y_lo = max(lo - 0.25 * max(hi - lo, 0.01), 0.0)
     ticks = {0: "0", p // 2: str(p // 2), p - 1: str(p - 1)} if p else {}  # operand tokens only
-    legend = ""
-    if values:
-        legend = f"step {fmt_step(step)} · mean {fmt_num(mean)}"
+    legend = f"step {fmt_step(step)} · mean {fmt_num(mean)}" if values else ""
     strip = [a if isinstance(a, float) else math.nan for a in accs] if accs else None
     return {
         "title": "updates÷mean" + (" (scrubbed)" if at is not None else ""),

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import bisect
 import math
+from typing import Any
 
 from grok_tui.charts.series import axis_frac
 from grok_tui.charts.views import Axis
@@ -31,21 +32,18 @@ def zoom_in(axis: Axis, x_max: float, step: int) -> tuple[tuple[float, float], f
     return new, axis_frac(c, new[1], axis.log, new[0])
 
 
-def round_down(v: float, digits: int = 2) -> float:
+def round_down(v: float, digits: int = 2, to: Any = math.floor) -> float:
     """`v` down to `digits` significant figures (2,511 -> 2,500; 24.1 -> 24), so the axis' end ticks
-    of a zoomed window read as round steps."""
+    of a zoomed window read as round steps; `to=math.ceil` rounds up (round_up)."""
     if v <= 0:
         return 0.0
     unit = 10 ** max(math.floor(math.log10(v)) - digits + 1, 0)
-    return float(math.floor(v / unit) * unit)
+    return float(to(v / unit) * unit)
 
 
 def round_up(v: float, digits: int = 2) -> float:
     """`v` up to `digits` significant figures (2,511 -> 2,600; 24.1 -> 25)."""
-    if v <= 0:
-        return 0.0
-    unit = 10 ** max(math.floor(math.log10(v)) - digits + 1, 0)
-    return float(math.ceil(v / unit) * unit)
+    return round_down(v, digits, math.ceil)
 
 
 def scrub_to(steps: list[int], at: int | None, delta: int) -> int | None:

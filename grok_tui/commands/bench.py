@@ -64,14 +64,9 @@ def run_bench(device: str, quick: bool, threads: int, many_sizes: tuple[int, ...
     echo(f"{'1 fp32 matmul ceiling (2048³)':<34}{'':>9}{ceiling:>9.1f}{'100%':>12}")
     res = B.interleave({"peer": B.peer_loop(cfg), "engine": B.engine_loop(cfg)}, steps, reps)
     peer, eng = res["peer"].steps_per_s, res["engine"].steps_per_s
-    echo(
-        f"{'2 peer loop (DataLoader, Adam)':<34}{peer:>9.1f}{peer * nominal / 1e9:>9.1f}"
-        f"{peer * nominal / 1e9 / ceiling:>12.0%}"
-    )
-    echo(
-        f"{'3 engine (evals every 100 incl.)':<34}{eng:>9.1f}{eng * nominal / 1e9:>9.1f}"
-        f"{eng * nominal / 1e9 / ceiling:>12.0%}"
-    )
+    for name, rate in (("2 peer loop (DataLoader, Adam)", peer), ("3 engine (evals every 100 incl.)", eng)):
+        gflops = rate * nominal / 1e9
+        echo(f"{name:<34}{rate:>9.1f}{gflops:>9.1f}{gflops / ceiling:>12.0%}")
     echo(f"{'  engine, FLOP actually spent':<34}{'':>9}{eng * actual / 1e9:>9.1f}{eng * actual / 1e9 / ceiling:>12.0%}")
     spent = (
         f"the engine's first layer runs on E·W_lᵀ tables: {actual / 1e6:.0f} MFLOP/step"

@@ -14,7 +14,7 @@ from typing import Annotated, Any
 import typer
 
 from engine.phases import CIRCUIT_KEY_SHARE, GENERALIZED_ACC
-from grok_tui.commands.width import fit
+from grok_tui.commands.width import fit, table, wrap
 from grok_tui.errors import user_errors
 
 FORMATS = ("text", "markdown")
@@ -64,8 +64,8 @@ def spread_words() -> str:
 
 
 def ci(stat: tuple[float, float, float, int], digits: Any) -> str:
-    """`mean (lo–hi)`, the range, below 8 runs; `mean [lo, hi]`, the 95% t-interval, from 8; a fraction as a
-    percentage with "%"; "-" when no run measured it."""
+    """`mean (lo–hi)` (`lo to hi` when lo is negative), the range, below 8 runs; `mean [lo, hi]`, the 95%
+    t-interval, from 8; a fraction as a percentage with "%"; "-" when no run measured it."""
     from engine.sweep.stats import MIN_SEEDS_FOR_INTERVAL
 
     m, lo, hi, n = stat
@@ -73,7 +73,8 @@ def ci(stat: tuple[float, float, float, int], digits: Any) -> str:
         return "-"
     k, d, unit = (100, 1, "%") if digits == "%" else (1, digits, "")
     if n < MIN_SEEDS_FOR_INTERVAL:
-        return f"{m * k:,.{d}f} ({lo * k:,.{d}f}–{hi * k:,.{d}f}){unit}"
+        dash = " to " if lo < 0 else "–"  # -27.3 to -18.9, never -27.3–-18.9
+        return f"{m * k:,.{d}f} ({lo * k:,.{d}f}{dash}{hi * k:,.{d}f}){unit}"
     return f"{m * k:,.{d}f} [{lo * k:,.{d}f}, {hi * k:,.{d}f}]{unit}"
 
 
@@ -113,8 +114,7 @@ def render(rows: list[list[str]], fmt: str) -> str:
     if fmt == "markdown":
         lines = ["| " + " | ".join(r) + " |" for r in rows]
         return "\n".join([lines[0], "|" + "---|" * len(rows[0]), *lines[1:]])
-    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
-    return "\n".join("  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip() for r in rows)
+    return table(rows)
 
 
 def register(app: typer.Typer) -> None:
@@ -144,7 +144,8 @@ def register(app: typer.Typer) -> None:
         else:
             typer.echo("\n\n".join(render(t, fmt) for t in tables(cells)))
         n = sum(len(r) for r in cells.values())
-        typer.echo(f"\nover all {n} runs: {spread_words()};\nsmallest to largest; on the claimed side:")
+        head = f"\nover all {n} runs: {spread_words()};\nsmallest to largest; on the claimed side:"
+        typer.echo(head if wide or fmt != "text" else wrap(head))
         for key, line in pooled(cells).items():
             label, digits = POOLED_LINES[key]
             text = f"- {label}: {ci(line['stat'], digits)}, {_num(line['min'], digits)} to {_num(line['max'], digits)}"
@@ -153,4 +154,4 @@ def register(app: typer.Typer) -> None:
                 text += f"; {side} in {line['side']} of {line['stat'][3]}"
             if "at_or_before" in line:
                 text += f", at or before in {line['at_or_before']}"
-            typer.echo(text if wide or fmt != "text" else fit(text))
+            typer.echo(text if wide or fmt != "text" else wrap(text, indent=2))  # folded at spaces, never cut

@@ -13,7 +13,7 @@ from typing import Annotated
 import typer
 
 from grok_tui import options as o
-from grok_tui.commands.width import echo as wrap_echo
+from grok_tui.commands.width import echo
 from grok_tui.errors import user_errors
 
 
@@ -51,7 +51,6 @@ def register(app: typer.Typer) -> None:
         """Check this machine: Python, torch and CUDA versions, the device `auto` picks, matmul speed, runs folder."""
         from engine.config import ConfigError
 
-        echo = wrap_echo
         echo(f"grok-tui  {_version('grok-tui')}")
         echo(f"python    {platform.python_version()} ({sys.executable})")
         echo(f"platform  {platform.system()} {platform.machine()}, {os.cpu_count()} CPU cores")

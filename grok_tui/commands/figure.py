@@ -12,20 +12,7 @@ from typing import Annotated
 import typer
 
 from grok_tui.errors import user_errors
-
-
-def parse_metrics(metrics: str, k: int, x: str) -> list[str]:
-    """`grok plot`'s checks of --metrics and --smooth, plus --x."""
-    from engine.config import ConfigError
-
-    cols = [m.strip() for m in metrics.split(",") if m.strip()]
-    if not cols:
-        raise ConfigError("--metrics: give at least one metric column, e.g. val_acc")
-    if k < 1:
-        raise ConfigError(f"--smooth must be >= 1 (got {k})")
-    if x not in ("step", "epoch"):
-        raise ConfigError(f"--x must be step or epoch (got {x!r})")
-    return cols
+from grok_tui.options import parse_metrics
 
 
 def write_paper(runs_dir: str, out_dir: str, fmt: str, log_x: bool, k: int) -> list[tuple[str, Path, Path]]:

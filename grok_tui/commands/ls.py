@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from grok_tui.commands.width import ELLIPSIS, columns
+from grok_tui.commands.width import table as text_table
 from grok_tui.errors import user_errors
 
 if TYPE_CHECKING:
@@ -220,10 +221,7 @@ def narrow(rows: list[list[str]], header: tuple[str, ...], width: int | None = N
 
 
 def table(rows: list[list[str]], header: tuple[str, ...]) -> str:
-    widths = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(header)]
-    lines = ["  ".join(h.upper().ljust(w) for h, w in zip(header, widths, strict=True)).rstrip()]
-    lines += ["  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip() for r in rows]
-    return "\n".join(lines)
+    return text_table([[h.upper() for h in header], *rows])
 
 
 def register(app: typer.Typer) -> None:

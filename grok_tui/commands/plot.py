@@ -47,23 +47,13 @@ class Chart:
 
 
 def run_chart(path: Path, metrics: list[str], many: bool) -> Chart:
-    """A run's metrics; M and G markers from its summary, or from its rows while it is live or dead."""
-    from engine.run_record import read_run
-    from engine.rundir import clean_text, short_name
+    """A run's metrics; M and G markers from its summary, or from its rows while it is live or dead, and a
+    fork's F and I (docs/FORK.md): `grok figure`'s curves (figures/data.py) without C and U."""
+    from grok_tui.figures.data import run_curves
 
-    rec = read_run(path)
-    rec.require(metrics)
-    name = short_name(clean_text(path.name))
-    chart = Chart(name, metrics)
-    for m in metrics:
-        pts = [(r["step"], r[m]) for r in rec.rows if math.isfinite(r[m])]
-        label = f"{name} {m}" if many else m
-        chart.series.append(Series(label, [p[0] for p in pts], [p[1] for p in pts]))
-    for step, mark in ((rec.phases.memorized_step, "M"), (rec.phases.generalized_step, "G")):
-        if step is not None:
-            chart.markers.append((float(step), mark))
-    chart.markers += [(float(step), mark) for step, mark in rec.fork_marks]  # a fork's F and I (docs/FORK.md)
-    return chart
+    name, curves, markers = run_curves(path, metrics)
+    series = [Series(f"{name} {c.label}" if many else c.label, c.x, c.y) for c in curves]
+    return Chart(name, metrics, series, [m for m in markers if m[1] not in ("C", "U")])
 
 
 def group_chart(path: Path, metrics: list[str]) -> Chart:
@@ -197,12 +187,9 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Draw runs' curves (M/G phase markers) or a sweep's mean and min–max band per arm, as text on stdout."""
         from engine.config import ConfigError
+        from grok_tui.options import parse_metrics
 
-        cols = [m.strip() for m in metrics.split(",") if m.strip()]
-        if not cols:
-            raise ConfigError("--metrics: give at least one metric column, e.g. val_acc")
-        if k < 1:
-            raise ConfigError(f"--smooth must be >= 1 (got {k})")
+        cols = parse_metrics(metrics, k)
         if (width and width < 30) or (height and height < 8):
             raise ConfigError("--width must be >= 30 and --height >= 8")
         colored = use_color() if color is None else color

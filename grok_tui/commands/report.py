@@ -78,14 +78,13 @@ def register(app: typer.Typer) -> None:
             return
         from engine.sweep.report import FORMATS, render, write_csv
         from engine.sweep.spec import Group
+        from grok_tui.options import parse_metrics
 
         if fmt not in FORMATS:
             raise ConfigError(f"--format must be one of {', '.join(FORMATS)} (got {fmt!r})")
         if tail < 1:
             raise ConfigError(f"--tail must be >= 1 (got {tail})")
-        cols = None if metrics is None else [m.strip() for m in metrics.split(",") if m.strip()]
-        if cols is not None and not cols:
-            raise ConfigError("--metrics: give at least one metric column, e.g. val_acc")
+        cols = None if metrics is None else parse_metrics(metrics)
         if plot and fmt == "csv":
             raise ConfigError("--plot draws text; it goes with --format text or markdown, not csv")
         group = Group.open(group_dir)

@@ -8,7 +8,7 @@ are in its summary.json).
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
@@ -16,10 +16,10 @@ from grok_tui import options as o
 from grok_tui.commands.width import echo
 from grok_tui.errors import user_errors
 
+if TYPE_CHECKING:
+    from engine.config import DataConfig, RunConfig
+
 BARS = " ▏▎▍▌▋▊▉█"
-
-
-BAR_WIDTH = 30  # a row with its bar and " target" fits 80 columns
 
 
 def _bar(v: float, vmax: float, width: int) -> str:
@@ -30,11 +30,8 @@ def _bar(v: float, vmax: float, width: int) -> str:
     return "█" * full + (BARS[rem] if rem else "")
 
 
-def _split_name(d: object) -> str:
+def _split_name(d: DataConfig) -> str:
     """The split as configured, with the token-level and starvation keys that change it."""
-    from engine.config import DataConfig
-
-    assert isinstance(d, DataConfig)
     name = d.split
     if d.split in ("skewed", "skewed_test"):
         name += f" (skew {d.skew:g} on {'both operands' if d.skew_on == 'both' else 'a'}, {d.skew_order} order)"
@@ -52,7 +49,7 @@ def register(app: typer.Typer) -> None:
     def split(
         opts: o.RunOptions,
         csv: Annotated[bool, typer.Option("--csv", help="Print the per-token table as CSV.")] = False,
-        width: Annotated[int, typer.Option("--width", help="Bar width in characters.")] = 30,
+        width: Annotated[int, typer.Option("--width", help="Bar width in characters.")] = 30,  # + " target": 80 columns
         draws: Annotated[
             int, typer.Option("--draws", help="Steps of the sampler to replay for the realized draw shares.")
         ] = 1000,
@@ -128,15 +125,13 @@ def register(app: typer.Typer) -> None:
             typer.echo(f"{counts} {presence[t]:>6.1%} {realized[t]:>6.2%}  {_bar(tr[t], tr.max(), width)}{mark}")
 
 
-def _replay(cfg: object, seqs: object, steps: int) -> tuple[Any, Any]:
+def _replay(cfg: RunConfig, seqs: Any, steps: int) -> tuple[Any, Any]:
     """The config's sampler on its training set, and each operand token's share of its first `steps` draws."""
     import numpy as np
     import torch
 
-    from engine.config import RunConfig
     from engine.samplers import build_sampler
 
-    assert isinstance(cfg, RunConfig)
     sampler = build_sampler(cfg, torch.as_tensor(seqs), torch.device("cpu"))
     for _ in range(steps):
         sampler.next()
@@ -144,14 +139,11 @@ def _replay(cfg: object, seqs: object, steps: int) -> tuple[Any, Any]:
 
 
 def _target_lines(
-    cfg: object, targets: Any, pairs: Any, expected: Any, realized: Any, rate: float, steps: int
+    cfg: RunConfig, targets: Any, pairs: Any, expected: Any, realized: Any, rate: float, steps: int
 ) -> list[str]:
     """The decoupling knobs as realized: each target token's training pairs m and share of draws."""
     import numpy as np
 
-    from engine.config import RunConfig
-
-    assert isinstance(cfg, RunConfig)
     others = np.setdiff1d(np.flatnonzero(pairs > 0), targets)
     med_e = float(np.median(expected[others])) if len(others) else float("nan")
     med_r = float(np.median(realized[others])) if len(others) else float("nan")

@@ -18,11 +18,7 @@ from grok_tui.errors import user_errors
 
 
 def _fmt(v: Any, spec: str) -> str:
-    if v is None:
-        return "-"
-    if isinstance(v, float) and v != v:
-        return "-"
-    return format(v, spec)
+    return "-" if v is None or (isinstance(v, float) and v != v) else format(v, spec)
 
 
 def register(app: typer.Typer) -> None:
@@ -59,14 +55,8 @@ def register(app: typer.Typer) -> None:
             f"first evaluation from which the val_acc of its test pairs stays >= {threshold:g}"
         )
         rho = facts.get("spearman")
-        echo(
-            f"learned: {n_learned} of {len(rows)} tokens"
-            + (
-                f"; Spearman rank correlation of learned step with training pairs: {rho:+.2f}"
-                if rho is not None
-                else ""
-            )
-        )
+        corr = "" if rho is None else f"; Spearman rank correlation of learned step with training pairs: {rho:+.2f}"
+        echo(f"learned: {n_learned} of {len(rows)} tokens{corr}")
         typer.echo(f"{'token':>5} {'pairs':>5} {'draw%':>6} {'learned':>8} {'val_acc':>7}  role")
         for r in rows:
             typer.echo(

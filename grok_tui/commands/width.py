@@ -76,6 +76,13 @@ def fold(rows: list[list[str]], width: int | None = None, keep: int = 1, gap: in
     return "\n\n".join(out)
 
 
+def table(rows: list[list[str]]) -> str:
+    """Rows of cells (header first) in left-aligned columns two spaces apart, as `grok ls` and `grok circuit`
+    print them unfolded."""
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+    return "\n".join("  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip() for r in rows)
+
+
 def wrap(text: str, width: int | None = None, indent: int = 2) -> str:
     """Prose lines longer than `width` folded at spaces, the continuation lines indented by `indent`
     (a word longer than a line is cut with …)."""

@@ -24,7 +24,8 @@ from engine.sweep.stats import mean_ci, num, summarize
 from grok_tui.figures.data import Curve, member_dirs
 
 
-def _ended(group: Group) -> list[tuple[Member, dict[str, Any]]]:
+def ended_members(group: Group) -> list[tuple[Member, dict[str, Any]]]:
+    """The members with a final status (finished, diverged), each with its results.csv row."""
     res = group.results()
     return [(m, res[m.id]) for m in group.members if res.get(m.id, {}).get("status") in ENDED]
 
@@ -60,7 +61,7 @@ def final_against(
     dirs = member_dirs(group)
     order = [repr(v) for v in group.spec.grid.get(x_key, [])]
     cells: dict[Any, dict[float, list[float]]] = {}
-    for m, row in _ended(group):
+    for m, row in ended_members(group):
         if arm is not None and m.arm != arm:
             continue
         v = num(row.get(f"final_{metric}"))
@@ -139,7 +140,7 @@ def token_points(group: Group) -> list[tuple[str, list[float], list[float], list
 
     dirs = member_dirs(group)
     cells: dict[str, tuple[list[float], list[float], list[float]]] = {}
-    for m, _ in _ended(group):
+    for m, _ in ended_members(group):
         d = dirs.get(m.id)
         if d is None:
             continue

@@ -8,6 +8,7 @@ claim whose group is present.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -19,12 +20,11 @@ from engine.paper import PAPER_SWEEPS
 from engine.run_record import read_run
 from engine.rundir import is_group, is_run_dir
 from engine.sweep.report import member_finals
-from engine.sweep.results import ENDED
 from engine.sweep.spec import Group
 from engine.sweep.stats import num
 from engine.sweep.targets_report import member_target_learned
 from grok_tui.figures import style
-from grok_tui.figures.cells import final_against, generalization_grid, token_points
+from grok_tui.figures.cells import ended_members, final_against, generalization_grid, token_points
 from grok_tui.figures.data import Curve, cell_label, fourier_spectrum, group_curves, member_dirs
 from grok_tui.figures.draw import Panel, share_axes
 
@@ -65,71 +65,32 @@ def _facet_title(group: Group, key: str, value: Any) -> str:
     return f"{style.label(key)}: {value}" if value is not None else ""
 
 
-def _grid(
-    group: Group, metrics: list[str], cols: str | None = "data.op", rows: str | None = None, x: str = "step"
-) -> list[Panel]:
-    """Rows of panels by metric (and by `rows`' values), columns by `cols`' values; the other cells as lines."""
-    panels = []
-    for m in metrics:
-        curves = group_curves(group, m, x)
-        if not curves:
-            continue
-        for rv in _facets(group, rows):
-            for cv in _facets(group, cols):
-                keys = {k: v for k, v in ((rows, rv), (cols, cv)) if k}
-                title = ", ".join(t for t in (_facet_title(group, k, v) for k, v in keys.items()) if t)
-                panels.append(Panel(title, [m], _where(group, curves, keys), xlabel=x, share_x=True))
-    return panels
+def grid(
+    metrics: list[str], cols: str | None = "data.op", rows: str | None = None, x: str = "step", need: str = ""
+) -> Callable[[Group], list[Panel]]:
+    """Rows of panels by metric (and by `rows`' values), columns by `cols`' values (data.op: one per task;
+    None: one panel per metric); the other cells as lines. `need`: no panel at all is an error naming it."""
 
+    def build(group: Group) -> list[Panel]:
+        panels = []
+        for m in metrics:
+            curves = group_curves(group, m, x)
+            if not curves:
+                continue
+            for rv in _facets(group, rows):
+                for cv in _facets(group, cols):
+                    keys = {k: v for k, v in ((rows, rv), (cols, cv)) if k}
+                    title = ", ".join(t for t in (_facet_title(group, k, v) for k, v in keys.items()) if t)
+                    panels.append(Panel(title, [m], _where(group, curves, keys), xlabel=x, share_x=True))
+        return _need(panels, group, need) if need else panels
 
-def _by_op(group: Group, metrics: list[str]) -> list[Panel]:
-    """Rows of panels by metric, columns by task (data.op); the cells as lines."""
-    return _grid(group, metrics, "data.op")
+    return build
 
 
 def _need(panels: list[Panel], group: Group, what: str) -> list[Panel]:
     if not panels:
         raise ConfigError(f"{group.dir}: no member has logged {what} yet")
     return panels
-
-
-def fig2(group: Group) -> list[Panel]:
-    """Fig. 2: val and train accuracy with and without the embedding layer; a column per task."""
-    return _by_op(group, ["val_acc", "train_acc"])
-
-
-def fig4(group: Group) -> list[Panel]:
-    """Fig. 4: val accuracy, all test pairs and the rare tokens' pairs, per split arm; a column per task."""
-    return _need(_by_op(group, ["val_acc", "val_acc_rare"]), group, "val_acc")
-
-
-def fig4_sampling(group: Group) -> list[Panel]:
-    """Fig. 4: val accuracy of the random, uniform and skewed splits; a row per task, a column per batch size."""
-    return _grid(group, ["val_acc"], cols="train.batch_size", rows="data.op")
-
-
-def fig4_epochs(group: Group) -> list[Panel]:
-    """Fig. 4's batch rows at equal epochs: each batch size against epochs, a column per split."""
-    return _grid(group, ["val_acc", "val_acc_rare"], cols="data.split", x="epoch")
-
-
-def arms_row(metrics: list[str]) -> Callable[[Group], list[Panel]]:
-    """One panel per metric, the arms (and any grid cells) as lines: the fixes, §4.3, App. B."""
-
-    def build(group: Group) -> list[Panel]:
-        return _grid(group, metrics, cols=None)
-
-    return build
-
-
-def _progress(group: Group) -> list[Panel]:
-    """Progress measures (Nanda et al.) beside val accuracy: restricted and excluded loss, a column per task."""
-    return _by_op(group, ["val_acc", "restricted_loss", "excluded_loss"])
-
-
-def fig6_adaptive(group: Group) -> list[Panel]:
-    """Fig. 6 with adaptive Adam-LR (Prop. 4.1): val accuracy, and the c each arm trained with, per task."""
-    return _by_op(group, ["val_acc", "lr_ratio"])
 
 
 def fig5(group: Group) -> list[Panel]:
@@ -157,27 +118,15 @@ def fig4_tokens(group: Group) -> list[Panel]:
     ylim = (bottom / 1.3, budget * NEVER_ABOVE * 1.3)  # one y range: the cells compare by height
     pairs = [x for _, xs, _, never, _ in cells for x in [*xs, *never]] or [0.0]
     xlim = (min(pairs) - 0.03 * max(pairs) - 1, max(pairs) * 1.03 + 1)  # and one x range
+    xlabel, end = "training pairs holding the token", (budget, "last step")
+    scatter = functools.partial(Panel, xlabel=xlabel, kind="scatter", log_x=False, hline=end, ylim=ylim, xlim=xlim)
     panels = []
     for label, xs, ys, never, rho in cells:
         curves = [Curve("learned", xs, ys)]
         if never:  # above the line of the last step: learned after it, if ever
             curves.append(Curve("not learned by the end", never, [budget * NEVER_ABOVE] * len(never)))
         title = label + ("" if math.isnan(rho) else f"\nSpearman $\\rho$ = {rho:+.2f}")  # a line of its own
-        xlabel = "training pairs holding the token"
-        end = (budget, "last step")
-        panels.append(
-            Panel(
-                title,
-                ["learned_step"],
-                curves,
-                xlabel=xlabel,
-                kind="scatter",
-                log_x=False,
-                hline=end,
-                ylim=ylim,
-                xlim=xlim,
-            )
-        )
+        panels.append(scatter(title, ["learned_step"], curves))
     return panels
 
 
@@ -218,8 +167,8 @@ def decouple_paper(group: Group) -> list[Panel]:
     budgets = [num(r.get("max_steps")) for k, r in res.items() if k in runs]  # as `grok report` reads it
     budget = max([b for b in budgets if b is not None] or [float(group.base.train.max_steps)])
     by: dict[tuple[str, str], dict[str, list[tuple[float, float, float]]]] = {}
-    for m in group.members:
-        if m.fork_of or res.get(m.id, {}).get("status") not in ENDED:
+    for m, _ in ended_members(group):
+        if m.fork_of:
             continue  # a fork (the interventions) is read in the report's tables, not against batch share
         s = read_run(group.member_dir(m)).summary  # its run record (engine/run_record.py)
         share, acc = s.target_batch_share, finals.get(m.id, {}).get("val_acc_target")
@@ -240,16 +189,8 @@ def decouple_paper(group: Group) -> list[Panel]:
                     continue
                 xs = [sum(v[0] for v in c) / len(c) for c in cells]
                 ys = [[v[k] for v in c] for c in cells]
-                curves.append(
-                    Curve(
-                        name,
-                        xs,
-                        [sum(y) / len(y) for y in ys],
-                        [min(y) for y in ys],
-                        [max(y) for y in ys],
-                        min(len(c) for c in cells),
-                    )
-                )
+                means, n = [sum(y) / len(y) for y in ys], min(len(c) for c in cells)
+                curves.append(Curve(name, xs, means, [min(y) for y in ys], [max(y) for y in ys], n))
             panel = Panel(f"{opt}: targets' {label}", [metric], curves, xlabel="batches holding a target", points=True)
             panel.log_x, panel.ticks_at_points = True, False
             panels.append(panel)
@@ -284,12 +225,6 @@ def heat(row_key: str, col_key: str) -> Callable[[Group], list[Panel]]:
     return build
 
 
-def fig6(group: Group) -> list[Panel]:
-    """Fig. 6: Adam against Adam-LR on each of the four tasks, val accuracy over train accuracy (a seed that
-    never fits the training set, as c = 10 at lr 0.01 can leave one, shows as such, not as a slow grok)."""
-    return _by_op(group, ["val_acc", "train_acc"])
-
-
 def fig7(group: Group) -> list[Panel]:
     """Fig. 7: λmax of the loss Hessian restricted to E and to W, one panel per optimizer.
 
@@ -322,13 +257,12 @@ def fig11(group: Group) -> list[Panel]:
     a flat one read as such side by side.
     """
     dirs = member_dirs(group)
-    ended = {mid for mid, r in group.results().items() if r.get("status") in ENDED}
     panels = []
     seen: set[Any] = set()
-    for m in group.members:
+    for m, _ in ended_members(group):
         op = m.values.get("data.op", group.base.data.op)
         d = dirs.get(m.id)
-        if op in seen or d is None or m.id not in ended:
+        if op in seen or d is None:
             continue
         spec = fourier_spectrum(d)
         if spec is None:
@@ -344,55 +278,54 @@ def fig11(group: Group) -> list[Panel]:
     return panels
 
 
+ACC = ["val_acc", "train_acc"]  # a seed that never fits the training set shows as such, not as a slow grok
+RARE = ["val_acc", "val_acc_rare"]  # all test pairs, and the rare tokens' pairs (Fig. 4)
+FIG4 = grid(RARE, need="val_acc")  # per split arm, a column per task
 _CLAIMS = (
-    Claim("fig2", ("fig2_embeddings",), "val and train accuracy with and without embeddings", fig2, "data.op"),
-    Claim("fig2_long", ("fig2_long",), "Fig. 2 at 40,000 steps: val and train accuracy", fig2, "data.op"),
+    Claim("fig2", ("fig2_embeddings",), "val and train accuracy with and without embeddings", grid(ACC), "data.op"),
+    Claim("fig2_long", ("fig2_long",), "Fig. 2 at 40,000 steps: val and train accuracy", grid(ACC), "data.op"),
     Claim(
         "fig4_sampling",
         ("fig4_sampling",),
         "val accuracy of random, uniform, skewed per batch",
-        fig4_sampling,
+        grid(["val_acc"], cols="train.batch_size", rows="data.op"),
         "train.batch_size",
     ),
-    Claim("fig4", ("fig4_token_skew",), "val accuracy and rare-token val accuracy per split", fig4, "data.op"),
-    Claim("fig4_heldout", ("fig4_skew_heldout",), "train set or held-out set skewed: val accuracy", fig4, "data.op"),
-    Claim("fig4_epochs", ("fig4_epochs",), "batch sizes at equal epochs, random and skewed", fig4_epochs, "data.split"),
+    Claim("fig4", ("fig4_token_skew",), "val accuracy and rare-token val accuracy per split", FIG4, "data.op"),
+    Claim("fig4_heldout", ("fig4_skew_heldout",), "train set or held-out set skewed: val accuracy", FIG4, "data.op"),
+    Claim(
+        "fig4_epochs",
+        ("fig4_epochs",),
+        "batch sizes at equal epochs, random and skewed",
+        grid(RARE, cols="data.split", x="epoch"),
+        "data.split",
+    ),
     Claim(
         "starve",
         ("starve",),
         "val accuracy with m = 0..5 pairs per starved token",
         # the starved tokens' own pairs (val_acc_target): at m = 0 they are absent, and the rare set is
         # drawn from the trained tokens, so val_acc_rare would show other tokens there
-        arms_row(["val_acc", "val_acc_target"]),
+        grid(cols=None, metrics=["val_acc", "val_acc_target"]),
     ),
-    Claim(
-        "fixes_mul",
-        ("skew_fixes_mul",),
-        "fixes on the token-skewed split, mul",
-        arms_row(["val_acc", "val_acc_rare"]),
-    ),
-    Claim(
-        "fixes_add",
-        ("skew_fixes_add",),
-        "fixes on the token-skewed split, add",
-        arms_row(["val_acc", "val_acc_rare"]),
-    ),
+    Claim("fixes_mul", ("skew_fixes_mul",), "fixes on the token-skewed split, mul", grid(RARE, cols=None)),
+    Claim("fixes_add", ("skew_fixes_add",), "fixes on the token-skewed split, add", grid(RARE, cols=None)),
     Claim("fig5", ("fig5_c_sensitivity",), "final val accuracy and train loss against c", fig5),
-    Claim("fig6", ("fig6_optimizers",), "Adam vs Adam-LR val and train accuracy per task", fig6, "data.op"),
+    Claim("fig6", ("fig6_optimizers",), "Adam vs Adam-LR val and train accuracy per task", grid(ACC), "data.op"),
     Claim(
         "fig6_adaptive",
         ("fig6_adaptive", "fig6_adaptive_mul"),
-        "adaptive Adam-LR: val accuracy and c per task",
-        fig6_adaptive,
+        "adaptive Adam-LR: val accuracy and c per task",  # Prop. 4.1: the c each arm trained with
+        grid(["val_acc", "lr_ratio"]),
         "data.op",
     ),
     Claim(
         "appb",
         ("appb_update_ratio",),
         "update ratio, c and val accuracy per arm",
-        arms_row(["update_ratio", "lr_ratio", "val_acc"]),
+        grid(cols=None, metrics=["update_ratio", "lr_ratio", "val_acc"]),
     ),
-    Claim("sec43", ("sec43_init",), "frozen, small-init and default embeddings", arms_row(["val_acc", "train_acc"])),
+    Claim("sec43", ("sec43_init",), "frozen, small-init and default embeddings", grid(ACC, cols=None)),
     Claim(
         "wd_init",
         ("wd_init",),
@@ -426,7 +359,13 @@ _CLAIMS = (
         decouple_paper,
         width=3,
     ),
-    Claim("progress", ("progress_phases",), "val accuracy and the progress measures per split", _progress, "data.op"),
+    Claim(
+        "progress",
+        ("progress_phases",),
+        "val accuracy and the progress measures per split",  # Nanda et al.'s restricted and excluded loss
+        grid(["val_acc", "restricted_loss", "excluded_loss"]),
+        "data.op",
+    ),
 )
 
 
@@ -488,19 +427,16 @@ def paper_groups(runs_dir: str | Path) -> list[tuple[Claim, Path]]:
     root = Path(runs_dir)
     if not root.is_dir():
         raise ConfigError(f"{runs_dir}: not a directory")
-    by_dir_preset: dict[Path, str] = {}
-    found: list[tuple[str, str, bool, Path]] = []  # (created, name, complete, dir)
+    found: list[tuple[str, str, bool, Path, str]] = []  # (created, name, complete, dir, preset)
     for g in find_groups(root):
         try:
             group = Group.open(g)
         except ConfigError:
             continue
-        complete = not group.pending()
-        found.append((str(group.doc.get("created", "")), g.name, complete, g))
-        by_dir_preset[g] = group.preset
+        found.append((str(group.doc.get("created", "")), g.name, not group.pending(), g, group.preset))
     by_preset: dict[str, list[tuple[bool, Path]]] = {}
-    for _, _, complete, g in sorted(found, key=lambda t: t[:2], reverse=True):  # newest first
-        by_preset.setdefault(by_dir_preset[g], []).append((complete, g))
+    for _, _, complete, g, preset in sorted(found, key=lambda t: t[:2], reverse=True):  # newest first
+        by_preset.setdefault(preset, []).append((complete, g))
     out = []
     for claim in CLAIMS.values():
         for p in claim.presets:

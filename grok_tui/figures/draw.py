@@ -56,30 +56,29 @@ class Panel:
 def share_axes(panels: list[Panel], log_x: bool = True) -> None:
     """One x range and one y range for all `panels` (the data's, with a margin), so they compare by eye."""
     shown = [
-        (x, ys)
+        ys
         for p in panels
         for c in p.curves
         for x, ys in zip(c.x, zip(c.y, c.lo or c.y, c.hi or c.y, strict=True), strict=True)
         if math.isfinite(x) and (x > 0 or not log_x)  # step 0 is not on a log axis: nor its values
     ]
-    xs = [x for x, _ in shown]
-    ys = [y for _, t in shown for y in t if math.isfinite(y)]
-    if not xs or not ys:
+    ys = [y for t in shown for y in t if math.isfinite(y)]
+    xlim = _x_range(panels, log_x)
+    if xlim is None or not ys:
         return
     lo, hi = min(ys), max(ys)
     if lo > 0 and all(style.log_y(p.metrics) for p in panels):
         ylim = (lo / 1.3, hi * 1.3)  # log y: a margin by ratio
     else:
         ylim = (lo - 0.05 * (hi - lo), hi + 0.05 * (hi - lo))
-    xlim = (min(xs) / 1.1, max(xs) * 1.1) if log_x else (min(xs), max(xs))
     for p in panels:
         p.xlim, p.ylim = xlim, ylim
 
 
-def _shared_xlim(panels: list[Panel], log_x: bool) -> tuple[float, float] | None:
-    """One x range for `panels` (a claim's grid), the data's with a margin on a log axis; None for fewer than two."""
+def _x_range(panels: list[Panel], log_x: bool) -> tuple[float, float] | None:
+    """One x range for `panels`, the data's with a margin on a log axis; None when they have no point on it."""
     xs = [x for p in panels for c in p.curves for x in c.x if math.isfinite(x) and (x > 0 or not log_x)]
-    if len(panels) < 2 or not xs:
+    if not xs:
         return None
     lo, hi = min(xs), max(xs)
     return (lo / 1.1, hi * 1.1) if log_x else (lo, hi)
@@ -239,12 +238,12 @@ def draw(panels: list[Panel], log_x: bool = True, k: int = 1, legend: str = "eac
     data. A series keeps its colour and line style in every panel.
     """
     require()
-    from matplotlib import rc_context
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
 
     n = len(panels)
-    shared = _shared_xlim([p for p in panels if p.share_x and p.xlim is None and p.kind == "line"], log_x)
+    grid = [p for p in panels if p.share_x and p.xlim is None and p.kind == "line"]  # a claim's grid
+    shared = _x_range(grid, log_x) if len(grid) > 1 else None
     order: dict[str, int] = {}  # legend "first": a series' style is the figure's; "each": the panel's
     for p in panels:
         for c in p.curves:
@@ -253,8 +252,7 @@ def draw(panels: list[Panel], log_x: bool = True, k: int = 1, legend: str = "eac
     rows = math.ceil(n / cols)
     width = style.COLUMN_W if cols == 1 else style.DOUBLE_W
     narrow = cols == 1
-    rc: Any = style.RC  # matplotlib types its keys as literals; style.RC is a plain dict of them
-    with rc_context(rc):
+    with _rc():
         above = math.ceil(len(order) / legend_cols(len(order), narrow)) if legend == "first" and n > 1 else 0
         fig = Figure(figsize=(width, style.PANEL_H * rows + LEGEND_ROW_H * above), layout="constrained")
         FigureCanvasAgg(fig)
@@ -373,5 +371,5 @@ def _save_png(fig: Any, path: Path) -> None:
 def _rc() -> Any:
     from matplotlib import rc_context
 
-    rc: Any = style.RC
+    rc: Any = style.RC  # matplotlib types its keys as literals; style.RC is a plain dict of them
     return rc_context(rc)

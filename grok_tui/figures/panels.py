@@ -3,23 +3,20 @@ each group gets one panel per metric, its cells as mean lines with percentile-bo
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 from engine.config import ConfigError
 from engine.rundir import clean_text, is_group, is_run_dir, short_name
 from engine.sweep.spec import Group
-from grok_tui.figures.data import Curve, group_curves, run_curves
+from grok_tui.figures.data import group_curves, run_curves
 from grok_tui.figures.draw import Panel
 
 
 def run_panel(paths: list[Path], metrics: list[str], x: str) -> Panel:
     loaded = [run_curves(p, metrics, x) for p in paths]
     many = len(loaded) > 1
-    curves: list[Curve] = []
-    for name, cs, _ in loaded:
-        for c in cs:
-            c.label = f"{name} {c.label}" if many else c.label
-            curves.append(c)
+    curves = [dataclasses.replace(c, label=f"{name} {c.label}") if many else c for name, cs, _ in loaded for c in cs]
     title = loaded[0][0] if not many else f"{len(loaded)} runs"
     # one run's phases (several runs' would be ambiguous); a parent's and its forks' F and I are shared
     markers = loaded[0][2] if not many else sorted({m for _, _, ms in loaded for m in ms if m[1] in ("F", "I")})

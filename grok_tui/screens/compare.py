@@ -108,13 +108,10 @@ class CompareScreen(Screen[None]):
         with Horizontal(id="compare-body"):
             yield OptionList(id="runs")
             yield LineChart(
-                lambda: compare_plot(self.selected_runs(), self.selected_groups(), self._axis(), self.column),
+                lambda: compare_plot(self.selected_runs(), self.selected_groups(), self.app.axis, self.column),  # type: ignore[attr-defined]
                 id="compare-chart",
             )
         yield Footer(compact=True)
-
-    def _axis(self) -> views.Axis:
-        return self.app.axis  # type: ignore[attr-defined]
 
     def on_mount(self) -> None:
         live = self.app.data  # type: ignore[attr-defined]
@@ -176,15 +173,8 @@ class CompareScreen(Screen[None]):
         return self.query_one(LineChart).source().x_max
 
     def selected_runs(self) -> list[tuple[int, RunData]]:
-        out = []
-        for i, value in enumerate(self.values):
-            if value not in self.selected:
-                continue
-            if value == LIVE:
-                out.append((i, self.app.data))  # type: ignore[attr-defined]
-            elif value in self.loaded:
-                out.append((i, self.loaded[value][1]))
-        return out
+        runs = {LIVE: self.app.data, **{d: data for d, (_, data) in self.loaded.items()}}  # type: ignore[attr-defined]
+        return [(i, runs[v]) for i, v in enumerate(self.values) if v in self.selected and v in runs]
 
     def selected_groups(self) -> list[tuple[int, GroupData]]:
         return [(i, self.groups[v][1]) for i, v in enumerate(self.values) if v in self.selected and v in self.groups]

@@ -24,9 +24,7 @@ class CircuitPane(TabPane):
     CircuitPane #circuit-ring { width: 1fr; height: 1fr; }
     """
 
-    def __init__(
-        self, data: Callable[[], RunData], axis: Callable[[], Axis], at: Callable[[], int | None], **kw: object
-    ) -> None:
+    def __init__(self, data: Callable[[], RunData], axis: Callable[[], Axis], at: Callable[[], int | None]) -> None:
         super().__init__("Circuit", id="tab-circuit")
         self.data, self.axis, self.at = data, axis, at
 

@@ -26,10 +26,6 @@ STATUS_STYLE = {
 }
 
 
-def eta_text(seconds: float) -> str:
-    return format_eta(seconds, unknown="—")
-
-
 def _step(v: int | None) -> str:
     return "—" if v is None else f"{v:,}"
 
@@ -48,7 +44,7 @@ def status_text(d: RunData) -> Text:
         if math.isfinite(va):
             t.append(f"  val {va:.3f}", style="bold")
         if d.live:
-            t.append(f"  ETA {eta_text(d.eta_s())}")
+            t.append(f"  ETA {format_eta(d.eta_s(), unknown='—')}")
         sps = f"{d.steps_per_s:,.0f}" if d.steps_per_s else "—"
         t.append(f"  {clean_text(d.preset)}", style="bold")
         t.append(f"  {d.device or '?'}  {sps} steps/s")

@@ -27,3 +27,18 @@ def test_circuit_refuses_what_is_not_a_run(tmp_path: Path) -> None:
         r = grok("circuit", *args)
         assert r.returncode == 2 and r.stderr.startswith("error:") and len(r.stderr.strip().splitlines()) == 1
         assert "Traceback" not in r.stderr
+
+
+def test_pooled_lines_fold_at_spaces_and_lose_no_word(tmp_path: Path) -> None:
+    run_dir = progress_run(tmp_path)
+
+    def pooled(out: str) -> list[str]:
+        return out[out.index("on the claimed side:") :].split()
+
+    narrow = grok("circuit", str(run_dir), env={"COLUMNS": "50"})
+    wide = grok("circuit", str(run_dir), "--wide", env={"COLUMNS": "50"})
+    assert narrow.returncode == 0 and wide.returncode == 0, narrow.stderr + wide.stderr
+    tail = narrow.stdout[narrow.stdout.index("over all") :].splitlines()
+    assert tail and all(len(line) <= 50 for line in tail), tail
+    assert any(len(line) > 50 for line in wide.stdout.splitlines())  # the lines did need folding
+    assert pooled(narrow.stdout) == pooled(wide.stdout)  # folded, not cut with …
