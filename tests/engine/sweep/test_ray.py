@@ -6,7 +6,6 @@ import csv
 from pathlib import Path
 
 import pytest
-import ray  # in the test extra: CI runs this test, it is never skipped
 
 from engine.sweep.events import MemberEnded, MemberStarted
 from engine.sweep.pool import Sweep
@@ -16,7 +15,10 @@ from tests.conftest import tiny_config
 
 @pytest.fixture(scope="module")
 def local_ray():
-    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+    import ray  # in the test extra: CI runs this test, it is never skipped (imported here, not at collection)
+
+    # one CPU and no pre-started workers: one Ray worker imports torch, not two idle ones as well
+    ray.init(num_cpus=1, include_dashboard=False, log_to_driver=False, _system_config={"enable_worker_prestart": False})
     yield
     ray.shutdown()
 
