@@ -123,7 +123,7 @@ def results(g: Path) -> dict[str, dict[str, str]]:
     ("sig", "to_group"),
     [(signal.SIGHUP, True), (signal.SIGINT, True), (signal.SIGTERM, False)],
     ids=["HUP-group", "INT-group", "TERM-parent"],
-)  # SIGINT to the parent alone: tests/cli/test_sweep.py
+)  # SIGINT to the parent alone takes SIGTERM's handler; a terminal's Ctrl-C reaches the group
 def test_signal_stops_the_sweep_cleanly(tmp_path: Path, sig: int, to_group: bool) -> None:
     sw = Sweep(tmp_path, "--config", SWEEP, "--seeds", "1", "--steps", "20000", "--out", str(tmp_path))
     try:
@@ -243,11 +243,11 @@ def test_resume_after_sigkill_adopts_continues_and_leaves_no_orphans(tmp_path: P
 
 
 def test_workers_exit_when_the_parent_is_killed(tmp_path: Path) -> None:
-    sw = Sweep(tmp_path, "--config", SWEEP, "--seeds", "1", "--steps", "20000", "--out", str(tmp_path))
+    sw = Sweep(tmp_path, "--config", SWEEP, "--seeds", "1", "--steps", "20000", "--out", str(tmp_path), workers=1)
     try:
-        started = sw.wait_started(2)
+        started = sw.wait_started(1)
         wait_checkpoints(sw, group_dir(tmp_path), started)
-        assert len(alive_in_group(sw.proc.pid)) >= 3  # the parent and two workers
+        assert len(alive_in_group(sw.proc.pid)) >= 2  # the parent and its worker
         sw.proc.kill()  # SIGKILL: no handler runs, nobody sets the stop flag
         sw.finish()
         wait_group_gone(sw.proc.pid, timeout=60)

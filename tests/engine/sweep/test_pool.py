@@ -24,7 +24,7 @@ from tests.conftest import tiny_config
 def test_pool_runs_every_member_and_records_failures(tmp_path: Path) -> None:
     table = {"seeds": 2, "arms": {"ok": {}, "bad": {"train.device": "cuda:7"}}}
     spec = parse_sweep(table)
-    base = tiny_config()
+    base = tiny_config(train__threads=1)  # one thread per worker, as the suite runs (tests/data/tiny_sweep.toml)
     g = Group.create(tmp_path, "tiny", base, spec, [m for m, _ in expand(base, spec)])
     sw = Sweep(g, workers=2)
     evs = list(sw.events())
@@ -47,7 +47,7 @@ def test_stop_marks_running_members_interrupted_and_resume_finishes(tmp_path: Pa
     """Whatever the machine's speed: a member ends interrupted (with its checkpoint) or finished, the
     rest stay pending, and --resume finishes every member in its own directory."""
     spec = parse_sweep({"seeds": 3})
-    base = tiny_config(train__max_steps=600, train__eval_every=100, train__checkpoint_every=100)
+    base = tiny_config(train__threads=1, train__max_steps=600, train__eval_every=100, train__checkpoint_every=100)
     g = Group.create(tmp_path, "tiny", base, spec, [m for m, _ in expand(base, spec)])
     sw = Sweep(g, workers=2)
     rows = {}
@@ -93,7 +93,7 @@ def test_a_group_runs_in_one_sweep_process_at_a_time(tmp_path: Path) -> None:
 
 def test_resume_waits_for_a_member_directory_still_held_by_an_orphaned_worker(tmp_path: Path) -> None:
     spec = parse_sweep({"seeds": 1})
-    base = tiny_config()
+    base = tiny_config(train__threads=1)
     g = Group.create(tmp_path, "tiny", base, spec, [m for m, _ in expand(base, spec)])
     s = member_spec(g, g.members[0])
     Path(s.run_dir).mkdir()
