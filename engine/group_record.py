@@ -1,6 +1,7 @@
 """A sweep group as the faces read it: its members' run records, grouped by arm × grid cell, and each
-cell's curve of a metric over its seeds: the mean, the percentile-bootstrap interval of the mean
-(engine/sweep/stats.py mean_ci_rows, the figures' band) and the min–max band.
+cell's curve of a metric over its seeds: the mean, its spread by `grok report`'s rule (the range below 8
+members, the 95% t-interval of the mean from 8; engine/sweep/stats.py seed_interval_rows, the figures'
+band) and the min–max band.
 
 `grok plot`, the TUI's compare view and `grok figure` all draw these curves, so they show the same mean.
 
@@ -27,7 +28,7 @@ from engine.run_record import RunRecord, read_run
 from engine.runfiles import GROUP_FILE, METRICS, is_run_dir, mtime
 from engine.sweep.report import DEFAULT_TAIL, member_finals
 from engine.sweep.spec import Group, Member
-from engine.sweep.stats import mean_ci_rows
+from engine.sweep.stats import seed_interval_rows
 
 HELD = "finished"  # the one status whose last value a group curve holds to the end of the axis
 
@@ -43,7 +44,7 @@ class CellCurve:
     steps: np.ndarray
     x: np.ndarray  # the x axis at those steps: the steps, or (x="epoch") the epoch of the first row there
     mean: np.ndarray
-    lo: np.ndarray  # the 95% percentile-bootstrap interval of the mean (engine/sweep/stats.py mean_ci_rows)
+    lo: np.ndarray  # the spread at each step: [min, max] below 8 members, the 95% t-interval from 8
     hi: np.ndarray
     min: np.ndarray  # the band: the lowest and the highest member
     max: np.ndarray
@@ -126,7 +127,7 @@ class GroupRecord:
             end = max(c)
             for i, s in enumerate(steps):
                 a[i, j] = c[s] if s in c else c[end] if held and s > end else math.nan
-        mean, lo, hi = mean_ci_rows(a)
+        mean, lo, hi = seed_interval_rows(a)
         ok = np.isfinite(a)
         low, high = (
             np.where(ok, a, np.inf).min(axis=1, initial=np.inf),

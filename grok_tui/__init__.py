@@ -2,7 +2,7 @@
 
     from grok_tui import open_group
     g = open_group("runs/20260101-120000-fig6_optimizers-sweep")
-    g.curves("val_acc")  # per arm × grid cell: mean, bootstrap band, min–max band (what `grok plot` draws)
+    g.curves("val_acc")  # per arm × grid cell: mean, its spread (range below 8 seeds), min–max band
 
 Both return the engine's read-only records (engine/run_record.py RunRecord, engine/group_record.py
 GroupRecord), the same ones every face reads; docs/API.md walks through a session. They are imported on

@@ -13,7 +13,8 @@ no resample takes a task's pairs for another's. For arms run on the same seeds, 
 exact two-sided sign test and a two-sided Wilcoxon signed-rank test (exact for n <= 25 non-zero
 differences, the normal approximation with the tie correction beyond).
 
-`mean_ci` (the percentile bootstrap) stays for the figures' bands, which say what they are.
+A group's curve over seeds follows the same rule at every step (`seed_interval_rows`, the figures'
+band); `mean_ci` (the percentile bootstrap) stays for `paired`'s mean difference.
 """
 
 from __future__ import annotations
@@ -117,33 +118,6 @@ def mean_ci(xs: Iterable[float], level: float = 0.95, n_boot: int = 10000, seed:
     means = _boot_means(a[None, :], n_boot, seed)[0]
     lo, hi = np.quantile(means, [(1 - level) / 2, (1 + level) / 2])
     return m, float(lo), float(hi)
-
-
-def mean_ci_rows(
-    a: np.ndarray, level: float = 0.95, n_boot: int = 10000, seed: int = 0
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """`mean_ci` of every row of `a` (rows, seeds), NaN = not logged, in one pass per seed count.
-
-    Rows with the same number of values share `mean_ci`'s resampling indices, so each row's
-    interval equals `mean_ci` of that row's values exactly (the group figure's band per step).
-    """
-    a = np.asarray(a, dtype=float)
-    mean = np.full(a.shape[0], math.nan)
-    lo, hi = mean.copy(), mean.copy()
-    ok = np.isfinite(a)
-    counts = ok.sum(axis=1)
-    for n in np.unique(counts):
-        if n == 0:
-            continue
-        rows = np.flatnonzero(counts == n)
-        vals = a[rows][ok[rows]].reshape(len(rows), n)  # each row's finite values, in seed order
-        mean[rows] = vals.mean(axis=1)
-        if n == 1:
-            lo[rows] = hi[rows] = mean[rows]
-            continue
-        q = np.quantile(_boot_means(vals, n_boot, seed), [(1 - level) / 2, (1 + level) / 2], axis=1)
-        lo[rows], hi[rows] = q[0], q[1]
-    return mean, lo, hi
 
 
 def sign_p(wins: int, n: int) -> float:
@@ -285,6 +259,31 @@ def seed_interval(xs: Iterable[float], level: float = 0.95) -> Spread:
         return Spread(m, float(a.min()), float(a.max()), n, RANGE)
     half = t_quantile((1 + level) / 2, n - 1) * float(a.std(ddof=1)) / math.sqrt(n)
     return Spread(m, m - half, m + half, n, T_INTERVAL if level == 0.95 else f"{level:.0%} t-interval")
+
+
+def seed_interval_rows(a: np.ndarray, level: float = 0.95) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """`seed_interval` of every row of `a` (rows, seeds), NaN = not logged: (mean, lo, hi) per row.
+
+    A row with fewer than 8 values gets its range [min, max], one with 8 or more the t-interval of its
+    mean; each row's lo and hi equal `seed_interval` of that row's values (the group figure's band per step).
+    """
+    a = np.asarray(a, dtype=float)
+    mean = np.full(a.shape[0], math.nan)
+    lo, hi = mean.copy(), mean.copy()
+    ok = np.isfinite(a)
+    counts = ok.sum(axis=1)
+    for n in np.unique(counts):
+        if n == 0:
+            continue
+        rows = np.flatnonzero(counts == n)
+        vals = a[rows][ok[rows]].reshape(len(rows), n)  # each row's finite values, in seed order
+        mean[rows] = vals.mean(axis=1)
+        if n < MIN_SEEDS_FOR_INTERVAL:
+            lo[rows], hi[rows] = vals.min(axis=1), vals.max(axis=1)
+            continue
+        half = t_quantile((1 + level) / 2, int(n) - 1) * vals.std(axis=1, ddof=1) / math.sqrt(n)
+        lo[rows], hi[rows] = mean[rows] - half, mean[rows] + half
+    return mean, lo, hi
 
 
 def bracketed(mean: float, lo: float, hi: float, n: int, is_range: bool, f: str = ".3f") -> str:

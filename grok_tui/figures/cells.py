@@ -2,9 +2,10 @@
 
 Fig. 5 draws the final val accuracy and train loss against c; eqs. 8-9 and Figs. 12-13 draw the
 time to generalize per grid cell. Both use `grok report`'s statistics (engine/sweep/stats.py): a
-final value is the mean over the ended seeds with its 95% bootstrap interval (`mean_ci`); the time
-to generalize is the median over the ended seeds with +inf for a seed that never reached 95%
-(`summarize`), so a cell where most seeds failed reads `>N`, not the lucky seeds' median.
+final value is the mean over the ended seeds with its spread (`seed_interval`: the range below 8 seeds,
+the 95% t-interval from 8); the time to generalize is the median over the ended seeds with +inf for a
+seed that never reached 95% (`summarize`), so a cell where most seeds failed reads `>N`, not the lucky
+seeds' median.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from engine.config import ConfigError
 from engine.run_record import read_run
 from engine.schema import ENDED
 from engine.sweep.spec import Group, Member
-from engine.sweep.stats import mean_ci, num, summarize
+from engine.sweep.stats import num, seed_interval, summarize
 from grok_tui.figures.data import Curve, member_dirs
 
 
@@ -51,7 +52,7 @@ def final_against(
     arm: str | None = None,
     categorical: bool = False,
 ) -> list[Curve]:
-    """One line per value of `line_key`: the seeds' final `metric`, mean and 95% interval, at each `x_key` value.
+    """One line per value of `line_key`: the seeds' final `metric`, mean and spread, at each `x_key` value.
 
     `final_<metric>` of results.csv when it records one (final_val_acc, final_train_acc), else the
     last value in the member's metrics.csv (the final train loss). Only ended members count, of
@@ -76,10 +77,10 @@ def final_against(
     out = []
     for line, by_x in cells.items():
         xs = sorted(by_x)
-        stats = [mean_ci(by_x[x]) for x in xs]
+        stats = [seed_interval(by_x[x]) for x in xs]
         label = str(line) if line_key else (group.preset or group.dir.name)
         n = min(len(by_x[x]) for x in xs)
-        out.append(Curve(label, xs, [s[0] for s in stats], [s[1] for s in stats], [s[2] for s in stats], n))
+        out.append(Curve(label, xs, [s.mean for s in stats], [s.lo for s in stats], [s.hi for s in stats], n))
     return out
 
 

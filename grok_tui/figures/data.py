@@ -1,8 +1,8 @@
 """What a figure draws, read from run and group directories; matplotlib-free, so tests and the TUI can use it.
 
 A run gives one curve per metric and its phase steps. A group gives, per arm × grid cell, the mean
-over seeds at each evaluation with the 95% bootstrap interval of engine/sweep/stats.py: the same
-statistics `grok report` prints, taken at every step.
+over seeds at each evaluation with its spread by engine/sweep/stats.py's rule (the range below 8 seeds,
+the 95% t-interval from 8): the same statistics `grok report` prints, taken at every step.
 """
 
 from __future__ import annotations
@@ -70,7 +70,7 @@ def member_dirs(group: Group) -> dict[str, Path]:
 
 
 def group_curves(group: Group, metric: str, x: str = "step") -> list[Curve]:
-    """Per arm × grid cell: `metric`'s mean over seeds and its 95% bootstrap interval at each evaluation,
+    """Per arm × grid cell: `metric`'s mean over seeds and its spread (range or t-interval) at each evaluation,
     the engine's curves (engine/group_record.py, with its rule for members that stopped early). Cells with
     no member that logged `metric` are left out."""
     out = []

@@ -1,5 +1,6 @@
 """`grok figure RUN|GROUP...`: the runs given share one panel (M/G markers when there is one run);
-each group gets one panel per metric, its cells as mean lines with percentile-bootstrap bands."""
+each group gets one panel per metric, its cells as mean lines over a band: the seeds' range below 8, the
+95% t-interval of the mean from 8 (`grok report`'s rule)."""
 
 from __future__ import annotations
 
@@ -9,8 +10,11 @@ from pathlib import Path
 from engine.config import ConfigError
 from engine.rundir import clean_text, is_group, is_run_dir, short_name
 from engine.sweep.spec import Group
+from engine.sweep.stats import MIN_SEEDS_FOR_INTERVAL
 from grok_tui.figures.data import group_curves, run_curves
 from grok_tui.figures.draw import Panel
+
+SPREAD_RULE = f"their range below {MIN_SEEDS_FOR_INTERVAL} seeds, a 95% t-interval from {MIN_SEEDS_FOR_INTERVAL}"
 
 
 def run_panel(paths: list[Path], metrics: list[str], x: str) -> Panel:
@@ -30,8 +34,9 @@ def group_panels(path: Path, metrics: list[str], x: str) -> list[Panel]:
     for m in metrics:
         curves = group_curves(group, m, x)
         if curves:
-            # a percentile bootstrap of a few seeds under-covers (docs/REPRODUCTION.md): never called a 95% CI
-            panels.append(Panel(f"{name}: mean over seeds, percentile-bootstrap band", [m], curves, xlabel=x))
+            wide = {c.n >= MIN_SEEDS_FOR_INTERVAL for c in curves}  # which cells have enough seeds for an interval
+            band = "their range" if wide == {False} else "its 95% t-interval" if wide == {True} else SPREAD_RULE
+            panels.append(Panel(f"{name}: mean over seeds, {band}", [m], curves, xlabel=x))
     if not panels:
         raise ConfigError(f"{path}: no member has logged {', '.join(metrics)} yet")
     return panels

@@ -47,7 +47,7 @@ def export_view_figure(run_dir: str | Path, log_x: bool = True) -> Path | None:
 def export_compare_figure(paths: list[str], column: str, out_dir: str | Path, log_x: bool = True) -> Path | None:
     """The compare view as a figure: `<out_dir>/compare-<time>-<column>.png`; None without matplotlib.
 
-    The runs share one panel, each group gets its own (mean and 95% band per cell), as `grok figure
+    The runs share one panel, each group gets its own (mean and spread per cell), as `grok figure
     RUN... GROUP... -m COLUMN` draws them. ConfigError when nothing is selected or a run lacks the column.
     """
     if not has_matplotlib():

@@ -12,7 +12,7 @@ import pytest
 
 from engine.group_record import read_group
 from engine.sweep.spec import Group, SweepSpec, expand
-from engine.sweep.stats import mean_ci
+from engine.sweep.stats import seed_interval
 from grok_tui.commands.plot import group_chart
 from grok_tui.figures.data import group_curves
 from grok_tui.groupdata import load_group
@@ -72,9 +72,9 @@ def test_a_finished_member_holds_its_last_value_and_an_interrupted_one_does_not(
     assert adam.max_steps == 200 and list(adam.steps) == STEPS and list(adamlr.steps) == STEPS[:4]
     for cell, ids in ((adam, ["m000", "m001", "m002"]), (adamlr, ["m003", "m004", "m005"])):
         for i, vals in enumerate(expected(ids)):
-            m, lo, hi = mean_ci(vals)
-            assert cell.mean[i] == pytest.approx(m, abs=1e-12)
-            assert (cell.lo[i], cell.hi[i]) == pytest.approx((lo, hi), abs=1e-12)
+            sp = seed_interval(vals)  # 3 seeds: the range, as grok report gives it
+            assert cell.mean[i] == pytest.approx(sp.mean, abs=1e-12)
+            assert (cell.lo[i], cell.hi[i]) == pytest.approx((sp.lo, sp.hi), abs=1e-12)
             assert (cell.min[i], cell.max[i]) == (min(vals), max(vals))
     # at step 200 the adam mean is seed 0's held 1.0 and seed 1's 0.98: not seed 1 alone, and not seed 2
     assert adam.mean[-1] == pytest.approx(0.99, abs=1e-12)

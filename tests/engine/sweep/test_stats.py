@@ -14,10 +14,10 @@ from engine.sweep.stats import (
     STRATIFIED,
     T_INTERVAL,
     mean_ci,
-    mean_ci_rows,
     paired,
     pooled_interval,
     seed_interval,
+    seed_interval_rows,
     sign_p,
     stratified_mean_ci,
     t_cdf,
@@ -99,15 +99,22 @@ def test_mean_ci_small_cases() -> None:
     assert mean_ci([1, 2, 5], seed=1) == mean_ci([1, 2, 5], seed=1)  # a fixed seed: the same interval
 
 
-def test_mean_ci_rows_equals_mean_ci_per_row() -> None:
+def test_seed_interval_rows_equals_seed_interval_per_row() -> None:
+    """Rows of 10 seeds with some not logged: 10, 9 and 8 values get the t-interval, 7 and 1 the range."""
     rng = np.random.default_rng(1)
-    a = rng.uniform(size=(7, 5))
-    a[2, 1] = a[5, 4] = a[5, 0] = np.nan  # a seed that did not log this step
-    a[6, :4] = np.nan
-    m, lo, hi = mean_ci_rows(a, n_boot=2000)
+    a = rng.uniform(size=(7, 10))
+    a[2, 1] = a[5, 4] = a[5, 0] = np.nan  # seeds that did not log this step
+    a[3, :3] = np.nan
+    a[6, :9] = np.nan
+    a[4, :] = np.nan
+    m, lo, hi = seed_interval_rows(a)
+    kinds = set()
     for i, row in enumerate(a):
-        want = mean_ci(row[np.isfinite(row)], n_boot=2000)
-        assert (m[i], lo[i], hi[i]) == pytest.approx(want, abs=1e-12)
+        want = seed_interval(row[np.isfinite(row)])
+        kinds.add(want.kind if want.n else "")
+        got = (m[i], lo[i], hi[i])
+        assert got == pytest.approx((want.mean, want.lo, want.hi), abs=1e-12, nan_ok=True)
+    assert kinds == {RANGE, T_INTERVAL, ""}
 
 
 def test_paired_difference_by_seed() -> None:
