@@ -16,7 +16,7 @@ import argparse
 import sys
 from collections import Counter
 
-from engine.config import ConfigError, apply_overrides
+from engine.config import ConfigError, apply_overrides, parse_set
 from engine.paper import PAPER_SWEEPS
 from engine.presets import load_preset
 from engine.sweep.batched import plan
@@ -43,12 +43,13 @@ def main() -> None:
     ap.add_argument("--free-gib", type=float, default=0.0, help="the card's free memory; 0 = ask the card")
     ap.add_argument("--set", dest="sets", action="append", default=[], help="k=v for every member (repeat)")
     args = ap.parse_args()
-    if bad := [s for s in args.sets if "=" not in s]:
-        ap.error(f"--set takes key=value (got {bad[0]!r})")  # one line on stderr, exit 2
+    try:
+        sets = parse_set(args.sets) | {"train.device": args.device}
+    except ConfigError as e:
+        ap.error(str(e))  # one line on stderr, exit 2
     workers = args.workers or default_workers()
     on_card = args.device.startswith("cuda")
     free = int(args.free_gib * GIB) if args.free_gib or not on_card else free_bytes(args.device)
-    sets = dict(s.split("=", 1) for s in args.sets) | {"train.device": args.device}
     if on_card:
         print(
             f"card: {free / GIB:.1f} GiB free, {workers} workers, {MEMORY_FRACTION:.0%} of it for the batches, "

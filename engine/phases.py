@@ -10,6 +10,7 @@ from typing import Any
 
 from engine.columns import learned_step
 from engine.config import TrainConfig
+from engine.csvlog import number
 
 MEMORIZED_ACC = 0.99  # train accuracy that counts as memorized
 GENERALIZED_ACC = 0.95  # validation accuracy that counts as generalized
@@ -223,7 +224,6 @@ def join_steps(ring_rows: list[dict[str, str]]) -> dict[int, int | None]:
     at the end."""
     by_token: dict[int, list[tuple[int, float]]] = {}
     for r in ring_rows:
-        v = r.get("membership", "")
-        by_token.setdefault(int(r["token"]), []).append((int(r["step"]), float(v) if v else math.nan))
+        by_token.setdefault(int(r["token"]), []).append((int(r["step"]), number(r.get("membership"))))
     ordered = {tok: sorted(series) for tok, series in by_token.items()}
     return {tok: learned_step([s for s, _ in ser], [v for _, v in ser], JOIN_SHARE) for tok, ser in ordered.items()}

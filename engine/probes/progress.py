@@ -180,7 +180,6 @@ class LogitMeasures:
     valid: torch.Tensor  # (k,) bool, which candidates are keys: a leading run, so the keys are w[valid]
     restricted_loss: torch.Tensor  # 0-d
     excluded_loss: torch.Tensor  # 0-d, NaN for no training pair on the axis
-    full_loss: torch.Tensor  # 0-d: the unmodified logits over all axis pairs (the restricted loss's reference)
 
     @property
     def key_share(self) -> torch.Tensor:
@@ -217,7 +216,6 @@ def logit_measures(
         valid,
         restricted.mean(),
         excluded.mean() if len(train_idx) else torch.tensor(math.nan, dtype=F64, device=table.device),
-        row_losses(flat, labels_).mean(),
     )
 
 
@@ -244,13 +242,16 @@ def progress_measures(
     t, labels_, mask = (
         torch.as_tensor(np.ascontiguousarray(a) if isinstance(a, np.ndarray) else a) for a in (table, y, train)
     )
-    m = logit_measures(t.to(F64), labels_.long(), mask.reshape(-1).nonzero()[:, 0], sign, fixed)
+    t, labels_ = t.to(F64), labels_.long()
+    m = logit_measures(t, labels_, mask.reshape(-1).nonzero()[:, 0], sign, fixed)
+    # the unmodified logits' loss, for comparison only: the probe itself never reads it (an (n², C) pass)
+    full = row_losses(t.reshape(-1, t.shape[2]), labels_.reshape(-1)).mean()
     return Measures(
         m.shares.cpu().numpy(),
         [int(k) for k in m.w[m.valid].tolist()],
         m.restricted_loss.item(),
         m.excluded_loss.item(),
-        m.full_loss.item(),
+        full.item(),
     )
 
 
@@ -415,7 +416,6 @@ class ProgressProbe(Probe):
         parts: dict[str, torch.Tensor] = {
             "restricted_loss": m.restricted_loss,
             "excluded_loss": m.excluded_loss,
-            "key_freqs": m.valid.sum(),
             "key_share": m.key_share,
             "weight_sq": torch.as_tensor(weight_sq),
             "shares": m.shares,
@@ -451,7 +451,7 @@ class ProgressProbe(Probe):
             host[k] = flat[at : at + t.numel()]
             at += t.numel()
         keys = [int(w) for w, v in zip(host["w"], host["valid"], strict=True) if v]
-        out: dict[str, Any] = {k: host[k][0] for k in ("restricted_loss", "excluded_loss", "key_freqs", "key_share")}
+        out: dict[str, Any] = {k: host[k][0] for k in ("restricted_loss", "excluded_loss", "key_share")}
         out |= {"key_freqs": len(keys), "weight_sq": host["weight_sq"][0]}
         ring_part: dict[str, Any] = {"ring_freq": 0, "tokens": (), "x": (), "y": (), "distance": (), "membership": ()}
         if self.blocks.e_names:

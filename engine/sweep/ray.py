@@ -11,6 +11,7 @@ from typing import Any
 
 from engine.config import ConfigError
 from engine.sweep.batched import plan
+from engine.sweep.card_memory import CPU_MEMBERS
 from engine.sweep.drain import Outcome, receive_all
 from engine.sweep.events import SweepEvent
 from engine.sweep.member import MemberSpec
@@ -69,7 +70,10 @@ class RayBackend:
         self.flag = StopFlag.remote()  # type: ignore[attr-defined]
         self.queue = Queue()
         task = ray.remote(num_cpus=1, max_retries=0)(_ray_task)
-        self.tasks = {task.remote(b, 1, self.queue, self.flag): b for b in plan(specs)}
+        # Ray's tasks run on other nodes' cards, as many at once as a node has CPUs: the driver's free memory
+        # sizes none of them, so a Ray batch keeps the fixed size it had before batches were sized to a card
+        batches = plan(specs, max_members=CPU_MEMBERS)
+        self.tasks = {task.remote(b, 1, self.queue, self.flag): b for b in batches}
         self.pending = list(self.tasks)
         self.stopped = False
 

@@ -286,10 +286,15 @@ def seed_interval_rows(a: np.ndarray, level: float = 0.95) -> tuple[np.ndarray, 
     return mean, lo, hi
 
 
+def range_text(lo: float, hi: float, f: str) -> str:
+    """A range as "0.790–0.910", or "-0.031 to -0.010" where its low end is negative (never "-0.031–-0.010")."""
+    return f"{lo:{f}}{' to ' if lo < 0 else '–'}{hi:{f}}"
+
+
 def bracketed(mean: float, lo: float, hi: float, n: int, is_range: bool, f: str = ".3f") -> str:
     """A mean over seeds in a table cell: "0.842 (0.790–0.910) n=3" for the range, "0.842 [0.800, 0.880] n=10"
     for an interval (the table's title says which)."""
-    return f"{mean:{f}} ({lo:{f}}–{hi:{f}}) n={n}" if is_range else f"{mean:{f}} [{lo:{f}}, {hi:{f}}] n={n}"
+    return f"{mean:{f}} ({range_text(lo, hi, f)}) n={n}" if is_range else f"{mean:{f}} [{lo:{f}}, {hi:{f}}] n={n}"
 
 
 def put_spread(row: dict[str, Any], col: str, sp: Spread) -> None:

@@ -66,15 +66,14 @@ def spread_words() -> str:
 def ci(stat: tuple[float, float, float, int], digits: Any) -> str:
     """`mean (lo–hi)` (`lo to hi` when lo is negative), the range, below 8 runs; `mean [lo, hi]`, the 95%
     t-interval, from 8; a fraction as a percentage with "%"; "-" when no run measured it."""
-    from engine.sweep.stats import MIN_SEEDS_FOR_INTERVAL
+    from engine.sweep.stats import MIN_SEEDS_FOR_INTERVAL, range_text
 
     m, lo, hi, n = stat
     if n == 0 or math.isnan(m):
         return "-"
     k, d, unit = (100, 1, "%") if digits == "%" else (1, digits, "")
     if n < MIN_SEEDS_FOR_INTERVAL:
-        dash = " to " if lo < 0 else "–"  # -27.3 to -18.9, never -27.3–-18.9
-        return f"{m * k:,.{d}f} ({lo * k:,.{d}f}{dash}{hi * k:,.{d}f}){unit}"
+        return f"{m * k:,.{d}f} ({range_text(lo * k, hi * k, f',.{d}f')}){unit}"
     return f"{m * k:,.{d}f} [{lo * k:,.{d}f}, {hi * k:,.{d}f}]{unit}"
 
 

@@ -77,7 +77,7 @@ def register(app: typer.Typer) -> None:
         ] = None,
         fmt: Annotated[str, typer.Option("--format", help="With --paper: png, svg or pdf.")] = "png",
     ) -> None:
-        """Draw a paper figure: runs' curves with phase markers, a sweep's mean and 95% band per arm, or a claim."""
+        """Draw a paper figure: runs' curves with phase markers, a sweep's mean and spread per arm, or a claim."""
         from engine.config import ConfigError
         from grok_tui.figures.draw import require
 

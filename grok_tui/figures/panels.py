@@ -34,8 +34,9 @@ def group_panels(path: Path, metrics: list[str], x: str) -> list[Panel]:
     for m in metrics:
         curves = group_curves(group, m, x)
         if curves:
-            wide = {c.n >= MIN_SEEDS_FOR_INTERVAL for c in curves}  # which cells have enough seeds for an interval
-            band = "their range" if wide == {False} else "its 95% t-interval" if wide == {True} else SPREAD_RULE
+            # below 8 members in every cell the band is the range at every step; otherwise a step with fewer
+            # values (a member stopped or still running) draws the range too: the title gives the rule
+            band = "their range" if all(c.n < MIN_SEEDS_FOR_INTERVAL for c in curves) else SPREAD_RULE
             panels.append(Panel(f"{name}: mean over seeds, {band}", [m], curves, xlabel=x))
     if not panels:
         raise ConfigError(f"{path}: no member has logged {', '.join(metrics)} yet")

@@ -49,7 +49,7 @@ def test_s1_a_crafted_checkpoint_runs_no_code_on_resume(tmp_path: Path, zipped: 
     # ends before torch.load returns, and a fresh interpreter would cost a torch import for nothing).
     control = tmp_path / "control"
     _craft(tmp_path / "control.pt", control, zipped)
-    with contextlib.suppress(RuntimeError):  # a bare pickle runs its command, then torch finds no checkpoint
+    with contextlib.suppress(Exception):  # the command runs first; what torch raises after it varies by version
         torch.load(tmp_path / "control.pt", weights_only=False)
     assert control.exists(), "the crafted pickle should run its command when loaded unsafely"
 

@@ -175,3 +175,9 @@ def test_pooled_interval_needs_8_seeds_in_every_stratum() -> None:
     big = pooled_interval([[float(i) for i in range(8)], [10.0 + i for i in range(8)]])
     assert big.kind == STRATIFIED and big.mean == pytest.approx(8.5)
     assert (big.lo, big.hi) == pytest.approx(stratified_mean_ci([list(range(8)), [10.0 + i for i in range(8)]])[1:])
+
+
+def test_a_range_with_a_negative_end_reads_to_not_a_dash_before_a_minus() -> None:
+    assert stats.range_text(0.79, 0.91, ".2f") == "0.79–0.91"
+    assert stats.range_text(-0.031, -0.01, ".3f") == "-0.031 to -0.010"
+    assert stats.bracketed(-0.02, -0.031, -0.01, 5, True) == "-0.020 (-0.031 to -0.010) n=5"
