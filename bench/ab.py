@@ -12,7 +12,7 @@ Modes:
 - `command`: `grok run --preset PRESET --steps N --quiet` per batch size, probes off: the summary's
   steps/s (training time only), and the wall and CPU time of the whole process (interpreter start,
   imports, set-up, every evaluation, the exit).
-- `engine`: engine steps/s of `engine.bench`'s loops in a child process, as one Trainer, or with
+- `engine`: engine steps/s of `engine.train.bench`'s loops in a child process, as one Trainer, or with
   `--members N` as N seeds of one batched ManyTrainer; per wall second and per CPU second (on a loaded
   machine the second moves much less with the load, and with one thread it counts the step's work).
 - `first-row`: from starting a command to its step-0 row in metrics.csv (the run directory polled every
@@ -49,15 +49,15 @@ ROOT = Path(__file__).resolve().parent.parent
 print = functools.partial(print, flush=True)  # noqa: A001 - progress shows in a log file as it happens
 
 PREFLIGHT = (
-    "import engine, grok_tui, engine.presets as p; "
+    "import engine, grok_tui, engine.config.presets as p; "
     "print(engine.__file__); print(grok_tui.__file__); print(p.presets_dir())"
 )
 PROBES_OFF = ("probe.hessian_every=0", "probe.rank_every=0", "probe.grad_every=0", "probe.fourier_every=0")
 
-# Run inside the tree under test: only engine.bench's long-standing API (bench_config, engine_loop, many_loop).
+# Run inside the tree under test: only engine.train.bench's long-standing API (bench_config, engine_loop, many_loop).
 ENGINE_CHILD = """
 import sys, time, torch
-from engine.bench import bench_config, engine_loop, many_loop
+from engine.train.bench import bench_config, engine_loop, many_loop
 batch, members, steps, threads = (int(a) for a in sys.argv[1:5])
 cfg = bench_config("random_mul", "cpu", threads, **{"train.batch_size": batch})
 run = many_loop(cfg, members) if members else engine_loop(cfg)

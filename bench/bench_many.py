@@ -1,4 +1,4 @@
-"""Many seeds as one batched model (engine/many.py): model-steps/s for N members against N = 1.
+"""Many seeds as one batched model (engine/train/many.py): model-steps/s for N members against N = 1.
 
 Arms alternate in one process. On a GPU the goal is ≥ 0.7·N× the single-model rate up to N = 32;
 on the CPU one model already keeps the cores busy, so the figure shows the overhead. Usage:
@@ -12,8 +12,8 @@ import argparse
 
 import torch
 
-from engine.bench import bench_config, engine_loop, interleave, many_loop
-from engine.trainer import resolve_device
+from engine.train.bench import bench_config, engine_loop, interleave, many_loop
+from engine.train.trainer import resolve_device
 
 
 def main() -> None:
@@ -22,7 +22,7 @@ def main() -> None:
     ap.add_argument("--sizes", default="1,8,32")
     ap.add_argument("--steps", type=int, default=20)
     ap.add_argument("--reps", type=int, default=3)
-    ap.add_argument("--threads", type=int, default=0, help="torch intra-op threads; 0 = auto (engine/threads.py)")
+    ap.add_argument("--threads", type=int, default=0, help="torch intra-op threads; 0 = auto (engine/train/threads.py)")
     args = ap.parse_args()
     if args.threads:
         torch.set_num_threads(args.threads)

@@ -32,14 +32,14 @@ from pathlib import Path
 
 from engine.config import RunConfig, apply_overrides
 from engine.events import EvalLogged
-from engine.many import train_many
-from engine.run import Run
-from engine.rundir import read_config, read_metrics
+from engine.rundir.dirs import read_config, read_metrics
 from engine.sweep.batched import plan
 from engine.sweep.member import MemberSpec
 from engine.sweep.spec import Group
 from engine.sweep.stats import paired
-from engine.trainer import Trainer
+from engine.train.many import train_many
+from engine.train.run import Run
+from engine.train.trainer import Trainer
 
 Rows = dict[int, dict[str, float]]
 

@@ -7,7 +7,7 @@ Trains one config (seed 0) several ways on the device and compares the evaluatio
 - solo against solo: is one run reproducible on this device at all (atomics in the embedding's
   backward, cuBLAS's split-K choices)?
 - solo against solo under `torch.use_deterministic_algorithms(True)`;
-- member 0 of a batched model of N seeds (engine/many.py) against solo.
+- member 0 of a batched model of N seeds (engine/train/many.py) against solo.
 
 Each line gives the relative loss difference and |Δ val acc| at a few steps, and the first step at
 which the loss difference passes 1e-6, 1e-4 and 1e-2. Rounding that the training dynamics amplify
@@ -24,10 +24,10 @@ import time
 import torch
 
 from engine.config import RunConfig, apply_overrides
+from engine.config.presets import load_preset
 from engine.events import EvalLogged
-from engine.many import train_many
-from engine.presets import load_preset
-from engine.trainer import Trainer
+from engine.train.many import train_many
+from engine.train.trainer import Trainer
 
 Rows = dict[int, dict[str, float]]
 

@@ -1,4 +1,4 @@
-"""The step as a CUDA graph (engine/cuda_graph.py) against the eager step, on one GPU.
+"""The step as a CUDA graph (engine/train/gpu/cuda_graph.py) against the eager step, on one GPU.
 
 1. Early check: the first 20 steps of `random_mul`, `adamlr_mul`, `adamlr_adaptive_mul` (c recomputed
    every 5 steps here) and `adamlr_mul` with a 10-step warm-up and a cosine (the lr and c the recording
@@ -27,10 +27,10 @@ import tempfile
 import time
 from pathlib import Path
 
-from engine.bench import bench_config, engine_loop, interleave, many_loop
 from engine.config import apply_overrides
 from engine.events import EvalLogged, RunFinished
-from engine.trainer import Trainer, resolve_device
+from engine.train.bench import bench_config, engine_loop, interleave, many_loop
+from engine.train.trainer import Trainer, resolve_device
 
 # (label, preset, overrides): the presets whose step records, and the lr and c paths into the recording
 EARLY = (

@@ -19,9 +19,9 @@ import torch
 from torch.profiler import ProfilerActivity, profile
 
 from engine.config import apply_overrides
+from engine.config.presets import load_preset
 from engine.events import StepsTaken
-from engine.presets import load_preset
-from engine.trainer import Trainer
+from engine.train.trainer import Trainer
 
 
 def main() -> None:
@@ -37,7 +37,7 @@ def main() -> None:
     over = {"train.device": args.device, "train.max_steps": total + 10, "train.eval_every": 10 * total}
     cfg = apply_overrides(base, {**over, "train.patience": 0, **probes_off})
     # The loop's own generator on this thread: the profiler records the thread it runs on, and
-    # `Trainer` iterates on a thread of its own (engine/loop.py on_loop_thread).
+    # `Trainer` iterates on a thread of its own (engine/train/loop_thread.py on_loop_thread).
     events = Trainer(cfg)._loop()
 
     def until(step: int) -> None:

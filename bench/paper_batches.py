@@ -17,11 +17,11 @@ import sys
 from collections import Counter
 
 from engine.config import ConfigError, apply_overrides, parse_set
-from engine.paper import PAPER_SWEEPS
-from engine.presets import load_preset
+from engine.config.presets import load_preset
 from engine.sweep.batched import plan
 from engine.sweep.card_memory import MAX_MEMBERS, MEMORY_FRACTION, free_bytes, member_bytes
 from engine.sweep.member import MemberSpec
+from engine.sweep.paper import PAPER_SWEEPS
 from engine.sweep.pool import default_workers
 from engine.sweep.spec import expand, parse_sweep
 

@@ -4,7 +4,7 @@
     python bench/paper_verdicts.py --compare CPU.txt GPU.txt        # the same comparisons, verdict by verdict
 
 For every sweep of the paper (paper.json) the comparison lines of `grok report GROUP` (arm ratios of
-steps to 95% val, then the paired differences by seed, engine/sweep/paired_report.py) are reduced to a verdict:
+steps to 95% val, then the paired differences by seed, engine/sweep/report/paired.py) are reduced to a verdict:
 a paired difference or ratio whose 95% interval lies on one side of 0 (or 1) is `below` or `above`, one
 that spans it `spans`; an arm ratio without an interval is `faster`, `slower` or `equal`; a line about
 unreached seeds says so. Each line is `preset <TAB> verdict <TAB> template <TAB> the report's line`,
@@ -54,8 +54,8 @@ def template(line: str) -> str:
 
 
 def paper_lines(paper_dir: Path) -> list[str]:
-    from engine.paper_record import Paper
-    from engine.sweep.report import build_tables
+    from engine.records.paper import Paper
+    from engine.sweep.report.tables import build_tables
     from engine.sweep.spec import Group
 
     paper = Paper.open(paper_dir)

@@ -29,8 +29,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from engine.config.presets import resolve_config
 from engine.events import EvalLogged, Event
-from engine.presets import resolve_config
 
 SIZE = (120, 36)  # columns x rows: wide enough for the paired charts, short enough for a README
 HOLD_LIMIT_S = 3600.0  # the longest wait for the run to reach --step, and the longest hold
@@ -61,7 +61,7 @@ class HeldRun:
 
 def train_headless(preset: str, step: int, out: Path) -> Path:
     """A seed-0 run of `preset` to `step` (then interrupted), for the compare view."""
-    from engine.run import Run
+    from engine.train.run import Run
 
     cfg, _ = resolve_config(preset=preset, overrides={"train.threads": 1}, device="cpu")
     run = Run(cfg, out)

@@ -11,13 +11,15 @@ from engine.config import RunConfig
 
 @dataclass(frozen=True)
 class TokenSets:
-    """The split's operand tokens by role (engine/metrics.py, Fig. 4): the rare set `val_acc_rare` is measured
+    """The split's operand tokens by role (engine/task/metrics.py, Fig. 4): the rare set `val_acc_rare` is measured
     on, the tokens without a training pair, data.starve_k's targets, and the training pairs holding each token."""
 
     rare: tuple[int, ...] = ()
     absent: tuple[int, ...] = ()
     target: tuple[int, ...] = ()
-    train_pairs: tuple[int, ...] = ()  # per operand token 0..p-1, a pair (t, t) once (engine/data.py pairs_holding)
+    train_pairs: tuple[
+        int, ...
+    ] = ()  # per operand token 0..p-1, a pair (t, t) once (engine/task/data.py pairs_holding)
 
     FIELDS = ("rare_tokens", "absent_tokens", "target_tokens", "train_pairs")  # their summary.json keys
 
@@ -27,7 +29,7 @@ class TokenSets:
 
     @classmethod
     def from_fields(cls, summary: dict[str, Any]) -> TokenSets | None:
-        """The sets from a summary.json that holds them all (checked by engine/schema.py), else None."""
+        """The sets from a summary.json that holds them all (checked by engine/rundir/schema.py), else None."""
         if not all(isinstance(summary.get(k), list) for k in cls.FIELDS):
             return None
         return cls(*(tuple(summary[k]) for k in cls.FIELDS))
@@ -66,9 +68,9 @@ class EvalLogged:
 
     step: int
     row: dict[str, float]
-    memorized_step: int | None = None  # the phases as engine/phases.py sees them after this evaluation
+    memorized_step: int | None = None  # the phases as engine/train/phases.py sees them after this evaluation
     generalized_step: int | None = None
-    circuit_step: int | None = None  # circuit formation and cleanup (progress probe, engine/phases.py)
+    circuit_step: int | None = None  # circuit formation and cleanup (progress probe, engine/train/phases.py)
     cleanup_step: int | None = None
 
 

@@ -4,7 +4,7 @@
     g = open_group("runs/20260101-120000-fig6_optimizers-sweep")
     g.curves("val_acc")  # per arm × grid cell: mean, its spread (range below 8 seeds), min–max band
 
-Both return the engine's read-only records (engine/run_record.py RunRecord, engine/group_record.py
+Both return the engine's read-only records (engine/records/run.py RunRecord, engine/records/group.py
 GroupRecord), the same ones every face reads; docs/API.md walks through a session. They are imported on
 first use, so `grok` itself starts without them.
 """
@@ -15,8 +15,8 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from engine.group_record import GroupRecord
-    from engine.run_record import RunRecord
+    from engine.records.group import GroupRecord
+    from engine.records.run import RunRecord
 
 __all__ = ["GroupRecord", "RunRecord", "open_group", "open_run"]
 
@@ -24,7 +24,7 @@ __all__ = ["GroupRecord", "RunRecord", "open_group", "open_run"]
 def open_run(path: Any) -> RunRecord:
     """A run directory as a RunRecord: `.config`, `.summary`, `.phases`, `.metrics` (numpy columns),
     `.to_pandas()`; ConfigError naming the file for a directory that is not a readable run."""
-    from engine.run_record import read_run
+    from engine.records.run import read_run
 
     return read_run(path)
 
@@ -32,14 +32,14 @@ def open_run(path: Any) -> RunRecord:
 def open_group(path: Any) -> GroupRecord:
     """A sweep group directory as a GroupRecord: `.runs`, `.curves(metric)`, `.results()`, `.metrics` (one
     long table), `.to_pandas()`; ConfigError naming the file for a directory that is not a readable group."""
-    from engine.group_record import read_group
+    from engine.records.group import read_group
 
     return read_group(path)
 
 
 def __getattr__(name: str) -> Any:
     """`grok_tui.RunRecord` and `grok_tui.GroupRecord`, imported on first use."""
-    modules = {"RunRecord": "engine.run_record", "GroupRecord": "engine.group_record"}
+    modules = {"RunRecord": "engine.records.run", "GroupRecord": "engine.records.group"}
     if name in modules:
         return getattr(importlib.import_module(modules[name]), name)
     raise AttributeError(f"module 'grok_tui' has no attribute {name!r}")

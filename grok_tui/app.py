@@ -19,10 +19,12 @@ from textual.worker import Worker, get_current_worker
 
 from engine.config import RunConfig
 from grok_tui import launch, runner, stop_signals
-from grok_tui.charts import views, zoom
+from grok_tui.axis_keys import AxisKeys
+from grok_tui.charts import views
 from grok_tui.cpu_budget import UI_SHARE, CpuBudget
 from grok_tui.options import RunOptions
-from grok_tui.rundata import RunData, clean_text
+from grok_tui.run_keys import RunKeys
+from grok_tui.rundata import RunData
 from grok_tui.widgets.bar_chart import BarChart
 from grok_tui.widgets.chart import Chart
 from grok_tui.widgets.circuit_pane import CircuitPane
@@ -33,7 +35,6 @@ from grok_tui.widgets.status_bar import StatusBar
 WIDE = 120  # columns from which paired charts sit side by side
 BIG = (150, 44)  # from this size the overview of every chart is the first view
 QUIT_WAIT_S = 1.5  # the engine gets this long to close its log before the app exits anyway
-STOP_WAIT_S = 15.0  # `f` with no step on a live run: the run gets this long to stop and checkpoint
 # A dropped SSH connection (SIGHUP), a `kill` (SIGTERM) or SIGINT close the run as `q` does:
 # status interrupted, a checkpoint at the current step, every row kept (grok_tui/stop_signals.py).
 # While training, the step counter and steps/s change at every progress event; each repaint of
@@ -43,7 +44,7 @@ STATUS_EVERY_S = 0.5
 VIEW_NAMES = ("Training", "Tokens", "Curvature", "Spectra", "Fourier", "Circuit", "All")
 
 
-class GrokApp(App[None]):
+class GrokApp(AxisKeys, RunKeys, App[None]):
     CSS_PATH = "app.tcss"
     TITLE = "grok-tui"
     ENABLE_COMMAND_PALETTE = False
@@ -301,115 +302,6 @@ class GrokApp(App[None]):
 
         self.push_screen(PickerScreen(self.cfg, self.overrides), picked)
 
-    def action_export(self) -> None:
-        from engine.config import ConfigError
-        from engine.export import export_runs
-        from grok_tui.screens.compare import CompareScreen
-
-        compare = self.screen if isinstance(self.screen, CompareScreen) else None
-        if not self.data.run_dir and compare is None:
-            self.notify("no run directory to export yet", severity="warning")
-            return
-        if self.data.run_dir:
-            run_dir = Path(self.data.run_dir)
-            target = run_dir.parent / f"{run_dir.name}.csv"
-            try:
-                n = export_runs([run_dir], target)
-            except ConfigError as e:
-                self.notify(clean_text(e), severity="error", markup=False)  # a path may hold [brackets]
-                return
-            self.last_export = target
-            self.notify(f"exported {n} rows to {clean_text(target)}", timeout=8, markup=False)
-        if compare is not None:  # the view on screen: the compare view's runs and groups, its column
-            self._export_figure(None, (compare.figure_sources(), compare.column, compare.root))
-        else:
-            self._export_figure(Path(self.data.run_dir), None)
-
-    @work(thread=True, exclusive=True, group="figure", exit_on_error=False)
-    def _export_figure(self, run_dir: Path | None, compare: tuple[list[str], str, Path] | None) -> None:
-        """The view on screen as a figure (grok_tui/figures/view.py), when matplotlib is installed: the
-        main view beside the run's CSV, or the compare view's runs and groups in the runs folder."""
-        from engine.config import ConfigError
-        from grok_tui.figures.view import export_compare_figure, export_view_figure
-
-        try:
-            if compare is not None:
-                path = export_compare_figure(*compare, log_x=self.axis.log)
-            else:
-                assert run_dir is not None
-                path = export_view_figure(run_dir, log_x=self.axis.log)
-        except ConfigError as e:
-            self.call_from_thread(self.notify, clean_text(e), severity="error", markup=False)
-            return
-        if path is not None:
-            self.last_figure = path
-            self.call_from_thread(self.notify, f"figure {clean_text(path)}", timeout=8, markup=False)
-        else:  # help promises a figure of the view: say why there is none
-            self.call_from_thread(
-                self.notify,
-                "figure skipped: matplotlib is not installed (pip install 'grok-tui[figures]')",
-                severity="warning",
-                timeout=8,
-            )
-
-    def _set_axis(self, **changes: Any) -> None:
-        self.axis = dataclasses.replace(self.axis, **changes)
-        self.redraw(force=True)
-        from grok_tui.screens.compare import CompareScreen
-
-        if isinstance(self.screen, CompareScreen):
-            self.screen.redraw()
-
-    def action_toggle_log(self) -> None:
-        # a zoom window is kept in steps, so it stays on the same steps on either scale
-        self._set_axis(log=not self.axis.log)
-
-    def action_cursor(self, delta: float) -> None:
-        """The cursor appears at the middle on the first key, then moves by `delta` of the axis."""
-        f = 0.5 if self.axis.cursor is None else min(max(self.axis.cursor + delta, 0.0), 1.0)
-        self._set_axis(cursor=f)
-
-    def action_zoom(self) -> None:
-        """Halve the visible step range around the cursor; with no cursor, fit the steps run so far."""
-        changed = zoom.zoom_in(self.axis, float(self._axis_max()), self.data.step)
-        if changed is not None:
-            self._set_axis(window=changed[0], cursor=changed[1])
-
-    def action_unzoom(self) -> None:
-        self._set_axis(window=None, cursor=None)
-
-    def action_smooth(self) -> None:
-        weights = (0.0, 0.6, 0.9)
-        i = weights.index(self.axis.smooth) if self.axis.smooth in weights else 0
-        self._set_axis(smooth=weights[(i + 1) % len(weights)])
-        self.notify(f"EMA smoothing {self.axis.smooth:g}" if self.axis.smooth else "smoothing off", timeout=2)
-
-    def _axis_max(self) -> int:
-        from grok_tui.screens.compare import CompareScreen
-
-        if isinstance(self.screen, CompareScreen):
-            return int(self.screen.x_max())
-        return self.data.max_steps
-
-    def action_scrub(self, delta: int) -> None:
-        """Move the time scrubber over the logged evaluations; past the last, follow the run again."""
-        with self.data.lock:
-            steps = self.data.logged_steps()
-        if not steps:
-            self.notify("nothing logged to scrub through yet", severity="warning")
-            return
-        self.scrub = zoom.scrub_to(steps, self.scrub, delta)
-        # the step charts' cursor follows the scrubber, so they read their values at that step too
-        cursor = None if self.scrub is None else zoom.cursor_at(self.axis, float(self.data.max_steps), self.scrub)
-        if cursor is not None:
-            self._set_axis(cursor=cursor)
-        else:
-            self.redraw(force=True)
-
-    def action_escape(self) -> None:
-        if self.axis.cursor is not None:
-            self._set_axis(cursor=None)
-
     def action_toggle_loss(self) -> None:
         self.main_screen.toggle_class("-show-loss")
         self.tabs.active = "tab-train"
@@ -422,59 +314,6 @@ class GrokApp(App[None]):
         from grok_tui.screens.compare import CompareScreen
 
         self.push_screen(CompareScreen(self.out, self.compare_dirs))
-
-    def action_fork(self) -> None:
-        """The fork form at the cursor's step, snapped to the latest kept checkpoint at or before it
-        (the scrubber's step, else the latest checkpoint); the fork then trains here (docs/FORK.md)."""
-        from engine.config import ConfigError
-        from engine.run_record import read_run
-        from grok_tui.screens.fork_form import ForkForm, ForkRequest, snap
-
-        if not self.data.run_dir:
-            self.notify("no run directory to fork yet", severity="warning")
-            return
-        parent = Path(self.data.run_dir)
-        try:
-            kept = [k.step for k in read_run(parent).kept]
-        except ConfigError as e:
-            self.notify(clean_text(e), severity="error", markup=False)
-            return
-        at = self.axis.cursor_step(float(self.data.max_steps)) if self.axis.cursor is not None else self.scrub
-        step = snap(kept, at) if at is not None else None
-
-        def fork(req: ForkRequest) -> Path:
-            from engine.config import ConfigError, parse_set
-            from engine.fork import fork_run
-            from engine.interventions import parse_intervention
-
-            if req.step is None and self.engine is not None and self.data.live:
-                # now: the checks first, then the run stops and checkpoints at this step, and the fork starts there
-                parse_set([f"{k}={v}" for k, v in req.sets.items()])
-                for spec in req.interventions:
-                    parse_intervention(spec)
-                self.engine.stop("interrupted")
-                done = self.engine_done
-                if done is not None and not done.wait(STOP_WAIT_S):
-                    raise ConfigError(f"the run did not stop within {STOP_WAIT_S:g} s; fork at a kept step")
-            return fork_run(parent, req.step, req.sets, req.interventions, None, req.steps)
-
-        def forked(path: Path | None) -> None:
-            if path is None:
-                return
-            from engine.config import ConfigError
-
-            if self.engine is not None and self.data.live:  # the parent stops here; its fork trains
-                self.engine.stop("interrupted")
-            try:
-                cfg, factory = runner.resume_factory(path, None, None)
-            except ConfigError as e:
-                self.notify(clean_text(e), severity="error", markup=False)
-                return
-            self.compare_dirs = [str(parent), str(path)]  # `c` shows the parent and its fork
-            self.start_run(cfg, factory)
-            self.notify(f"fork {clean_text(path.name)}", timeout=8, markup=False)
-
-        self.push_screen(ForkForm(parent, step, kept, fork, live=self.data.live), forked)
 
     def action_help(self) -> None:
         from grok_tui.screens.help import HelpScreen
@@ -489,7 +328,7 @@ class GrokApp(App[None]):
     async def action_quit(self) -> None:
         """Stop the engine, let it close the run log as interrupted, and exit within 2 s.
 
-        The engine stops at its next step, logs a last row there and checkpoints it (engine/run.py);
+        The engine stops at its next step, logs a last row there and checkpoints it (engine/train/run.py);
         should that take longer, the worker is cancelled and the process still waits for the
         engine thread before it ends, so the checkpoint is never cut short.
         """

@@ -16,7 +16,7 @@ EXIT_DIVERGED = 3
 
 def fail(msg: str, code: int = EXIT_USAGE) -> NoReturn:
     """Print `error: msg` on one line and exit; control characters from a crafted file never reach the terminal."""
-    from engine.rundir import clean_text
+    from engine.rundir.dirs import clean_text
 
     with contextlib.suppress(OSError):
         print(f"error: {clean_text(' '.join(str(msg).splitlines()))}", file=sys.stderr)

@@ -1,11 +1,11 @@
-"""A sweep group for the compare view: the engine's cell curves (engine/group_record.py) of one column."""
+"""A sweep group for the compare view: the engine's cell curves (engine/records/group.py) of one column."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
 
-from engine.group_record import CellCurve, read_group, stamp
+from engine.records.group import CellCurve, read_group, stamp
 
 __all__ = ["CellCurve", "GroupData", "load_group", "stamp"]
 

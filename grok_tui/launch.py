@@ -40,7 +40,7 @@ def resolve(
         if opts.given("preset", "config"):
             raise ConfigError("--open shows a finished run; drop --preset/--config")
         opened = load_run(open_dir)
-        cfg = opened.config  # the run's config, as its record read it (engine/run_record.py)
+        cfg = opened.config  # the run's config, as its record read it (engine/records/run.py)
         out = Path(open_dir).parent
     elif resume_dir:
         opts.check_resume()
@@ -48,8 +48,8 @@ def resolve(
         out = Path(resume_dir).parent
     elif opts.given("preset", "config"):
         cfg = opts.resolve()
-    from engine.run_record import read_run
-    from engine.rundir import is_group, is_run_dir
+    from engine.records.run import read_run
+    from engine.rundir.dirs import is_group, is_run_dir
 
     for d in compare or []:
         if is_group(d):  # a sweep: one mean curve and band per arm × grid cell

@@ -16,7 +16,7 @@ import typer
 
 if TYPE_CHECKING:
     from engine.config import RunConfig
-    from engine.presets import Preset as PresetFile
+    from engine.config.presets import Preset as PresetFile
 
 Preset = Annotated[str | None, typer.Option("--preset", "-p", help="Preset name (`grok presets` lists them).")]
 ConfigFile = Annotated[str | None, typer.Option("--config", "-c", help="A TOML config file.")]
@@ -59,13 +59,13 @@ class RunOptions:
     def overrides(self) -> dict[str, Any]:
         """--set's dotted keys, checked, with the --seed, --steps and --device shorthands folded in."""
         from engine.config import parse_set
-        from engine.presets import with_shorthands
+        from engine.config.presets import with_shorthands
 
         return with_shorthands(parse_set(self.sets or []), seed=self.seed, steps=self.steps, device=self.device)
 
     def source(self, missing: str | None = None) -> PresetFile:
         """The preset or config file named: exactly one (`missing`: the error when neither is given)."""
-        from engine.presets import NO_SOURCE, choose
+        from engine.config.presets import NO_SOURCE, choose
 
         return choose(self.preset, self.config, missing or NO_SOURCE)
 

@@ -8,7 +8,7 @@ import sys
 from typing import IO, Any, Protocol, TypeVar
 
 from engine.events import EvalLogged, Event, RunFinished, RunStarted, StepsTaken
-from engine.phases import Phases, early_stop_note
+from engine.train.phases import Phases, early_stop_note
 from grok_tui.commands.width import columns
 from grok_tui.eta import format_eta
 

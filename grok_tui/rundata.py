@@ -3,7 +3,7 @@
 The engine thread calls `apply` for every event; the UI timer reads under the same lock. Nothing
 here draws; `plot_version` tells the charts whether anything changed since they last drew. The config,
 the phases and the token sets come from the engine (RunStarted, EvalLogged, RunFinished, or the run
-record of engine/run_record.py for a run directory), never recomputed here.
+record of engine/records/run.py for a run directory), never recomputed here.
 """
 
 from __future__ import annotations
@@ -26,8 +26,8 @@ from engine.events import (
     TokenSets,
     TokensLogged,
 )
-from engine.phases import Phases
-from engine.rundir import clean_text
+from engine.rundir.dirs import clean_text
+from engine.train.phases import Phases
 from grok_tui.charts.series import Raw, Snapshots, Trace
 
 HISTORY = 512  # logged evaluations kept for the time scrubber (evenly spaced once a run has more)
@@ -62,7 +62,7 @@ class RunData:
         self.raw: dict[str, Raw] = {}  # every logged value (capped), for zoom, cursor and smoothing
         self.last_row: dict[str, float] = {}
         self.summary: dict[str, Any] = {}
-        self.fork_marks: tuple[tuple[int, str], ...] = ()  # a fork's F and I markers (engine/lineage.py)
+        self.fork_marks: tuple[tuple[int, str], ...] = ()  # a fork's F and I markers (engine/rundir/lineage.py)
         self.error = ""
 
     # --- written by the engine thread ------------------------------------------------------------
@@ -94,7 +94,7 @@ class RunData:
             self.run_dir, self.step, self.max_steps = ev.run_dir, ev.step, max(ev.max_steps, 1)
             self.status = "running"
             if ev.run_dir:  # a fork's lineage and interventions.csv, written before its first step
-                from engine.run_record import fork_marks
+                from engine.records.run import fork_marks
 
                 self.fork_marks = fork_marks(ev.run_dir)
         elif isinstance(ev, StatusChanged):
@@ -162,8 +162,8 @@ class RunData:
 
 
 def load_run(run_dir: str | Path) -> RunData:
-    """A run directory read back into a RunData, for --open and compare (its record, engine/run_record.py)."""
-    from engine.run_record import read_run
+    """A run directory read back into a RunData, for --open and compare (its record, engine/records/run.py)."""
+    from engine.records.run import read_run
 
     rec = read_run(run_dir)  # ConfigError naming the file for anything unreadable
     meta = rec.meta
@@ -186,7 +186,11 @@ def load_run(run_dir: str | Path) -> RunData:
     )
     for r in rec.rows:
         data.apply(EvalLogged(int(r["step"]), r))
-    logged: list[Event] = [*rec.tokens_logged, *rec.fourier, *rec.circuit]  # the probes' logs (engine/probe_logs.py)
+    logged: list[Event] = [
+        *rec.tokens_logged,
+        *rec.fourier,
+        *rec.circuit,
+    ]  # the probes' logs (engine/rundir/probe_logs.py)
     for ev in logged:
         data.apply(ev)
     if rec.status != "running":  # a run another process is writing shows as it stands

@@ -9,12 +9,12 @@ from typing import Any
 from engine.config import RunConfig
 from grok_tui.rundata import RunData
 
-RunFactory = Callable[[RunConfig, str | Path], Any]  # returns an engine.run.Run or a stand-in
+RunFactory = Callable[[RunConfig, str | Path], Any]  # returns an engine.train.run.Run or a stand-in
 
 
 def make_run(cfg: RunConfig, out: str | Path) -> Any:
     """The real engine; torch is imported here, inside the worker thread, so the UI opens at once."""
-    from engine.run import Run
+    from engine.train.run import Run
 
     return Run(cfg, out)
 
@@ -25,7 +25,7 @@ def resume_factory(run_dir: str | Path, max_steps: int | None, device: str | Non
     The checks `grok run --resume` makes (a finished run needs --steps, the checkpoint must load)
     run here, before any screen opens, so a bad directory is one `error:` line.
     """
-    from engine.run import Run
+    from engine.train.run import Run
 
     run = Run.from_checkpoint(run_dir, max_steps=max_steps, device=device)
 

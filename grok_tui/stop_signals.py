@@ -62,7 +62,7 @@ def _terminal_fd() -> int:
 def on_hangup(app: Any, loop: asyncio.AbstractEventLoop, sig: int) -> None:
     """SIGHUP: with the terminal still there, quit on the loop and force the exit only after a
     deadline; with it gone, stop the engine, wait until it has logged its last row, checkpointed and
-    written summary.json (engine/run.py), and leave with 128 + SIGHUP."""
+    written summary.json (engine/train/run.py), and leave with 128 + SIGHUP."""
     app.stop_signal = sig
     if terminal_alive(_terminal_fd()):
         loop.call_soon_threadsafe(quit_on_signal, app, sig)

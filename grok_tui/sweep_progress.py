@@ -7,9 +7,9 @@ import sys
 import time
 from typing import IO, Any
 
-from engine.phases import GENERALIZED
 from engine.sweep.events import MemberEnded, MemberProgressed, MemberStarted, SweepEvent
 from engine.sweep.spec import Group
+from engine.train.phases import GENERALIZED
 from grok_tui.commands.width import wrap
 from grok_tui.eta import format_eta
 from grok_tui.progress import Progress, QuietProgress

@@ -1,1 +1,1 @@
-"""Preset TOML files, shipped as package data; see engine/presets.py."""
+"""Preset TOML files, shipped as package data; see engine/config/presets.py."""

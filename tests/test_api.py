@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from engine.sweep.paired_report import spread
+from engine.sweep.report.paired import spread
 from engine.sweep.stats import paired, seed_interval
 from grok_tui import GroupRecord, RunRecord, open_group, open_run
 from tests.cli.conftest import DATA, grok

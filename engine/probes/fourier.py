@@ -7,10 +7,10 @@ from typing import Any
 import torch
 
 from engine.config import ConfigError, RunConfig
-from engine.dlog import dlog_order
-from engine.numbers import is_prime
-from engine.numbers import primitive_root as primitive_root  # where the tests and callers look for it
 from engine.probes.base import Blocks, Probe
+from engine.task.dlog import dlog_order
+from engine.task.numbers import is_prime
+from engine.task.numbers import primitive_root as primitive_root  # where the tests and callers look for it
 
 
 def embedding_spectrum(e: torch.Tensor) -> torch.Tensor:

@@ -1,6 +1,6 @@
 """Progress measures (Nanda et al. 2023) and the embedding ring (Liu et al. 2022), on the group axis.
 
-At each measurement the model's logits on every pair of the group axis (engine/dlog.py) form a table
+At each measurement the model's logits on every pair of the group axis (engine/task/dlog.py) form a table
 L[i, j, c] (n × n operand positions, C classes). The task's answer sits at position u = i + s·j, so the
 circuit of Nanda et al. §4 lives on the terms cos(wu) and sin(wu): the 2-D Fourier terms (w, s·w) and
 (−w, −s·w) of the table over (i, j), per class. Their energy is a share of the table's non-constant energy
@@ -36,14 +36,14 @@ import numpy as np
 import torch
 from torch.func import functional_call
 
-from engine.columns import PROGRESS_COLUMNS
 from engine.config import ConfigError
-from engine.data import labels, tokens
-from engine.dlog import GroupAxis, group_axis
 from engine.events import CircuitLogged
-from engine.metrics import operand_counts, rare_tokens
-from engine.phases import JOIN_SHARE
 from engine.probes.base import PROBE_SEED_OFFSET, Blocks, Probe, ProbeContext
+from engine.rundir.columns import PROGRESS_COLUMNS
+from engine.task.data import labels, tokens
+from engine.task.dlog import GroupAxis, group_axis
+from engine.task.metrics import operand_counts, rare_tokens
+from engine.train.phases import JOIN_SHARE
 
 KEY_FACTOR = 10.0  # a key frequency holds >= 10× the chance share of non-constant logit energy
 KEY_MAX = 8  # at most this many key frequencies (Nanda et al. find 3 to 7)

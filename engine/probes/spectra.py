@@ -4,7 +4,7 @@ The singular values are taken where the weights live (`torch.linalg.svdvals` on 
 float64), for all the members of a stacked model at once (one batched SVD per matrix), and every
 column is computed there too: one read to the host per measurement. On a GPU the host SVDs of the
 512 × 512 W were most of the instruments' cost (docs/PERFORMANCE.md); on the CPU this is the same LAPACK
-call as before. The host functions of engine/spectral.py give the same numbers
+call as before. The host functions of engine/probes/spectral.py give the same numbers
 (tests/engine/test_probes_spectra.py).
 """
 
@@ -16,7 +16,7 @@ import torch
 
 from engine.config import RunConfig
 from engine.probes.base import NAN, Blocks, Probe
-from engine.spectral import ew_matrix, stacked_w
+from engine.probes.spectral import ew_matrix, stacked_w
 
 MATRICES = ("E", "W", "EW")
 
@@ -129,7 +129,7 @@ def cast_f64(m: torch.Tensor | None) -> torch.Tensor:
 
 
 def effective_ranks(s: torch.Tensor) -> torch.Tensor:
-    """exp(H(p)), p_i = σ_i/Σσ_j, of each row of s (N, k) (engine/spectral.py `effective_rank`, batched):
+    """exp(H(p)), p_i = σ_i/Σσ_j, of each row of s (N, k) (engine/probes/spectral.py `effective_rank`, batched):
     0 for an all-zero row, NaN where Σσ is not finite."""
     total = s.sum(-1, keepdim=True)
     p = s / torch.where(total == 0, torch.ones_like(total), total)

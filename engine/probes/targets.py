@@ -4,7 +4,7 @@ weight decay while its direction may be right).
 
 Columns, at every measurement:
 - val_acc_target_seen / _unseen: the test pairs holding a target, split by whether each target sits at an
-  operand position (a or b) at which the training set shows it (engine/data.py `position_seen`). The MLP
+  operand position (a or b) at which the training set shows it (engine/task/data.py `position_seen`). The MLP
   reads [e_a, e_b] through separate blocks of W, so a token seen only as a has trained W's a-block alone.
 - target_norm: median ‖E_t − c‖ over the targets over the median over the other axis tokens (1 = the
   ring's median radius), c the centre of the ring the other tokens form (below).
@@ -23,9 +23,9 @@ import numpy as np
 import torch
 from torch.func import functional_call
 
-from engine import data as D
-from engine.dlog import group_axis
 from engine.probes.base import Blocks, Probe, ProbeContext
+from engine.task import data as D
+from engine.task.dlog import group_axis
 
 TARGET_COLUMNS = ("val_acc_target_seen", "val_acc_target_unseen", "target_norm", "target_radius", "target_angle")
 

@@ -1,4 +1,4 @@
-"""Sweep members that share shapes, trained on a GPU as one batched model (engine/many.py).
+"""Sweep members that share shapes, trained on a GPU as one batched model (engine/train/many.py).
 
 `plan` groups a sweep's members into batches; `run_batch` trains one batch and writes each member's
 normal run directory (config.json, metrics.csv, tokens.csv, summary.json, and a checkpoint every
@@ -20,12 +20,12 @@ from typing import Any
 
 from engine.config import RunConfig
 from engine.events import EvalLogged, RunStarted, StepsTaken
-from engine.run import RunSink
-from engine.rundir import RunLock, empty_run_dir
+from engine.rundir.dirs import RunLock, empty_run_dir
 from engine.sweep.card_memory import CPU_MEMBERS, free_bytes, members_per_batch
 from engine.sweep.events import MemberEnded, MemberProgressed, MemberStarted
 from engine.sweep.member import NOTIFY_EVERY_S, MemberSpec, Notify, Stopped
 from engine.sweep.results import ProbeTally, results_row
+from engine.train.run import RunSink
 
 
 def _wants_batches(cfg: RunConfig) -> bool:
@@ -75,7 +75,7 @@ def plan(
 
     if not any(not s.has_checkpoint and wants(s.config) for s in specs):
         return [[s] for s in specs]
-    from engine.many import why_not_batched
+    from engine.train.many import why_not_batched
 
     out: list[list[MemberSpec]] = []
     open_batches: list[tuple[list[MemberSpec], int]] = []  # each with its size, set by its first member
@@ -97,9 +97,9 @@ def plan(
 
 def _by_settings(batch: list[MemberSpec]) -> list[MemberSpec]:
     """The batch with members of equal optimizer settings side by side, in order of first appearance:
-    each run of them steps as one optimizer (engine/optim.py `shared_ranges`). A member's directory and
+    each run of them steps as one optimizer (engine/train/optim.py `shared_ranges`). A member's directory and
     row go with its spec, so the order inside a batch is free."""
-    from engine.optim import settings
+    from engine.train.optim import settings
 
     groups: dict[str | None, list[MemberSpec]] = {}
     alone: list[MemberSpec] = []
@@ -120,7 +120,7 @@ def run_batch(specs: list[MemberSpec], notify: Notify | None, stop: Stopped) -> 
     Each member's directory is written by its own `RunSink`, the one a single `Run` uses: a fault in
     the batch ends every member that is still running as `failed`, with error.txt and a last checkpoint.
     """
-    from engine.many import ManyTrainer
+    from engine.train.many import ManyTrainer
 
     say = notify or (lambda ev: None)
     cfgs = [s.config for s in specs]

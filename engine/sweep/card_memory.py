@@ -1,8 +1,8 @@
 """How many sweep members one stacked model holds on a GPU: one member's bytes against the card's free memory.
 
-A stacked model (engine/many.py) carries every member's parameters, gradients and optimizer state, and
+A stacked model (engine/train/many.py) carries every member's parameters, gradients and optimizer state, and
 its training batch's activations, side by side; the evaluation and the probes run a bounded number of
-rows at a time (engine/weights.py EVAL_ROWS, one member's probe after another), a cost per batch, not per
+rows at a time (engine/train/weights.py EVAL_ROWS, one member's probe after another), a cost per batch, not per
 member. `members_that_fit` divides a stated share of the free memory by the member's bytes, and caps it.
 The functions take bytes, so they are tested on the CPU; only `free_bytes` asks a card.
 """
@@ -48,7 +48,7 @@ def _saved_bytes(cfg: RunConfig, rows: int) -> int:
     import torch
     from torch.nn import functional as F
 
-    from engine.footprint import meta_model
+    from engine.train.footprint import meta_model
 
     model = meta_model(cfg)
     with torch.device("meta"):
@@ -66,8 +66,8 @@ def _saved_bytes(cfg: RunConfig, rows: int) -> int:
 
 def member_bytes(cfg: RunConfig) -> MemberBytes:
     """The estimate of one member's bytes on the card (float32 weights, as the engine trains them)."""
-    from engine.footprint import parameter_count
-    from engine.many import split_sizes
+    from engine.train.footprint import parameter_count
+    from engine.train.many import split_sizes
 
     n = parameter_count(cfg)
     states = {"adam": 2, "adamw": 2, "sgd": 1 if cfg.optim.momentum > 0 else 0}[cfg.optim.name]
@@ -86,8 +86,8 @@ def batch_bytes(cfg: RunConfig) -> int:
     """What a stacked model needs once, whatever its members: an evaluation pass (EVAL_ROWS member × example
     rows, counted as if saved for backward: an upper bound on a no-grad pass) and the progress probe's
     float64 tables, for one member at a time."""
-    from engine.dlog import group_axis
-    from engine.weights import EVAL_ROWS
+    from engine.task.dlog import group_axis
+    from engine.train.weights import EVAL_ROWS
 
     out = _saved_bytes(cfg, EVAL_ROWS)
     if cfg.probe.progress_every > 0:

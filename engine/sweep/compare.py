@@ -9,9 +9,9 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from engine.phases import GENERALIZED
 from engine.sweep.spec import Group
 from engine.sweep.stats import cells, summarize
+from engine.train.phases import GENERALIZED
 
 
 def _best(group: Group, rows: list[dict[str, Any]], arm: str, ctx: dict[str, str]) -> tuple[dict, list[dict]]:

@@ -2,7 +2,7 @@
 
 A preset's [sweep] `fork_at` and [sweep.forks.NAME] tables add one member per fork arm and member of
 its `from` arm (engine/sweep/spec.py). Once that member has ended, its fork member is written into its
-own planned directory by `grok fork`'s engine (engine/fork.py) at the step `fork_at` names: the kept
+own planned directory by `grok fork`'s engine (engine/train/fork.py) at the step `fork_at` names: the kept
 checkpoint of its memorized (M) or generalized (G) phase, or a kept step. From then on it is a member
 like any other that continues from a checkpoint: run, stopped and resumed by the sweep.
 """
@@ -11,10 +11,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from engine.checkpoints import checkpoint_at, list_kept
 from engine.config import ConfigError
-from engine.fork import fork_run
+from engine.rundir.checkpoints import checkpoint_at, list_kept
 from engine.sweep.spec import Group, Member, fork_settings
+from engine.train.fork import fork_run
 
 PHASE_MARK = {"memorized": "M", "generalized": "G"}
 

@@ -18,11 +18,11 @@ from typing import Any
 
 from engine.config import RunConfig
 from engine.events import EvalLogged, RunStarted, StepsTaken
-from engine.run import Run
-from engine.rundir import CHECKPOINT, empty_run_dir, read_metrics, read_summary
+from engine.rundir.dirs import CHECKPOINT, empty_run_dir, read_metrics, read_summary
 from engine.sweep.events import MemberEnded, MemberProgressed, MemberStarted, SweepEvent
 from engine.sweep.results import ENDED, ProbeTally, failed_row, results_row
 from engine.sweep.spec import Group, Member
+from engine.train.run import Run
 
 NOTIFY_EVERY_S = 0.5  # a member reports its step and polls the stop flag at most this often
 Notify = Callable[[SweepEvent], None]

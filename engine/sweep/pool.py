@@ -18,7 +18,7 @@ from contextlib import contextmanager
 from typing import Any
 
 from engine.config import ConfigError
-from engine.rundir import RunLock, lock_holder
+from engine.rundir.dirs import RunLock, lock_holder
 from engine.sweep.batched import plan
 from engine.sweep.drain import Backend, Outcome, drain, receive_all
 from engine.sweep.events import MemberEnded, SweepEvent

@@ -10,11 +10,11 @@ import math
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from engine.columns import BASE_COLUMNS
-from engine.schema import ENDED as ENDED
-from engine.summary import RESULTS_FIELDS, RunSummary
+from engine.rundir.columns import BASE_COLUMNS
+from engine.rundir.schema import ENDED as ENDED
+from engine.rundir.summary import RESULTS_FIELDS, RunSummary
 
-SUMMARY_FIELDS = RESULTS_FIELDS  # the run summary's fields a results row carries (engine/summary.py), in order
+SUMMARY_FIELDS = RESULTS_FIELDS  # the run summary's fields a results row carries (engine/rundir/summary.py), in order
 
 
 class ProbeTally:

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from engine.config import ConfigError, RunConfig, apply_overrides, from_dict
-from engine.rundir import (
+from engine.rundir.dirs import (
     GROUP_FILE,
     read_group_doc,
     read_results,
@@ -202,11 +202,11 @@ def expand(base: RunConfig, spec: SweepSpec, where: str = "sweep") -> list[tuple
 def _fork_members(
     base: RunConfig, spec: SweepSpec, parents: list[Member], where: str
 ) -> list[tuple[Member, RunConfig]]:
-    """One member per fork arm and member of its `from` arm, each checked as a fork is (engine/fork.py)."""
+    """One member per fork arm and member of its `from` arm, each checked as a fork is (engine/train/fork.py)."""
     if not spec.forks:
         return []
-    from engine.fork import refuse_unforkable
-    from engine.param_sets import parse_intervention  # torch-free: the parse without the interventions
+    from engine.config.param_sets import parse_intervention  # torch-free: the parse without the interventions
+    from engine.train.fork import refuse_unforkable
 
     out: list[tuple[Member, RunConfig]] = []
     n = len(parents)

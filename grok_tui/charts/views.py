@@ -22,7 +22,7 @@ def probe_hint(probe: str) -> str:
     """`probe off: --set probe.X_every=N` with N the engine's default cadence (engine.probes)."""
     from engine.probes import DEFAULT_CADENCES  # imported once the run has started (torch is loaded)
 
-    key = f"probe.{probe}_every"  # its cadence key (engine/config.py ProbeConfig)
+    key = f"probe.{probe}_every"  # its cadence key (engine/config/fields.py ProbeConfig)
     return f"probe off: --set {key}={DEFAULT_CADENCES[key]}"
 
 
@@ -99,7 +99,7 @@ def _plot(data: RunData, title: str, columns: list[tuple[str, str]], axis: Axis,
 
 def phase_markers(data: RunData) -> list[tuple[float, str]]:
     """M at the memorized step, G at the generalized step, C and U at circuit formation and cleanup
-    (engine/phases.py), F and I at a fork's step and interventions, on every step chart."""
+    (engine/train/phases.py), F and I at a fork's step and interventions, on every step chart."""
     ph = data.phases
     marks = ((ph.memorized_step, "M"), (ph.generalized_step, "G"), (ph.circuit_step, "C"), (ph.cleanup_step, "U"))
     # F at a fork's step, I at an intervention at another step (docs/FORK.md)
@@ -109,7 +109,7 @@ def phase_markers(data: RunData) -> list[tuple[float, str]]:
 
 
 def accuracy(data: RunData, axis: Axis) -> Plot:
-    # val rare: test pairs holding one of the probe.rare_k least-trained tokens (engine/metrics.py, Fig. 4)
+    # val rare: test pairs holding one of the probe.rare_k least-trained tokens (engine/task/metrics.py, Fig. 4)
     cols = [("train_acc", "train"), ("val_acc", "val"), ("val_acc_rare", "val rare")]
     return _plot(data, "accuracy", cols, axis, y_range=(0.0, 1.0), markers=phase_markers(data))
 
@@ -220,7 +220,7 @@ def rare_mask(data: RunData, n: int) -> list[bool]:
 def token_bars(data: RunData, at: int | None = None) -> dict[str, Any]:
     """Per-token update counts over the p+2 tokens relative to their mean (a skewed split, §4.2,
     Fig. 8, moves them apart by a few percent), the rare tokens marked ▲, and beside each token the
-    val accuracy of the test pairs that hold it (engine/metrics.py)."""
+    val accuracy of the test pairs that hold it (engine/task/metrics.py)."""
     with data.lock:
         snap = data.token_history.at(at)
         step = snap[0] if snap else 0

@@ -45,8 +45,8 @@ def register(app: typer.Typer) -> None:
 def run_bench(device: str, quick: bool, threads: int, many_sizes: tuple[int, ...] | None = None) -> None:
     import torch
 
-    from engine import bench as B
-    from engine.trainer import resolve_device
+    from engine.train import bench as B
+    from engine.train.trainer import resolve_device
 
     if threads:
         torch.set_num_threads(threads)

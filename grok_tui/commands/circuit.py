@@ -3,7 +3,7 @@
 Per task and split: G, circuit formation C, the test loss's fall and the restricted loss's lead over it,
 cleanup U and ‖θ‖² over the jump (Nanda et al. 2023); whether the rare tokens join the ring last and where
 they sit at the end (§4.2). Each cell is a mean over seeds with its spread: the range below 8 runs, a 95%
-t-interval from 8 (engine/sweep/circuit_report.py); the pooled lines follow.
+t-interval from 8 (engine/sweep/report/circuit.py); the pooled lines follow.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from typing import Annotated, Any
 
 import typer
 
-from engine.phases import CIRCUIT_KEY_SHARE, GENERALIZED_ACC
+from engine.train.phases import CIRCUIT_KEY_SHARE, GENERALIZED_ACC
 from grok_tui.commands.width import fit, table, wrap
 from grok_tui.errors import user_errors
 
@@ -79,7 +79,7 @@ def ci(stat: tuple[float, float, float, int], digits: Any) -> str:
 
 def tables(cells: dict[tuple[str, str], list[dict[str, Any]]]) -> list[list[list[str]]]:
     """Each table as rows of cells, the header first."""
-    from engine.sweep.circuit_report import summary
+    from engine.sweep.report.circuit import summary
 
     out = []
     for spec in TABLES:
@@ -131,7 +131,7 @@ def register(app: typer.Typer) -> None:
         95% t-interval from 8.
         """
         from engine.config import ConfigError
-        from engine.sweep.circuit_report import circuit_cells, pooled
+        from engine.sweep.report.circuit import circuit_cells, pooled
 
         if fmt not in FORMATS:
             raise ConfigError(f"--format must be one of {', '.join(FORMATS)} (got {fmt!r})")

@@ -25,7 +25,7 @@ def _version(pkg: str) -> str:
 
 
 def _runs_line(out: Path) -> str:
-    from engine.rundir import is_group, is_run_dir
+    from engine.rundir.dirs import is_group, is_run_dir
 
     where = out.resolve()
     if not out.exists():
@@ -58,13 +58,13 @@ def register(app: typer.Typer) -> None:
             import torch
         except ImportError:
             raise ConfigError("torch is not installed in this environment; see the README's install section") from None
-        from engine import bench as B
-        from engine.trainer import resolve_device
+        from engine.train import bench as B
+        from engine.train.trainer import resolve_device
 
         cuda = torch.version.cuda
         build = f"CUDA {cuda} build" if cuda else "CPU build"
         echo(f"torch     {torch.__version__} ({build}), {torch.get_num_threads()} threads")
-        from engine.threads import choose_threads
+        from engine.train.threads import choose_threads
 
         auto = choose_threads(0)
         echo(f"threads   train.threads = 0 (auto) picks {auto.threads}: {auto.reason}")

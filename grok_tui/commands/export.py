@@ -32,7 +32,7 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Export metrics (or per-token counts) as one CSV: run, preset, seed and, for sweep members, group, arm,
         member and one column per swept key."""
-        from engine.export import export_runs, resolve
+        from engine.records.export import export_runs, resolve
 
         if out_old is not None:
             o.deprecated("grok export --out FILE", "-o/--output FILE (--out names a directory everywhere)")

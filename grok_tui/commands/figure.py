@@ -106,7 +106,7 @@ def register(app: typer.Typer) -> None:
             c, panels = claim_panels(claim, group)
             fig = draw(panels, log_x, k, legend="first", ncols=c.ncols(group))
         else:
-            from engine.rundir import is_group
+            from engine.rundir.dirs import is_group
             from grok_tui.figures.panels import panels_for
 
             one_group = len(paths) == 1 and is_group(paths[0])  # its panels share their cells: one legend

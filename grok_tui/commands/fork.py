@@ -28,8 +28,8 @@ ForkOut = Annotated[str | None, typer.Option("--out", help="Directory for the fo
 
 def fork_lines(run_dir: Path) -> list[str]:
     """`grok show`'s lines on forks: whose fork this run is, its interventions, and its kept checkpoints."""
-    from engine.run_record import read_run
-    from engine.rundir import clean_text
+    from engine.records.run import read_run
+    from engine.rundir.dirs import clean_text
 
     rec = read_run(run_dir)
     out = []
@@ -64,7 +64,7 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Fork a run at a kept step, with --set changes and --intervene interventions, and train the fork."""
         from engine.config import parse_set
-        from engine.fork import fork_run
+        from engine.train.fork import fork_run
         from grok_tui.commands.run import execute
         from grok_tui.commands.signals import say
 
@@ -73,6 +73,6 @@ def register(app: typer.Typer) -> None:
         if prepare:
             say(f"train it with `grok run --resume {d}`")
             return
-        from engine.run import Run
+        from engine.train.run import Run
 
         raise typer.Exit(execute(Run.from_checkpoint(d), quiet, log_every))

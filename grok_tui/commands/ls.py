@@ -15,7 +15,7 @@ from grok_tui.commands.width import table as text_table
 from grok_tui.errors import user_errors
 
 if TYPE_CHECKING:
-    from engine.run_record import RunRecord
+    from engine.records.run import RunRecord
 
 
 def _num(v: Any) -> float | None:
@@ -29,7 +29,7 @@ def _num(v: Any) -> float | None:
 
 def run_entry(rec: RunRecord) -> dict[str, Any]:
     """What ls and show say about one run: status from the lock, progress and phases from the record."""
-    from engine.rundir import clean_text
+    from engine.rundir.dirs import clean_text
 
     ph = rec.phases
     return {
@@ -56,7 +56,7 @@ def run_entry(rec: RunRecord) -> dict[str, Any]:
 
 def _lineage(rec: RunRecord) -> dict[str, Any]:
     """A fork's parent (relative to its own directory's parent) and fork step (docs/FORK.md)."""
-    from engine.rundir import clean_text
+    from engine.rundir.dirs import clean_text
 
     lin = rec.lineage
     return {"parent": clean_text(lin["parent"]), "fork_step": lin.get("fork_step")} if "parent" in lin else {}
@@ -90,8 +90,8 @@ def fork_tree(found: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 def group_entry(path: Path) -> dict[str, Any]:
     """A sweep group: members finished, running (a process holds their run directory) and failed."""
-    from engine.rundir import clean_text, is_run_dir, lock_holder
-    from engine.schema import ENDED
+    from engine.rundir.dirs import clean_text, is_run_dir, lock_holder
+    from engine.rundir.schema import ENDED
     from engine.sweep.spec import Group
 
     g = Group.open(path)
@@ -133,8 +133,8 @@ def entries(root: Path) -> list[dict[str, Any]]:
 
     A directory that cannot be read is listed as `unreadable` with the reason, not skipped.
     """
-    from engine.run_record import read_run
-    from engine.rundir import is_group, is_run_dir
+    from engine.records.run import read_run
+    from engine.rundir.dirs import is_group, is_run_dir
 
     if is_group(root):  # the group, then its members in member order; an unreadable group is the error
         members = sorted(c for c in root.iterdir() if c.is_dir() and is_run_dir(c))
@@ -146,8 +146,8 @@ def entries(root: Path) -> list[dict[str, Any]]:
 
 def _entries(candidates: list[Path]) -> list[dict[str, Any]]:
     from engine.config import ConfigError
-    from engine.run_record import read_run
-    from engine.rundir import clean_text, is_group, is_run_dir
+    from engine.records.run import read_run
+    from engine.rundir.dirs import clean_text, is_group, is_run_dir
 
     out: list[dict[str, Any]] = []
     for c in candidates:
@@ -225,7 +225,7 @@ def table(rows: list[list[str]], header: tuple[str, ...]) -> str:
 
 
 def register(app: typer.Typer) -> None:
-    from engine.phases import GENERALIZED
+    from engine.train.phases import GENERALIZED
 
     @app.command(
         "ls",

@@ -57,16 +57,16 @@ def run_chart(path: Path, metrics: list[str], many: bool) -> Chart:
 
 
 def group_chart(path: Path, metrics: list[str]) -> Chart:
-    """Mean over seeds and min–max band per arm × grid cell (engine/group_record.py, as the compare view)."""
+    """Mean over seeds and min–max band per arm × grid cell (engine/records/group.py, as the compare view)."""
     from engine.config import ConfigError
-    from engine.group_record import read_group
-    from engine.rundir import clean_text, short_name
+    from engine.records.group import read_group
+    from engine.rundir.dirs import clean_text, short_name
 
     group = read_group(path)  # a clear error for a broken group.json before anything is drawn
     what = metrics[0] if len(metrics) == 1 else ", ".join(metrics)
     chart = Chart(f"{short_name(clean_text(path.name))} {what}: mean over seeds, · min–max", metrics)
     for m in metrics:
-        for cell in group.curves(m):  # engine/group_record.py: the compare view's and the figures' curves
+        for cell in group.curves(m):  # engine/records/group.py: the compare view's and the figures' curves
             if not cell.n:
                 continue
             label = clean_text(cell.label) + (f" {m}" if len(metrics) > 1 else "") + f" (n={cell.n})"
@@ -134,7 +134,7 @@ def _top(chart: Chart) -> float:
 def charts(paths: list[str], metrics: list[str]) -> list[Chart]:
     """The runs given share one chart; a group gets one chart per metric."""
     from engine.config import ConfigError
-    from engine.rundir import is_group, is_run_dir
+    from engine.rundir.dirs import is_group, is_run_dir
 
     runs = [Path(p) for p in paths if is_run_dir(p)]
     out: list[Chart] = []

@@ -40,7 +40,7 @@ def register(app: typer.Typer) -> None:
         wide: Annotated[bool, typer.Option("--wide", help="Whole descriptions, however long the line.")] = False,
     ) -> None:
         """List every preset with its description, or print one as TOML."""
-        from engine.presets import all_presets, load_preset, preset_toml
+        from engine.config.presets import all_presets, load_preset, preset_toml
 
         if name:
             toml = preset_toml(load_preset(name))

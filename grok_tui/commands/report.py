@@ -12,7 +12,7 @@ from grok_tui.errors import user_errors
 
 
 def register(app: typer.Typer) -> None:
-    from engine.phases import GENERALIZED
+    from engine.train.phases import GENERALIZED
 
     @app.command(
         help=f"Print a sweep's report: per swept value, steps to {GENERALIZED} val acc, delay, fraction generalized."
@@ -61,12 +61,12 @@ def register(app: typer.Typer) -> None:
         ] = None,
     ) -> None:
         from engine.config import ConfigError
-        from engine.rundir import clean_block, is_paper_dir
+        from engine.rundir.dirs import clean_block, is_paper_dir
 
         if is_paper_dir(group_dir):
-            from engine.paper_record import Paper
-            from engine.paper_record import render as render_paper
-            from engine.rundir import lock_holder
+            from engine.records.paper import Paper
+            from engine.records.paper import render as render_paper
+            from engine.rundir.dirs import lock_holder
 
             if fmt != "text" or csv or plot or metrics is not None or baseline is not None or seeds is not None:
                 raise ConfigError(
@@ -76,7 +76,7 @@ def register(app: typer.Typer) -> None:
             text = clean_block(render_paper(Paper.open(group_dir), running=lock_holder(group_dir) is not None))
             typer.echo(text if wide else fold_text(text), nl=False)
             return
-        from engine.sweep.report import FORMATS, render, write_csv
+        from engine.sweep.report.tables import FORMATS, render, write_csv
         from engine.sweep.spec import Group
         from grok_tui.options import parse_metrics
 

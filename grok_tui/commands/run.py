@@ -12,7 +12,7 @@ from grok_tui.commands.signals import StopSignals, say
 from grok_tui.errors import EXIT_DIVERGED, user_errors
 
 if TYPE_CHECKING:
-    from engine.run import Run
+    from engine.train.run import Run
 
 
 def format_summary(summary: dict[str, Any]) -> str:
@@ -30,14 +30,14 @@ def format_summary(summary: dict[str, Any]) -> str:
 
 def resume_hint(command: str, run_dir: object) -> str:
     """The line every summary of an interrupted run ends with: how to go on from its checkpoint."""
-    from engine.rundir import clean_text
+    from engine.rundir.dirs import clean_text
 
     return f"interrupted; resume with:\n  {command} --resume {clean_text(str(run_dir))}"
 
 
 def execute(run: Run, quiet: bool, log_every: int) -> int:
     """Iterate a Run to its end with progress and signal handling; return the exit code."""
-    from engine.phases import Phases, early_stop_note
+    from engine.train.phases import Phases, early_stop_note
     from grok_tui.progress import make_progress
 
     progress = make_progress(quiet, log_every)
@@ -79,7 +79,7 @@ def register(app: typer.Typer) -> None:
         log_every: Annotated[int, typer.Option("--log-every", help="Evaluations between plain log lines.")] = 10,
     ) -> None:
         """Train one run headless and write its run directory."""
-        from engine.run import Run
+        from engine.train.run import Run
 
         if resume:
             opts.check_resume()

@@ -1,6 +1,6 @@
 """`grok split`: per-token frequencies of a config's train/test split, the data behind Figs. 4 and 8.
 
-Counts are of pairs holding a token, a pair (t, t) once (engine/data.py pairs_holding), the rule every
+Counts are of pairs holding a token, a pair (t, t) once (engine/task/data.py pairs_holding), the rule every
 metric uses. The draw shares replay the config's sampler for `--draws` steps: these are the draws a run
 makes, for every sampler but `gradient`, whose weights then follow the model (a run's own realized shares
 are in its summary.json).
@@ -57,9 +57,9 @@ def register(app: typer.Typer) -> None:
         """Show how often each operand token occurs in the training and test sets (Figs. 4, 8)."""
         import numpy as np
 
-        from engine import data as D
         from engine.config import ConfigError
-        from engine.metrics import split_tokens
+        from engine.task import data as D
+        from engine.task.metrics import split_tokens
 
         if draws < 0:
             raise ConfigError(f"--draws: must be >= 0 (got {draws})")
@@ -75,7 +75,7 @@ def register(app: typer.Typer) -> None:
         batch = min(cfg.train.batch_size or n, n)
         presence = D.batch_presence(n, tr, batch)
         ceiling = D.coverage_ceiling(tr_pairs, te_pairs, p)
-        absent = split_tokens(cfg).absent  # the tokens no training pair holds (engine/metrics.py)
+        absent = split_tokens(cfg).absent  # the tokens no training pair holds (engine/task/metrics.py)
         sampler, realized = _replay(cfg, D.tokens(cfg.data, pairs[s.train]), draws)
         expected = sampler.expected_share().numpy()
         targets = D.starved_tokens(cfg.data, cfg.train.seed)
@@ -130,7 +130,7 @@ def _replay(cfg: RunConfig, seqs: Any, steps: int) -> tuple[Any, Any]:
     import numpy as np
     import torch
 
-    from engine.samplers import build_sampler
+    from engine.task.samplers import build_sampler
 
     sampler = build_sampler(cfg, torch.as_tensor(seqs), torch.device("cpu"))
     for _ in range(steps):

@@ -38,7 +38,7 @@ def register(app: typer.Typer) -> None:
         `--preset paper` runs every claim's sweep in turn into one paper directory (`--plan` lists them
         with their budget); `--resume PAPER_DIR` goes on where it stopped."""
         from engine.config import ConfigError
-        from engine.paper import PAPER
+        from engine.sweep.paper import PAPER
         from engine.sweep.spec import Group
         from grok_tui.commands.sweep_paper import resume_paper, run_paper
 
@@ -70,7 +70,7 @@ def register(app: typer.Typer) -> None:
         if resume:
             if opts.given("preset", "config", "sets", "steps", "device") or seeds is not None:
                 fail("--resume runs a group with its own grid; drop --preset/--config/--set/--seeds/--steps/--device")
-            from engine.rundir import is_paper_dir
+            from engine.rundir.dirs import is_paper_dir
 
             if is_paper_dir(resume):
                 raise typer.Exit(resume_paper(resume, workers, backend, address, quiet))
@@ -85,7 +85,7 @@ PLAN_INDENT = 44  # where the wall-time column starts: its text folds under itse
 
 def plan_table(names: tuple[str, ...] | None) -> str:
     """The sweeps of `names` (default: the paper's), their size, budget and recorded wall time."""
-    from engine.paper import plan
+    from engine.sweep.paper import plan
 
     rows = plan(names)
     lines = [f"{'preset':<20} {'members':>7} {'budget steps':>13}  wall time recorded in the preset"]

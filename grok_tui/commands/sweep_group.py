@@ -61,7 +61,7 @@ def execute(
     from engine.sweep.events import MemberEnded
     from engine.sweep.member import has_ended
     from engine.sweep.pool import Sweep
-    from engine.sweep.report import render
+    from engine.sweep.report.tables import render
     from grok_tui.sweep_progress import make_sweep_progress
 
     sw = Sweep(group, workers=workers, backend=backend, address=address)

@@ -1,6 +1,6 @@
 """`grok sweep --preset paper` and `grok sweep --resume PAPER_DIR`: every claim's sweep in one paper directory.
 
-The record (paper.json, engine/paper_record.py) says which sweeps ended; a resume skips those,
+The record (paper.json, engine/records/paper.py) says which sweeps ended; a resume skips those,
 resumes the unfinished group (its ended members adopted) and starts the rest with the options the
 paper was made with. Each process's work on a sweep is one segment of the record.
 """
@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 from grok_tui.commands.signals import StopSignals, say
 
 if TYPE_CHECKING:
-    from engine.paper_record import Paper
+    from engine.records.paper import Paper
 
 
 def run_paper(
@@ -27,9 +27,9 @@ def run_paper(
     quiet: bool,
 ) -> int:
     """Check every sweep of the paper with these options, make the paper directory and run it."""
-    from engine import paper as paper_list
     from engine.config import ConfigError
-    from engine.paper_record import Paper
+    from engine.records.paper import Paper
+    from engine.sweep import paper as paper_list
     from grok_tui.commands.sweep_group import plan_group
     from grok_tui.options import RunOptions
 
@@ -47,7 +47,7 @@ def run_paper(
 
 def resume_paper(path: str, workers: int, backend: str, address: str | None, quiet: bool) -> int:
     """Go on with a paper directory: ended sweeps skipped, the unfinished one resumed, the rest started."""
-    from engine.paper_record import Paper
+    from engine.records.paper import Paper
 
     paper = Paper.open(path)
     left = [s.preset for s in paper.sweeps if s.status != "ended"]
@@ -57,8 +57,8 @@ def resume_paper(path: str, workers: int, backend: str, address: str | None, qui
 
 def run_sweeps(paper: Paper, workers: int, backend: str, address: str | None, quiet: bool) -> int:
     """Each sweep not ended yet, in the record's order, as one segment each; stops at an interrupt."""
-    from engine.paper_record import render, segment_text, source_commit
-    from engine.rundir import RunLock
+    from engine.records.paper import render, segment_text, source_commit
+    from engine.rundir.dirs import RunLock
     from engine.sweep.pool import default_workers
     from engine.sweep.spec import Group
     from grok_tui.commands.sweep_group import execute, new_group

@@ -2,7 +2,7 @@
 
 §4.2 predicts that a token in few training pairs gets few embedding updates and is learned late. Here each
 operand token's learned step (the first evaluation from which the val_acc of the test pairs holding it
-stays >= the threshold to the end, engine/columns.py learned_step) stands beside the training pairs that
+stays >= the threshold to the end, engine/rundir/columns.py learned_step) stands beside the training pairs that
 hold it (a pair (t, t) once) and, where the run logged it, its realized share of the sampler's draws.
 """
 
@@ -30,14 +30,14 @@ def register(app: typer.Typer) -> None:
         plot: Annotated[bool, typer.Option("--plot", help="Also draw learned step against training pairs.")] = False,
     ) -> None:
         """Per token: the step it was learned at against its training pairs (the per-token form of Fig. 4)."""
-        from engine.rundir import clean_text, is_run_dir
+        from engine.rundir.dirs import clean_text, is_run_dir
 
         d = Path(run_dir)
         if not is_run_dir(d):
             from engine.config import ConfigError
 
             raise ConfigError(f"{clean_text(d)}: not a run directory (no config.json)")
-        from engine.token_facts import token_table
+        from engine.task.token_facts import token_table
 
         rows, threshold, facts = token_table(d)
         if csv:

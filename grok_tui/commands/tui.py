@@ -48,7 +48,7 @@ def farewell(app: GrokApp) -> int:
 
     The exit code is 128 + the signal that closed the app (SIGHUP, SIGTERM, SIGINT), else 0.
     """
-    from engine.run_record import read_run
+    from engine.records.run import read_run
     from grok_tui.commands.run import format_summary, resume_hint
     from grok_tui.commands.signals import say
 

@@ -18,8 +18,8 @@ from typing import Any
 import numpy as np
 
 from engine.config import ConfigError
-from engine.run_record import read_run
-from engine.schema import ENDED
+from engine.records.run import read_run
+from engine.rundir.schema import ENDED
 from engine.sweep.spec import Group, Member
 from engine.sweep.stats import num, seed_interval, summarize
 from grok_tui.figures.data import Curve, member_dirs
@@ -136,8 +136,8 @@ def token_points(group: Group) -> list[tuple[str, list[float], list[float], list
     """Per arm × grid cell, over its ended seeds: each operand token's training pairs against its learned
     step (`grok tokens`, the per-token form of Fig. 4), the pairs of the tokens never learned, Spearman's
     rank correlation of the learned ones, pooled over seeds. (label, pairs, steps, never-learned pairs, rho)."""
-    from engine.group_record import cell_label
-    from engine.token_facts import spearman, token_table
+    from engine.records.group import cell_label
+    from engine.task.token_facts import spearman, token_table
 
     dirs = member_dirs(group)
     cells: dict[str, tuple[list[float], list[float], list[float]]] = {}

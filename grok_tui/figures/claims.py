@@ -16,13 +16,13 @@ from pathlib import Path
 from typing import Any
 
 from engine.config import ConfigError
-from engine.paper import PAPER_SWEEPS
-from engine.run_record import read_run
-from engine.rundir import is_group, is_run_dir
-from engine.sweep.report import member_finals
+from engine.records.run import read_run
+from engine.rundir.dirs import is_group, is_run_dir
+from engine.sweep.paper import PAPER_SWEEPS
+from engine.sweep.report.tables import member_finals
+from engine.sweep.report.targets import member_target_learned
 from engine.sweep.spec import Group
 from engine.sweep.stats import num
-from engine.sweep.targets_report import member_target_learned
 from grok_tui.figures import style
 from grok_tui.figures.cells import ended_members, final_against, generalization_grid, token_points
 from grok_tui.figures.data import Curve, cell_label, fourier_spectrum, group_curves, member_dirs
@@ -170,7 +170,7 @@ def decouple_paper(group: Group) -> list[Panel]:
     for m, _ in ended_members(group):
         if m.fork_of:
             continue  # a fork (the interventions) is read in the report's tables, not against batch share
-        s = read_run(group.member_dir(m)).summary  # its run record (engine/run_record.py)
+        s = read_run(group.member_dir(m)).summary  # its run record (engine/records/run.py)
         share, acc = s.target_batch_share, finals.get(m.id, {}).get("val_acc_target")
         learned = member_target_learned(s)
         if share is None or acc is None or learned is None:
@@ -370,7 +370,7 @@ _CLAIMS = (
 
 
 def _paper_order(c: Claim) -> int:
-    """A claim's place in the paper's list of sweeps (engine/paper.py), the order docs/REPRODUCTION.md follows."""
+    """A claim's place in the paper's list of sweeps (engine/sweep/paper.py), the order docs/REPRODUCTION.md follows."""
     order = [p for p, _ in PAPER_SWEEPS]
     return min((order.index(p) for p in c.presets if p in order), default=len(order))
 

@@ -12,10 +12,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from engine.group_record import GroupRecord
-from engine.group_record import cell_label as cell_label
-from engine.run_record import read_run
-from engine.rundir import clean_text, short_name
+from engine.records.group import GroupRecord
+from engine.records.group import cell_label as cell_label
+from engine.records.run import read_run
+from engine.rundir.dirs import clean_text, short_name
 from engine.sweep.spec import Group, Member
 
 # Summary fields marked on a run's curves: memorization, circuit formation, cleanup (the
@@ -71,7 +71,7 @@ def member_dirs(group: Group) -> dict[str, Path]:
 
 def group_curves(group: Group, metric: str, x: str = "step") -> list[Curve]:
     """Per arm × grid cell: `metric`'s mean over seeds and its spread (range or t-interval) at each evaluation,
-    the engine's curves (engine/group_record.py, with its rule for members that stopped early). Cells with
+    the engine's curves (engine/records/group.py, with its rule for members that stopped early). Cells with
     no member that logged `metric` are left out."""
     out = []
     for c in GroupRecord(group.dir, group).curves(metric, x):

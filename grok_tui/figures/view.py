@@ -26,7 +26,7 @@ def export_view_figure(run_dir: str | Path, log_x: bool = True) -> Path | None:
     if not has_matplotlib():
         return None
     from engine.config import ConfigError
-    from engine.run_record import read_run
+    from engine.records.run import read_run
     from grok_tui.figures.draw import draw, save
     from grok_tui.figures.panels import run_panel
 
@@ -55,7 +55,7 @@ def export_compare_figure(paths: list[str], column: str, out_dir: str | Path, lo
     import time
 
     from engine.config import ConfigError
-    from engine.rundir import clean_text
+    from engine.rundir.dirs import clean_text
     from grok_tui.figures.draw import draw, save
     from grok_tui.figures.panels import panels_for
 

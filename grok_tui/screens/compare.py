@@ -1,7 +1,7 @@
 """The compare view: one logged column of several runs overlaid (Adam vs Adam-LR, random vs skewed).
 
 A sweep group directory draws one curve per arm × grid cell: the mean over its seeds, with the
-min–max band across seeds behind it (engine/group_record.py: `grok plot` and `grok figure` draw the
+min–max band across seeds behind it (engine/records/group.py: `grok plot` and `grok figure` draw the
 same). Every run keeps one colour and number (its place in the list) while others are toggled; the
 legend is a numbered key list.
 """
@@ -21,8 +21,8 @@ from textual.widgets import Footer, Label, OptionList
 from textual.widgets.option_list import Option
 
 from engine.config import ConfigError
-from engine.run_record import run_stamp
-from engine.rundir import clean_text, is_group, is_run_dir
+from engine.records.run import run_stamp
+from engine.rundir.dirs import clean_text, is_group, is_run_dir
 from grok_tui.charts import views
 from grok_tui.charts.canvas import Line, Plot
 from grok_tui.charts.series import Point, Trace

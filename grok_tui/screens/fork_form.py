@@ -1,6 +1,6 @@
 """The `f` form: fork the run on screen at a kept step, with settings and interventions (docs/FORK.md).
 
-The engine does the work and the checks (engine/fork.py): a bad key, a step with no checkpoint or an
+The engine does the work and the checks (engine/train/fork.py): a bad key, a step with no checkpoint or an
 intervention that does not parse is shown inline and the form stays open; a good one writes the fork's
 run directory and the app trains it.
 """
@@ -19,7 +19,7 @@ from textual.containers import Horizontal, Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Label, Static
 
-from engine.rundir import clean_text
+from engine.rundir.dirs import clean_text
 
 
 @dataclass(frozen=True)

@@ -12,7 +12,7 @@ from textual.containers import VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
-from engine.phases import GENERALIZED_ACC, MEMORIZED_ACC
+from engine.train.phases import GENERALIZED_ACC, MEMORIZED_ACC
 
 VIEWS = (
     ("Training", "train, val and rare-token val accuracy (M = memorized, G = generalized, above the plot) and loss"),
@@ -32,7 +32,7 @@ VIEWS = (
 )
 
 
-# The four phases every step chart marks, and the status bar's second line names (engine/phases.py).
+# The four phases every step chart marks, and the status bar's second line names (engine/train/phases.py).
 PHASES = (
     ("M", f"memorized: the first evaluation with train accuracy ≥ {MEMORIZED_ACC:g}"),
     ("C", "circuit formation: restricted loss below half of chance, ln(p)/2 (progress probe)"),

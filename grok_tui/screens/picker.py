@@ -57,7 +57,7 @@ class PickerScreen(Screen[RunConfig | None]):
 
     def __init__(self, current: RunConfig | None = None, overrides: dict[str, Any] | None = None) -> None:
         super().__init__()
-        from engine.presets import all_presets
+        from engine.config.presets import all_presets
 
         self.presets = all_presets()
         self.current = current

@@ -22,7 +22,7 @@ STATUS_STYLE = {
     "diverged": "bold red",
     "failed": "bold red",
     "idle": "dim",
-    "dead": "bold red",  # its writer died without closing it (engine/run_record.py read_run)
+    "dead": "bold red",  # its writer died without closing it (engine/records/run.py read_run)
 }
 
 
@@ -51,7 +51,7 @@ def status_text(d: RunData) -> Text:
         t.append("\n")
         ph = d.phases
         t.append(f" memorized {_step(ph.memorized_step)}")
-        if d.columns and not d.probe_off("progress"):  # the Circuit view's C and U (engine/phases.py)
+        if d.columns and not d.probe_off("progress"):  # the Circuit view's C and U (engine/train/phases.py)
             t.append(f" · C {_step(ph.circuit_step)} · U {_step(ph.cleanup_step)}")
         t.append(f" · generalized {_step(ph.generalized_step)}")
         t.append(f" · delay {_step(ph.delay)}", style="bold")

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from engine.sweep.circuit_report import jump_span, run_measures
+from engine.sweep.report.circuit import jump_span, run_measures
 from tests.cli.conftest import DATA, grok
 
 P = 97

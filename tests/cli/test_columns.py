@@ -114,7 +114,7 @@ def test_wide_gives_whole_lines(lab: Path) -> None:
 
 def test_a_folded_preset_reads_back_the_same(lab: Path) -> None:
     """`grok presets NAME` folds a long description into a TOML multi-line string: same value."""
-    from engine.presets import load_preset
+    from engine.config.presets import load_preset
 
     for name in ("skewed_mul", "decouple", "fig6_optimizers"):
         folded = tomllib.loads(grok80("presets", name, cwd=lab).stdout)

@@ -8,8 +8,8 @@ import io
 import numpy as np
 import pytest
 
-from engine import data as D
 from engine.config import DataConfig
+from engine.task import data as D
 from tests.cli.conftest import grok
 
 STARVE = ("--preset", "random_mul", "--set", "data.starve_k=10", "--set", "data.starve_m=0")

@@ -19,17 +19,17 @@ TINY_PAPER = (("tiny_a", "A: a tiny claim"), ("tiny_b", "B: another"))
 
 @pytest.fixture
 def tiny_paper(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
-    """engine.paper's list cut to two sweep presets of 2 members each (p = 11), found in a presets dir of their own."""
-    import engine.paper
-    import engine.presets
+    """engine.sweep.paper's list cut to two sweep presets of 2 members each (p = 11), in a presets dir of their own."""
+    import engine.config.presets
+    import engine.sweep.paper
 
     presets = tmp_path / "presets"
     presets.mkdir()
     text = (DATA / "tiny_sweep.toml").read_text().replace('"data.op" = ["add", "mul"]', '"data.op" = ["add"]')
     for name, _ in TINY_PAPER:
         (presets / f"{name}.toml").write_text(text)
-    monkeypatch.setattr(engine.presets, "presets_dir", lambda: presets)
-    monkeypatch.setattr(engine.paper, "PAPER_SWEEPS", TINY_PAPER)
+    monkeypatch.setattr(engine.config.presets, "presets_dir", lambda: presets)
+    monkeypatch.setattr(engine.sweep.paper, "PAPER_SWEEPS", TINY_PAPER)
     return tmp_path / "runs"
 
 
@@ -183,7 +183,7 @@ def test_report_of_a_paper_dir_gives_each_groups_busy_share(tmp_path: Path) -> N
 
 def test_a_killed_segment_is_shown_and_not_counted(tiny_paper: Path) -> None:
     """A process killed with SIGKILL leaves its sweep `running` and its segment without an end."""
-    from engine.rundir import write_paper_doc
+    from engine.rundir.dirs import write_paper_doc
 
     assert run_paper(tiny_paper) == 0
     d = the_paper_dir(tiny_paper)
@@ -206,7 +206,7 @@ def test_a_killed_segment_is_shown_and_not_counted(tiny_paper: Path) -> None:
 
 
 def test_a_paper_in_use_is_refused(tmp_path: Path) -> None:
-    from engine.rundir import RunLock
+    from engine.rundir.dirs import RunLock
 
     (tmp_path / "paper.json").write_text(json.dumps(valid_record()))
     with RunLock(tmp_path):

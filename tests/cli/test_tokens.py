@@ -7,10 +7,10 @@ import io
 import json
 from pathlib import Path
 
-from engine import data as D
-from engine.columns import learned_step
 from engine.config import from_dict
-from engine.rundir import read_csv
+from engine.rundir.columns import learned_step
+from engine.rundir.dirs import read_csv
+from engine.task import data as D
 from tests.cli.conftest import grok
 
 

@@ -16,7 +16,7 @@ THREADS = (1, 2)
 def threads(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> Iterator[int]:
     """torch's intra-op thread count for the test, restored after it.
 
-    OMP_NUM_THREADS is set too: a run with `train.threads = 0` (auto) keeps it (engine/threads.py),
+    OMP_NUM_THREADS is set too: a run with `train.threads = 0` (auto) keeps it (engine/train/threads.py),
     where it would otherwise reset torch to the suite's one thread.
     """
     monkeypatch.setenv("OMP_NUM_THREADS", str(request.param))

@@ -8,11 +8,11 @@ import math
 import pytest
 import torch
 
-from engine.adaptive import adaptive_ratio, f_e_of_batch, f_e_of_counts, sigma_e
 from engine.config import OptimConfig
 from engine.events import EvalLogged, RunFinished
 from engine.models import build_model
-from engine.trainer import Trainer
+from engine.train.adaptive import adaptive_ratio, f_e_of_batch, f_e_of_counts, sigma_e
+from engine.train.trainer import Trainer
 from tests.conftest import tiny_config
 
 # p = 11 with 3 tokens starved to no training pair: a full batch holds exactly the 8 present operand tokens

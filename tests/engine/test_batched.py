@@ -7,8 +7,8 @@ import math
 import pytest
 
 from engine.events import EvalLogged, RunFinished, TokensLogged
-from engine.many import train_many, why_not_batched
-from engine.trainer import Trainer
+from engine.train.many import train_many, why_not_batched
+from engine.train.trainer import Trainer
 from tests.conftest import tiny_config
 
 METRICS = ("train_loss", "train_acc", "val_loss", "val_acc")

@@ -15,8 +15,8 @@ import pytest
 import torch
 
 from engine.events import EvalLogged, FourierLogged, RunFinished, TokensLogged
-from engine.many import ManyTrainer, train_many
-from engine.trainer import Trainer
+from engine.train.many import ManyTrainer, train_many
+from engine.train.trainer import Trainer
 from tests.conftest import tiny_config
 
 CLOCK = {"wall_s"}
@@ -138,10 +138,10 @@ def test_member_checkpoint_continues_as_solo_run(optim):
 
 def test_batched_sweep_members_resume_from_their_checkpoints(tmp_path):
     """run_batch leaves a checkpoint in each member's directory; `Run.from_checkpoint` continues it alone."""
-    from engine.run import Run
-    from engine.rundir import read_metrics
+    from engine.rundir.dirs import read_metrics
     from engine.sweep.batched import run_batch
     from engine.sweep.member import MemberSpec
+    from engine.train.run import Run
 
     short = [tiny_config(train__seed=s, train__max_steps=20) for s in (0, 1)]
     specs = [MemberSpec(f"m{i}", c, str(tmp_path / f"m{i}")) for i, c in enumerate(short)]

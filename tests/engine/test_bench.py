@@ -1,9 +1,9 @@
-"""The FLOP counts `grok bench` reports follow the first layer the engine runs (engine/bench.py)."""
+"""The FLOP counts `grok bench` reports follow the first layer the engine runs (engine/train/bench.py)."""
 
 from __future__ import annotations
 
-from engine.bench import engine_flops, matmul_params, nominal_flops, uses_tables
 from engine.config import RunConfig, apply_overrides
+from engine.train.bench import engine_flops, matmul_params, nominal_flops, uses_tables
 
 
 def cfg(**sets: object) -> RunConfig:

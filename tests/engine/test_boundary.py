@@ -22,7 +22,7 @@ def test_engine_imports_and_trains_without_a_ui() -> None:
         "bad = [m for m in ('textual', 'typer', 'rich', 'grok_tui') if m in sys.modules]\n"
         "assert not bad, ('importing', bad)\n"
         "from engine.config import RunConfig, apply_overrides\n"
-        "from engine.trainer import Trainer\n"
+        "from engine.train.trainer import Trainer\n"
         "cfg = apply_overrides(RunConfig(), {'data.p': 7, 'model.d_embed': 4, 'train.max_steps': 5})\n"
         "list(Trainer(cfg))\n"
         "bad = [m for m in ('textual', 'typer', 'rich', 'grok_tui') if m in sys.modules]\n"
@@ -39,7 +39,7 @@ def test_sweep_process_modules_import_no_torch() -> None:
     """`grok sweep` and `grok report` run in a process that never imports torch: only the members' workers do."""
     code = (
         "import sys\n"
-        "import engine.sweep.pool, engine.sweep.ray, engine.sweep.report, engine.sweep.spec\n"
+        "import engine.sweep.pool, engine.sweep.ray, engine.sweep.report.tables, engine.sweep.spec\n"
         "assert 'torch' not in sys.modules\n"
     )
     subprocess.run([sys.executable, "-c", code], check=True)
@@ -48,6 +48,8 @@ def test_sweep_process_modules_import_no_torch() -> None:
 def test_config_and_presets_import_no_torch() -> None:
     """`grok presets` and `grok --help` must not pay for importing torch."""
     code = (
-        "import sys, engine.config, engine.presets\nengine.presets.all_presets()\nassert 'torch' not in sys.modules\n"
+        "import sys, engine.config, engine.config.presets\n"
+        "engine.config.presets.all_presets()\n"
+        "assert 'torch' not in sys.modules\n"
     )
     subprocess.run([sys.executable, "-c", code], check=True)

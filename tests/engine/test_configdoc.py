@@ -1,11 +1,11 @@
-"""docs/CONFIG.md documents every config key and is up to date with engine/config.py."""
+"""docs/CONFIG.md documents every config key and is up to date with engine/config/fields.py."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 from engine.config import all_keys
-from engine.configdoc import markdown
+from engine.config.doc import markdown
 
 
 def test_every_key_is_documented() -> None:
@@ -16,4 +16,4 @@ def test_every_key_is_documented() -> None:
 
 def test_config_doc_is_current() -> None:
     doc = Path(__file__).resolve().parents[2] / "docs" / "CONFIG.md"
-    assert doc.read_text() == markdown(), "regenerate: python -m engine.configdoc > docs/CONFIG.md"
+    assert doc.read_text() == markdown(), "regenerate: python -m engine.config.doc > docs/CONFIG.md"

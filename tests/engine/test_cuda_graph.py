@@ -1,4 +1,4 @@
-"""The recorded step (engine/cuda_graph.py): which loops may record, and the bookkeeping around a recording.
+"""The recorded step (engine/train/gpu/cuda_graph.py): which loops may record, and the bookkeeping around a recording.
 
 CI has no GPU, so the recording itself is `eager_recorder` here: each replay runs the recorded step
 again. What that checks on the CPU is everything but the CUDA capture: the warm-up step is undone
@@ -14,10 +14,10 @@ from __future__ import annotations
 import pytest
 import torch
 
-from engine.cuda_graph import eager_recorder, unfit
 from engine.events import EvalLogged, TokensLogged
-from engine.loop import TrainLoop
-from engine.trainer import Trainer
+from engine.train.gpu.cuda_graph import eager_recorder, unfit
+from engine.train.loop import TrainLoop
+from engine.train.trainer import Trainer
 from tests.conftest import tiny_config
 
 
@@ -54,7 +54,7 @@ def assert_same(a: tuple, b: tuple) -> None:
         ({"optim__name": "adamw", "optim__weight_decay": 0.1, "optim__lr_ratio": 10.0}, 2),
         ({"train__sampler": "gradient", "probe__grad_every": 20}, 1),  # the step's gradient after the replay
         ({"optim__weight_decay": 0.01, "train__batch_size": 0}, 1),  # full batch, coupled L2
-        # the lr and c as device tensors the replay reads (engine/optim.py `tensor_lrs`)
+        # the lr and c as device tensors the replay reads (engine/train/optim.py `tensor_lrs`)
         ({"optim__warmup_steps": 25}, 2),
         ({"optim__schedule": "cosine", "optim__warmup_steps": 5, "optim__lr_ratio": 10.0}, 2),
         ({"optim__adaptive": True, "optim__adaptive_every": 7}, 2),  # c at step 0 from the first batch, then every 7

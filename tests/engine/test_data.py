@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from engine import data as D
 from engine.config import DataConfig
+from engine.task import data as D
 
 
 @pytest.mark.parametrize(

@@ -38,9 +38,9 @@ from typing import Any
 import pytest
 
 from engine.config import RunConfig, from_dict
-from engine.dataset import load_dataset
 from engine.events import EvalLogged
-from engine.trainer import Trainer
+from engine.task.dataset import load_dataset
+from engine.train.trainer import Trainer
 from tests.conftest import tiny_config
 
 GOLDEN = Path(__file__).parent.parent / "data" / "golden"

@@ -24,8 +24,8 @@ SCRIPT = """
 import sys
 import torch
 from engine.config import RunConfig, apply_overrides
-from engine.footprint import parameter_count
-from engine.trainer import Trainer
+from engine.train.footprint import parameter_count
+from engine.train.trainer import Trainer
 
 torch.set_num_threads(1)
 CASES = %r
@@ -82,7 +82,7 @@ def test_runs_keep_dynamo_unimported_and_step_as_torch_does() -> None:
 def test_eager_step_falls_back_for_a_closure_and_hooks() -> None:
     import torch
 
-    from engine.eager import eager_step
+    from engine.train.eager import eager_step
 
     w = torch.nn.Parameter(torch.ones(3))
     opt = torch.optim.SGD([w], lr=0.1)

@@ -5,9 +5,9 @@ from __future__ import annotations
 import torch
 import torch.nn.functional as F
 
-from engine.evaluation import evaluate
 from engine.events import EvalLogged, RunFinished
-from engine.trainer import Trainer
+from engine.train.evaluation import evaluate
+from engine.train.trainer import Trainer
 from tests.conftest import tiny_config
 
 

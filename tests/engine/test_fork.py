@@ -9,12 +9,12 @@ from typing import Any
 import pytest
 import torch
 
-from engine.checkpoints import checkpoint_at, list_kept
 from engine.config import ConfigError
 from engine.events import StepsTaken
-from engine.fork import fork_run
-from engine.lineage import read_interventions
-from engine.run import Run
+from engine.rundir.checkpoints import checkpoint_at, list_kept
+from engine.rundir.lineage import read_interventions
+from engine.train.fork import fork_run
+from engine.train.run import Run
 from tests.conftest import logged_rows as metrics
 from tests.conftest import logged_tokens as tokens
 from tests.conftest import tiny_config

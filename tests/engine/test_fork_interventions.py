@@ -9,17 +9,17 @@ import numpy as np
 import pytest
 import torch
 
-from engine import data as D
-from engine.checkpoints import list_kept
 from engine.config import ConfigError, apply_overrides
-from engine.fork import axis_tokens, fork_run
-from engine.fork_data import added_pairs
-from engine.interventions import parse_intervention, ring_centre
-from engine.metrics import split_tokens
 from engine.models import build_model
 from engine.probes.targets import ring_place
-from engine.run import Run
-from engine.rundir import read_config
+from engine.rundir.checkpoints import list_kept
+from engine.rundir.dirs import read_config
+from engine.task import data as D
+from engine.task.add_pairs import added_pairs
+from engine.task.metrics import split_tokens
+from engine.train.fork import axis_tokens, fork_run
+from engine.train.interventions import parse_intervention, ring_centre
+from engine.train.run import Run
 from tests.conftest import tiny_config
 
 E = "embedding.weight"

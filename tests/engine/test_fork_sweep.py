@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from engine.config import ConfigError, apply_overrides
-from engine.presets import load_preset
+from engine.config.presets import load_preset
 from engine.sweep.events import MemberEnded
 from engine.sweep.pool import Sweep
 from engine.sweep.spec import Group, expand, parse_sweep

@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from engine import data as D
 from engine.config import ConfigError, DataConfig, RunConfig, apply_overrides, from_dict
+from engine.task import data as D
 
 
 @pytest.mark.parametrize(

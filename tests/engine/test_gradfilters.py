@@ -10,9 +10,9 @@ import torch
 from torch import nn
 
 from engine.events import StepsTaken
-from engine.gradfilters import GrokfastEMA, OrthogonalGrad, build_grad_hooks
 from engine.models import build_model
-from engine.run import Run
+from engine.train.gradfilters import GrokfastEMA, OrthogonalGrad, build_grad_hooks
+from engine.train.run import Run
 from tests.conftest import tiny_config
 
 

@@ -1,4 +1,4 @@
-"""engine/group_record.py: a group's curves per arm × grid cell, with the one rule for members that stopped
+"""engine/records/group.py: a group's curves per arm × grid cell, with the one rule for members that stopped
 early, and `grok plot`, the compare view and `grok figure` drawing the same mean from them."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from engine.group_record import read_group
+from engine.records.group import read_group
 from engine.sweep.spec import Group, SweepSpec, expand
 from engine.sweep.stats import seed_interval
 from grok_tui.commands.plot import group_chart

@@ -1,6 +1,6 @@
-"""The training step reads nothing back from the device between its NaN checks (engine/loop.py).
+"""The training step reads nothing back from the device between its NaN checks (engine/train/loop.py).
 
-On a GPU each such read drains the launch queue (engine/hostsync.py). These count, on the CPU, the
+On a GPU each such read drains the launch queue (engine/train/gpu/hostsync.py). These count, on the CPU, the
 calls that would read back: none in a step of the shuffled or token-weighted samplers, one per
 PROGRESS_EVERY steps for the NaN check. Steps are taken on the test's own thread (`_loop`), where the
 counting mode is in force; step 0 (its evaluation) and the last step (the final evaluation) are left
@@ -11,11 +11,11 @@ from __future__ import annotations
 
 import pytest
 
-import engine.loop as loop
-from engine.hostsync import HostReads
-from engine.loop import TrainLoop
-from engine.many import ManyTrainer
-from engine.trainer import Trainer
+import engine.train.loop as loop
+from engine.train.gpu.hostsync import HostReads
+from engine.train.loop import TrainLoop
+from engine.train.many import ManyTrainer
+from engine.train.trainer import Trainer
 from tests.conftest import tiny_config
 
 STEPS = 12

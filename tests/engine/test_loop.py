@@ -1,4 +1,4 @@
-"""engine/loop.py's hand-off between the loop thread and its consumer: items in order, errors raised in
+"""engine/train/loop_thread.py's hand-off between the loop thread and its consumer: items in order, errors raised in
 the consumer, and never a wait on a thread that is gone."""
 
 from __future__ import annotations
@@ -10,8 +10,8 @@ from collections.abc import Iterator
 import pytest
 import torch
 
-import engine.loop as loop_mod
-from engine.loop import _next_from, on_loop_thread
+import engine.train.loop_thread as loop_mod
+from engine.train.loop_thread import _next_from, on_loop_thread
 
 
 def _loop_threads() -> set[threading.Thread]:

@@ -8,7 +8,7 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from engine.losses import build_loss, stablemax_cross_entropy, stablemax_s
+from engine.train.losses import build_loss, stablemax_cross_entropy, stablemax_s
 
 
 def s_by_hand(x: float) -> float:

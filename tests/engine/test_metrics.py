@@ -1,4 +1,4 @@
-"""Rare-token accuracy (engine/metrics.py): rare/common split and per-token accuracy, checked by hand on p = 5."""
+"""Rare-token accuracy (engine/task/metrics.py): rare/common split and per-token accuracy, checked by hand on p = 5."""
 
 from __future__ import annotations
 
@@ -8,12 +8,12 @@ import numpy as np
 import pytest
 import torch
 
-from engine import data as D
-from engine.columns import learned_step
 from engine.config import RunConfig, apply_overrides
 from engine.events import EvalLogged, TokensLogged
-from engine.metrics import RareTokenAccuracy, operand_counts, rare_tokens
-from engine.trainer import Trainer
+from engine.rundir.columns import learned_step
+from engine.task import data as D
+from engine.task.metrics import RareTokenAccuracy, operand_counts, rare_tokens
+from engine.train.trainer import Trainer
 
 
 def test_operand_counts_are_pairs_holding_a_token_once() -> None:

@@ -8,9 +8,9 @@ import torch.nn.functional as F
 
 import engine.models as M
 import engine.models.mlp as mlp
-from engine import data as D
 from engine.models.first_layer import gathered_first_layer, onehot_first_layer, tables_pay
-from engine.trainer import Trainer
+from engine.task import data as D
+from engine.train.trainer import Trainer
 from tests.conftest import tiny_config
 
 

@@ -1,4 +1,4 @@
-"""engine/paper_record.py: the busy share and wall time a paper record gives, from its segments."""
+"""engine/records/paper.py: the busy share and wall time a paper record gives, from its segments."""
 
 from __future__ import annotations
 
@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from engine.paper_record import Paper, render, sweep_figures
-from engine.rundir import read_paper_doc, write_paper_doc, write_results
+from engine.records.paper import Paper, render, sweep_figures
+from engine.rundir.dirs import read_paper_doc, write_paper_doc, write_results
 from tests.cli.test_sweep_paper import valid_record
 
 

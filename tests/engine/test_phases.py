@@ -1,4 +1,4 @@
-"""The early-stop rule watches train.stop_metric, and no other column (engine/phases.py)."""
+"""The early-stop rule watches train.stop_metric, and no other column (engine/train/phases.py)."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ import pytest
 
 from engine.config import ConfigError
 from engine.events import EvalLogged, RunFinished
-from engine.phases import PhaseTracker
-from engine.trainer import Trainer
+from engine.train.phases import PhaseTracker
+from engine.train.trainer import Trainer
 from tests.conftest import tiny_config
 
 

@@ -93,7 +93,7 @@ def test_dlog_order_puts_a_multiplicative_character_at_one_frequency() -> None:
 
 def test_fourier_probe_reads_the_dlog_axis_in_a_run() -> None:
     from engine.events import FourierLogged
-    from engine.trainer import Trainer
+    from engine.train.trainer import Trainer
     from tests.conftest import tiny_config
 
     for order, n in (("token", 11 // 2 + 1), ("dlog", 10 // 2 + 1)):

@@ -10,7 +10,7 @@ from torch.func import functional_call
 
 from engine.config import RunConfig
 from engine.probes.hessian import largest_eigenvalue, power_iteration
-from engine.trainer import Trainer
+from engine.train.trainer import Trainer
 from tests.conftest import tiny_config
 
 
@@ -69,7 +69,7 @@ def _dense_hessian(tr: Trainer, names: list[str]) -> torch.Tensor:
     params = {n: p.detach() for n, p in tr.model.named_parameters()}
     shapes = [(n, params[n].shape, params[n].numel()) for n in names]
     flat = torch.cat([params[n].reshape(-1) for n in names])
-    data = tr.data[0]  # the run's dataset (engine/dataset.py)
+    data = tr.data[0]  # the run's dataset (engine/task/dataset.py)
 
     def loss(theta: torch.Tensor) -> torch.Tensor:
         block, i = {}, 0

@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 
 from engine.config import RunConfig, all_keys, apply_overrides
-from engine.presets import load_preset, presets_dir
+from engine.config.presets import load_preset, presets_dir
 from engine.probes import DEFAULT_CADENCES
-from engine.trainer import Trainer
+from engine.train.trainer import Trainer
 from tests.conftest import tiny_config
 
 PROBE_PRESETS = {

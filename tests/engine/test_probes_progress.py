@@ -9,9 +9,6 @@ import numpy as np
 import pytest
 
 from engine.config import ConfigError, DataConfig, RunConfig, apply_overrides
-from engine.data import labels, operand_pairs
-from engine.dlog import dlog_order, group_axis
-from engine.phases import CircuitPhases, circuit_phases_from_rows, join_steps
 from engine.probes.progress import (
     KEY_FACTOR,
     answer_positions,
@@ -29,6 +26,9 @@ from engine.probes.progress import (
     ring,
     shuffled,
 )
+from engine.task.data import labels, operand_pairs
+from engine.task.dlog import dlog_order, group_axis
+from engine.train.phases import CircuitPhases, circuit_phases_from_rows, join_steps
 
 P = 13
 
@@ -237,7 +237,7 @@ def test_join_steps_need_to_stay() -> None:
 
 def progress_run(out: Path) -> Path:
     """A finished tiny mul run (p = 11, 60 steps) with the progress probe at every evaluation; its directory."""
-    from engine.run import Run
+    from engine.train.run import Run
 
     cfg = apply_overrides(
         RunConfig(),
@@ -252,7 +252,7 @@ def progress_run(out: Path) -> Path:
 
 def test_probe_on_a_tiny_run(tmp_path) -> None:
     """A real run writes the columns, keyfreq.csv, ring.csv and joins.csv, with token 0 off the mul axis."""
-    from engine.rundir import read_config, read_csv, read_summary
+    from engine.rundir.dirs import read_config, read_csv, read_summary
 
     d = progress_run(tmp_path)
     rows = read_csv(d / "metrics.csv")
@@ -274,7 +274,7 @@ def test_probe_on_a_tiny_run(tmp_path) -> None:
 @pytest.mark.parametrize(("kind", "op"), [("transformer", "add"), ("mlp_onehot", "div")])
 def test_probe_on_other_models(tmp_path, kind: str, op: str) -> None:
     """The transformer gets the same measures; a model without E gets the logit measures and no ring."""
-    from engine.trainer import Trainer
+    from engine.train.trainer import Trainer
 
     overrides = {"data.p": "11", "data.op": op, "model.kind": kind, "model.d_embed": "16", "model.n_heads": "2"}
     overrides |= {"model.d_mlp": "32", "train.max_steps": "20", "train.eval_every": "10", "train.device": "cpu"}

@@ -13,7 +13,7 @@ from engine.config import RunConfig, apply_overrides
 from engine.events import CircuitLogged, EvalLogged
 from engine.probes.base import PROBE_SEED_OFFSET
 from engine.probes.progress import ProgressProbe
-from engine.trainer import Trainer
+from engine.train.trainer import Trainer
 from tests.engine import numpy_progress
 
 REL = 1e-12  # relative; values within ABS of 0 are compared absolutely (a coordinate or share near 0)
@@ -122,8 +122,8 @@ def test_measures_equal_the_numpy_ones_with_keys_at_the_paper_size(n: int, sign:
 @pytest.mark.parametrize("keys", ["", "2"])
 def test_a_measurement_reads_the_device_once(keys: str) -> None:
     """Between the forward pass and the row, nothing waits for the device but one `tolist` of every number
-    (engine/hostsync.py counts the calls that would wait on a GPU, on the CPU too)."""
-    from engine.hostsync import HostReads
+    (engine/train/gpu/hostsync.py counts the calls that would wait on a GPU, on the CPU too)."""
+    from engine.train.gpu.hostsync import HostReads
 
     over = {"data.p": "11", "data.op": "mul", "train.max_steps": "1", "probe.progress_every": "1"}
     trainer = Trainer(apply_overrides(RunConfig(), over | {"train.device": "cpu", "probe.progress_keys": keys}))

@@ -7,11 +7,11 @@ import math
 import pytest
 import torch
 
-from engine.columns import BASE_COLUMNS
 from engine.probes import DEFAULT_CADENCES
 from engine.probes.base import Blocks
 from engine.probes.norms import NormProbe, UpdateProbe
-from engine.trainer import Trainer
+from engine.rundir.columns import BASE_COLUMNS
+from engine.train.trainer import Trainer
 from tests.conftest import tiny_config
 
 ALL_ON = {k.replace(".", "__"): 20 for k in DEFAULT_CADENCES} | {"probe__hessian_all": True}

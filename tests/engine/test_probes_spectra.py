@@ -7,10 +7,10 @@ import math
 import pytest
 import torch
 
-from engine.loop import TrainLoop
 from engine.probes.spectra import RankProbe
-from engine.spectral import effective_rank, ew_matrix, numerical_rank, reader_matrix, sigma_max, singular_values
-from engine.trainer import Trainer
+from engine.probes.spectral import effective_rank, ew_matrix, numerical_rank, reader_matrix, sigma_max, singular_values
+from engine.train.loop import TrainLoop
+from engine.train.trainer import Trainer
 from tests.conftest import tiny_config
 
 
@@ -73,7 +73,7 @@ def test_reader_matrix_layouts() -> None:
 
 
 def _host_columns(probe: RankProbe) -> dict[str, float]:
-    """The rank probe's columns computed one matrix at a time on the host (engine/spectral.py)."""
+    """The rank probe's columns computed one matrix at a time on the host (engine/probes/spectral.py)."""
     b = probe.blocks
     mats = probe.matrices()
     out: dict[str, float] = {}

@@ -7,7 +7,7 @@ import pytest
 
 from engine.events import EvalLogged
 from engine.probes.targets import TARGET_COLUMNS, ring_place
-from engine.trainer import Trainer
+from engine.train.trainer import Trainer
 from tests.conftest import tiny_config
 
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from engine.events import StepsTaken
-from engine.run import Run
+from engine.train.run import Run
 from tests.conftest import logged_rows as metrics
 from tests.conftest import logged_tokens as tokens
 from tests.conftest import tiny_config
@@ -103,9 +103,9 @@ def test_resume_extends_a_finished_run(tmp_path: Path) -> None:
 def test_a_log_added_to_the_run_file_table_alone_is_truncated_on_resume(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """engine/runfiles.py's table is what resume reads: a new row log listed there (and nowhere else) is cut
+    """engine/rundir/files.py's table is what resume reads: a new row log listed there (and nowhere else) is cut
     back to the checkpoint's step, while a CSV the table does not list is left as it is."""
-    from engine import runfiles
+    from engine.rundir import files as runfiles
 
     run = Run(tiny_config(train__max_steps=40), tmp_path)
     list(run.events())  # the checkpoint stands at step 40

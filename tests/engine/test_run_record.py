@@ -1,4 +1,4 @@
-"""engine/run_record.py: a run directory read back as the engine computed it, for a finished, a live and a
+"""engine/records/run.py: a run directory read back as the engine computed it, for a finished, a live and a
 killed run; and the faces (ls, show, tokens, the TUI's --open) taking their facts from that record."""
 
 from __future__ import annotations
@@ -11,10 +11,10 @@ from pathlib import Path
 import pytest
 
 from engine.events import EvalLogged, RunStarted, TokenSets
-from engine.metrics import split_tokens
-from engine.phases import Phases
-from engine.run import Run
-from engine.run_record import read_run
+from engine.records.run import read_run
+from engine.task.metrics import split_tokens
+from engine.train.phases import Phases
+from engine.train.run import Run
 from tests.conftest import tiny_config
 
 # two starved target tokens with one training pair each: the rare, absent and target sets all non-trivial
@@ -91,7 +91,7 @@ def test_a_live_run_reads_back_with_the_streams_facts(tmp_path: Path) -> None:
 
 
 def test_the_faces_take_the_records_facts(finished: Path, tmp_path: Path) -> None:
-    from engine.token_facts import token_table
+    from engine.task.token_facts import token_table
     from grok_tui.commands.ls import run_entry
     from grok_tui.rundata import load_run
 

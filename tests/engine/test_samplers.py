@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 import torch
 
-from engine import data as D
-from engine.samplers import (
+from engine.task import data as D
+from engine.task.samplers import (
     GRAD_EMA,
     BalancedEpochSampler,
     GradientSampler,

@@ -9,8 +9,8 @@ import torch
 
 from engine.config import ConfigError
 from engine.events import EvalLogged
-from engine.optim import lr_at
-from engine.trainer import Trainer
+from engine.train.optim import lr_at
+from engine.train.trainer import Trainer
 from tests.conftest import tiny_config
 
 

@@ -1,4 +1,4 @@
-"""engine/summary.py: summary.json as one frozen RunSummary, written and read by the same code."""
+"""engine/rundir/summary.py: summary.json as one frozen RunSummary, written and read by the same code."""
 
 from __future__ import annotations
 
@@ -10,10 +10,10 @@ from pathlib import Path
 import pytest
 
 from engine.config import ConfigError
-from engine.phases import Phases
-from engine.run import Run
-from engine.run_record import read_run
-from engine.summary import RESULTS_FIELDS, RunSummary, read_summary, write_summary
+from engine.records.run import read_run
+from engine.rundir.summary import RESULTS_FIELDS, RunSummary, read_summary, write_summary
+from engine.train.phases import Phases
+from engine.train.run import Run
 from tests.conftest import tiny_config
 
 

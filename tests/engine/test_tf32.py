@@ -7,7 +7,7 @@ import torch
 
 from engine.config import ConfigError
 from engine.events import EvalLogged, RunFinished
-from engine.trainer import Trainer
+from engine.train.trainer import Trainer
 from tests.conftest import tiny_config
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-from engine.threads import apply_threads, by_load, choose_threads, from_env
+from engine.train.threads import apply_threads, by_load, choose_threads, from_env
 
 
 @pytest.mark.parametrize(

@@ -8,7 +8,7 @@ import pytest
 import torch
 
 from engine.events import EvalLogged, RunFinished, RunStarted, StatusChanged, TokensLogged
-from engine.trainer import Trainer
+from engine.train.trainer import Trainer
 from tests.conftest import tiny_config
 
 TRAIN_KEYS = ("train_loss", "train_acc", "val_loss", "val_acc", "lr_ratio")

@@ -8,12 +8,12 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from engine.adaptive import adaptive_ratio
 from engine.config import LAYERNORMS
 from engine.models import build_model, embedding_names, w_names
 from engine.models.transformer import Transformer
-from engine.optim import build_optimizer
-from engine.trainer import Trainer
+from engine.train.adaptive import adaptive_ratio
+from engine.train.optim import build_optimizer
+from engine.train.trainer import Trainer
 from tests.conftest import tiny_config
 
 
@@ -196,14 +196,14 @@ def test_trains_in_the_trainer_with_adaptive_adam_lr(layernorm: str) -> None:
     ],
 )
 def test_ln_presets(name: str, layernorm: str) -> None:
-    from engine.presets import load_preset
+    from engine.config.presets import load_preset
 
     p = load_preset(name)
     assert p.config.model.kind == "transformer" and p.config.model.layernorm == layernorm and not p.is_sweep
 
 
 def test_sweep_presets_expand() -> None:
-    from engine.presets import load_preset
+    from engine.config.presets import load_preset
     from engine.sweep.spec import expand, parse_sweep
 
     ln = load_preset("ln_placement")

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from engine.run import Run
+from engine.train.run import Run
 from tests.conftest import grok, tiny_config
 
 DATA = Path(__file__).resolve().parent.parent / "data"

@@ -10,8 +10,8 @@ import pytest
 import torch
 
 from engine.config import ConfigError, RunConfig, apply_overrides
-from engine.footprint import check_fits
-from engine.presets import load_file, load_preset, preset_names, preset_toml
+from engine.config.presets import load_file, load_preset, preset_names, preset_toml
+from engine.train.footprint import check_fits
 from tests.faults.conftest import TINY_TOML, grok, interrupted_run, one_error, resume_error
 
 
@@ -55,7 +55,7 @@ def test_f2_a_huge_prime_in_toml_is_refused_at_once(tmp_path: Path) -> None:
 
 def test_f2_the_estimate_is_checked_against_the_machine() -> None:
     """p = 20011 needs about 42 GiB: refused on a 16 GiB machine, before any allocation."""
-    import engine.footprint as fp
+    import engine.train.footprint as fp
 
     cfg = apply_overrides(RunConfig(), {"data.p": 20011, "train.device": "cpu"})
     real = fp.host_memory
@@ -178,7 +178,7 @@ def test_f9_export_removes_a_half_written_file(tmp_path: Path, run_dir: Path, mo
     import csv
     import errno
 
-    from engine.export import export_runs
+    from engine.records.export import export_runs
 
     def full(self, rows):  # type: ignore[no-untyped-def]
         raise OSError(errno.ENOSPC, "No space left on device")

@@ -16,9 +16,9 @@ import pytest
 import torch
 
 from engine.config import ConfigError
-from engine.run import Run
-from engine.run_record import read_run
-from engine.rundir import RunInUse, RunLock, lock_holder, read_csv
+from engine.records.run import read_run
+from engine.rundir.dirs import RunInUse, RunLock, lock_holder, read_csv
+from engine.train.run import Run
 from tests.conftest import logged_rows, tiny_config
 from tests.faults.conftest import TINY_TOML, finished_run, grok, interrupted_run, one_error, summary
 
@@ -111,7 +111,7 @@ def test_d1_lock_released_by_the_kernel_on_sigkill(tmp_path: Path) -> None:
         [
             sys.executable,
             "-c",
-            f"import sys; from engine.rundir import RunLock; lock = RunLock({str(d)!r}).acquire(); "
+            f"import sys; from engine.rundir.dirs import RunLock; lock = RunLock({str(d)!r}).acquire(); "
             "print('held', flush=True); sys.stdin.read()",
         ],
         stdin=subprocess.PIPE,
@@ -199,7 +199,7 @@ def _fill_after(budget: int):  # type: ignore[no-untyped-def]
 
 
 def test_d5_disk_full_writing_a_row(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from engine import rundir
+    from engine.rundir import dirs as rundir
 
     real_open = rundir.RunLog._open
 
@@ -230,8 +230,8 @@ def test_d5_disk_full_writing_a_row(tmp_path: Path, monkeypatch: pytest.MonkeyPa
 def test_d5_disk_full_from_the_kernel_writing_a_row(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """After the row at step 40, metrics.csv's descriptor is pointed at /dev/full: the next flush gets a
     real ENOSPC, and closing the file (its buffer still holds the row) fails again without a traceback."""
-    from engine import rundir
     from engine.events import EvalLogged
+    from engine.rundir import dirs as rundir
 
     real = rundir.RunLog._handle
 
@@ -354,7 +354,7 @@ def test_d1_a_reader_probing_the_lock_never_makes_a_writer_fail(
     import fcntl
     import types
 
-    from engine import runlock
+    from engine.rundir import lock as runlock
 
     d = tmp_path / "run"
     d.mkdir()

@@ -1,5 +1,5 @@
 """Issue 20: every field of summary.json, config.json and group.json that a face uses is checked on
-read (engine/schema.py). A crafted value of the wrong type or outside its range is one ConfigError
+read (engine/rundir/schema.py). A crafted value of the wrong type or outside its range is one ConfigError
 naming the file and the field, for `grok show`, `grok ls`, the TUI's --open and a group's readers,
 never a traceback nor a wrong number on screen."""
 
@@ -15,10 +15,10 @@ from typing import Any
 import pytest
 
 from engine.config import ConfigError
-from engine.run_record import read_run
-from engine.rundir import GROUP_FILE
-from engine.schema import CONFIG, GROUP, MEMBER
-from engine.summary import RunSummary
+from engine.records.run import read_run
+from engine.rundir.dirs import GROUP_FILE
+from engine.rundir.schema import CONFIG, GROUP, MEMBER
+from engine.rundir.summary import RunSummary
 from engine.sweep.spec import Group, expand, parse_sweep
 from grok_tui.commands.ls import entries
 from grok_tui.rundata import load_run

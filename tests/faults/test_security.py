@@ -14,7 +14,7 @@ import pytest
 import torch
 
 from engine.config import ConfigError
-from engine.run import Run
+from engine.train.run import Run
 from tests.conftest import tiny_config
 from tests.faults.conftest import TINY_TOML, finished_run, grok, interrupted_run, one_error
 
@@ -67,7 +67,7 @@ def test_s1_every_load_path_is_safe(tmp_path: Path) -> None:
         Run.from_checkpoint(d, max_steps=80)
     assert not marker.exists()
     # ... and the lock taken for the resume was given back.
-    from engine.rundir import lock_holder
+    from engine.rundir.dirs import lock_holder
 
     assert lock_holder(d) is None
 

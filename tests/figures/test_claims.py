@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from engine.paper import PAPER_SWEEPS
+from engine.sweep.paper import PAPER_SWEEPS
 from engine.sweep.spec import Group, Member
 from grok_tui.figures import style
 from grok_tui.figures.cells import generalization_grid
@@ -349,7 +349,7 @@ def test_paper_looks_into_folders_but_not_into_groups_or_runs(tmp_path: Path) ->
 def test_fig4_tokens_learned_step_against_pairs(tmp_path: Path) -> None:
     import json
 
-    from engine.token_facts import token_table
+    from engine.task.token_facts import token_table
     from grok_tui.figures.claims import NEVER_ABOVE
 
     table = {"seeds": 2, "arms": {"random": {"data.split": "random"}}}

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from engine.config import RunConfig, apply_overrides
-from engine.presets import load_preset, preset_names, presets_dir
+from engine.config.presets import load_preset, preset_names, presets_dir
 
 ISSUE2 = [
     "noembed_add", "noembed_mul", "embed_add", "embed_mul",
@@ -107,4 +107,4 @@ def test_presets_ship_in_the_wheel(tmp_path: Path) -> None:
     names = zipfile.ZipFile(wheel).namelist()
     for n in ISSUE2:
         assert f"grok_presets/{n}.toml" in names
-    assert "engine/trainer.py" in names and "grok_tui/cli.py" in names
+    assert "engine/train/trainer.py" in names and "grok_tui/cli.py" in names

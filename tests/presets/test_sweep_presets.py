@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from engine.presets import load_preset
+from engine.config.presets import load_preset
 from engine.sweep.spec import expand, parse_sweep
 
 PAPER_SWEEPS = {

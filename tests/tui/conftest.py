@@ -1,4 +1,4 @@
-"""A scripted stand-in for engine.run.Run: the same API and run directory, events from a script."""
+"""A scripted stand-in for engine.train.run.Run: the same API and run directory, events from a script."""
 
 from __future__ import annotations
 
@@ -25,11 +25,11 @@ from engine.events import (
     StepsTaken,
     TokensLogged,
 )
-from engine.metrics import split_tokens
-from engine.phases import PhaseTracker
-from engine.rundir import RunLog, new_run_dir
+from engine.rundir.dirs import RunLog, new_run_dir
+from engine.task.metrics import split_tokens
+from engine.train.phases import PhaseTracker
 
-# The engine's row columns the script fills in (engine/evaluation.py), then the probes'.
+# The engine's row columns the script fills in (engine/train/evaluation.py), then the probes'.
 BASE_COLUMNS = ("step", "epoch", "wall_s", "train_loss", "train_acc", "val_loss", "val_acc", "lr", "lr_embed")
 BASE_COLUMNS += ("lr_ratio", "f_E", "val_acc_rare", "val_acc_common")
 CARRIES_PHASES = "memorized_step" in {f.name for f in dataclasses.fields(EvalLogged)}
@@ -78,7 +78,7 @@ def script(cfg: RunConfig, probes: bool = True, evals: int = 40, fail_at: int | 
                 rank_EW=8 - 4 * u,
             )
         phases.observe(step, row)
-        # the engine's EvalLogged carries the phases its PhaseTracker saw (engine/phases.py)
+        # the engine's EvalLogged carries the phases its PhaseTracker saw (engine/train/phases.py)
         marks = {"memorized_step": phases.memorized_step, "generalized_step": phases.generalized_step}
         yield EvalLogged(step, row, **(marks if CARRIES_PHASES else {}))  # type: ignore[arg-type]
         val = (*(row["val_acc"] * (0.5 + 0.5 * f / 205) for f in freq[:p]), math.nan, math.nan)

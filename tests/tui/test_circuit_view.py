@@ -10,8 +10,8 @@ from textual.widgets import TabbedContent
 
 from engine.config import RunConfig
 from engine.events import CircuitLogged, EvalLogged, Event, RunStarted, StepsTaken, TokensLogged
-from engine.phases import JOIN_SHARE
 from engine.probes.progress import PROGRESS_COLUMNS
+from engine.train.phases import JOIN_SHARE
 from grok_tui.app import create_app
 from grok_tui.charts.blocks import RARE_GLYPH
 from grok_tui.charts.circuit import COMMON_GLYPH, render_ring
@@ -107,8 +107,8 @@ async def test_circuit_view_fills_and_scrubs_at_80x24_without_colour(tmp_path: P
 
 def test_run_dir_round_trip_and_join_steps(tmp_path: Path) -> None:
     """The run log writes keyfreq.csv, ring.csv, joins.csv; load_run reads the ring back (grok-tui --open)."""
-    from engine.presets import resolve_config
-    from engine.rundir import read_csv
+    from engine.config.presets import resolve_config
+    from engine.rundir.dirs import read_csv
 
     cfg, _ = resolve_config(preset="progress_mul")
     run = CircuitRun(cfg, tmp_path)

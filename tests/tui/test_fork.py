@@ -7,8 +7,8 @@ from pathlib import Path
 
 from textual.widgets import Input, Static
 
-from engine.checkpoints import list_kept
-from engine.run import Run
+from engine.rundir.checkpoints import list_kept
+from engine.train.run import Run
 from grok_tui.app import create_app
 from grok_tui.screens.compare import CompareScreen
 from grok_tui.screens.fork_form import ForkForm, snap

@@ -219,7 +219,7 @@ def test_control_characters_from_a_run_directory_never_reach_the_screen(tmp_path
 
 def test_open_a_dead_run_takes_its_phases_from_the_rows_by_the_engines_rule(tmp_path: Path) -> None:
     """A run killed without closing (summary still 'running', no process holds it) shows as dead,
-    with the phases engine/phases.py finds in its rows."""
+    with the phases engine/train/phases.py finds in its rows."""
     from grok_tui.rundata import load_run
 
     run = tmp_path / "r"

@@ -7,10 +7,10 @@ import math
 
 import pytest
 
-from engine import data as D
 from engine.config import RunConfig, apply_overrides
 from engine.events import EvalLogged, RunStarted, TokensLogged
-from engine.metrics import split_tokens
+from engine.task import data as D
+from engine.task.metrics import split_tokens
 from grok_tui.charts import views
 from grok_tui.charts.blocks import render_bars
 from grok_tui.charts.canvas import Line, Plot, render_plot

@@ -6,16 +6,16 @@ import json
 import math
 from pathlib import Path
 
-import engine.loop
 import engine.sweep.batched
-from engine.evaluation import RunMetrics
+import engine.train.loop
 from engine.events import EvalLogged, RunFinished
-from engine.losses import build_loss
-from engine.rundir import load_checkpoint, lock_holder, read_csv, read_summary
+from engine.rundir.dirs import load_checkpoint, lock_holder, read_csv, read_summary
 from engine.sweep.batched import plan, run_batch
 from engine.sweep.events import MemberEnded, MemberStarted, SweepEvent
 from engine.sweep.member import MemberSpec
-from engine.trainer import Trainer
+from engine.train.evaluation import RunMetrics
+from engine.train.losses import build_loss
+from engine.train.trainer import Trainer
 from tests.conftest import tiny_config
 
 
@@ -91,7 +91,7 @@ def test_a_nan_in_the_last_steps_ends_batched_members_diverged_as_trainer(tmp_pa
 
         return loss
 
-    monkeypatch.setattr(engine.loop, "build_loss", poisoned_loss)  # the one training step, alone and batched
+    monkeypatch.setattr(engine.train.loop, "build_loss", poisoned_loss)  # the one training step, alone and batched
     over = {"train__max_steps": 15, "train__eval_every": 100}
     solo = [ev for ev in Trainer(tiny_config(**over)) if isinstance(ev, RunFinished)]
     assert solo[0].status == "diverged"
@@ -104,7 +104,7 @@ def test_a_nan_in_the_last_steps_ends_batched_members_diverged_as_trainer(tmp_pa
 
 def test_plan_puts_equal_optimizer_settings_side_by_side(tmp_path: Path, monkeypatch) -> None:
     """On a GPU a batch's members are ordered so equal settings are neighbours (one optimizer each run,
-    engine/optim.py `shared_ranges`); each member keeps its own directory and row."""
+    engine/train/optim.py `shared_ranges`); each member keeps its own directory and row."""
     monkeypatch.setattr(engine.sweep.batched, "_wants_batches", lambda cfg: True)
     lrs = (1e-3, 3e-3, 1e-3, 3e-3)
     specs = [

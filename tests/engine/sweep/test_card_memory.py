@@ -11,7 +11,6 @@ from torch.nn import functional as F
 
 import engine.sweep.batched
 from engine.config import RunConfig
-from engine.data import labels, make_split, operand_pairs, tokens
 from engine.models import build_model
 from engine.sweep import card_memory
 from engine.sweep.batched import plan
@@ -25,6 +24,7 @@ from engine.sweep.card_memory import (
     members_that_fit,
 )
 from engine.sweep.member import MemberSpec
+from engine.task.data import labels, make_split, operand_pairs, tokens
 from tests.conftest import tiny_config
 
 GIB = 2**30

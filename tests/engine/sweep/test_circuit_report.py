@@ -1,4 +1,4 @@
-"""The circuit report (engine/sweep/circuit_report.py) on hand-written tables whose every quantity is known."""
+"""The circuit report (engine/sweep/report/circuit.py) on hand-written tables whose every quantity is known."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from engine.config import ConfigError
-from engine.sweep.circuit_report import circuit_cells, last_share, pooled, ring_at_end, run_dirs, run_measures
+from engine.sweep.report.circuit import circuit_cells, last_share, pooled, ring_at_end, run_dirs, run_measures
 from engine.sweep.spec import Member
 from tests.engine.sweep.fakegroup import fake_group
 
@@ -28,7 +28,7 @@ def curve(p: int) -> dict[str, list[float]]:
         "val_acc": [0.0] * 6 + [0.2, 0.5, 0.96, 1.0, 1.0],
         "val_loss": [hi] * 5 + [lo] * 6,
         "restricted_loss": [hi] * 3 + [lo] * 8,
-        "key_share": [0.9] * 11,  # the keys carry the logits' energy: C needs it (engine/phases.py)
+        "key_share": [0.9] * 11,  # the keys carry the logits' energy: C needs it (engine/train/phases.py)
         "weight_sq": WEIGHT,
         "val_acc_rare": [0.0] * 8 + [0.7, 0.9, 1.0],
     }

@@ -1,4 +1,4 @@
-"""The interventions' table (engine/sweep/forks_report.py): fork arms against the runs they fork, by seed."""
+"""The interventions' table (engine/sweep/report/forks.py): fork arms against the runs they fork, by seed."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from engine.sweep.forks_report import intervention_rows
-from engine.sweep.report import render
+from engine.sweep.report.forks import intervention_rows
+from engine.sweep.report.tables import render
 from engine.sweep.spec import Group, Member
 from tests.engine.sweep.fakegroup import fake_group
 

@@ -12,7 +12,7 @@ import pytest
 import torch
 
 from engine.config import ConfigError
-from engine.rundir import RunInUse, RunLock
+from engine.rundir.dirs import RunInUse, RunLock
 from engine.sweep.events import MemberEnded, MemberProgressed, MemberStarted
 from engine.sweep.member import member_spec
 from engine.sweep.pool import Sweep, wait_for_orphans
@@ -116,6 +116,6 @@ def test_resume_waits_for_a_member_directory_still_held_by_an_orphaned_worker(tm
 
 # A process that holds a run directory's lock until its stdin closes.
 HOLD = (
-    "import sys\nfrom engine.rundir import RunLock\n"
+    "import sys\nfrom engine.rundir.dirs import RunLock\n"
     "lock = RunLock(sys.argv[1]).acquire()\nprint('held', flush=True)\nsys.stdin.read()\n"
 )

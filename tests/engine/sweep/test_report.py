@@ -6,7 +6,7 @@ import csv
 import math
 from pathlib import Path
 
-from engine.sweep.report import build_tables, render, write_csv
+from engine.sweep.report.tables import build_tables, render, write_csv
 from engine.sweep.spec import Group, expand, parse_sweep
 from engine.sweep.stats import quantile, summarize
 from tests.conftest import tiny_config

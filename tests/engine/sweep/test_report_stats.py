@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 
 from engine.config import ConfigError
-from engine.sweep.paired_report import paired_lines
-from engine.sweep.report import build_tables, member_finals, render, tail_mean, write_csv
+from engine.sweep.report.paired import paired_lines
+from engine.sweep.report.tables import build_tables, member_finals, render, tail_mean, write_csv
 from engine.sweep.spec import Member
 from engine.sweep.stats import paired, stratified_mean_ci, wilcoxon_p
 from tests.engine.sweep.fakegroup import fake_group

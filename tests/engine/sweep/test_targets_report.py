@@ -1,11 +1,11 @@
-"""The decoupling table's learned step (engine/sweep/targets_report.py), against hand counts."""
+"""The decoupling table's learned step (engine/sweep/report/targets.py), against hand counts."""
 
 from __future__ import annotations
 
 import math
 
-from engine.summary import RunSummary
-from engine.sweep.targets_report import learned_cell, member_target_learned
+from engine.rundir.summary import RunSummary
+from engine.sweep.report.targets import learned_cell, member_target_learned
 
 
 def test_median_target_with_unlearned_targets() -> None:

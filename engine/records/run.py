@@ -1,0 +1,163 @@
+"""A run directory as the faces read it: the parsed RunConfig, the status, the phases and the token sets,
+as the engine computed them.
+
+`grok show`, `ls`, `plot` and `tokens`, the figures and the TUI's --open and compare take these facts
+from a `RunRecord` instead of reading config keys or recomputing them. Files are read through
+engine/rundir/dirs.py.
+For a live or killed run the summary lags its rows: the phases then come from the rows by the rules the
+run applies live (engine/train/phases.py), and the token sets from the summary its start wrote, else from the split.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from engine.config import ConfigError, RunConfig, from_dict
+from engine.events import CircuitLogged, FourierLogged, TokenSets, TokensLogged
+from engine.records.frames import data_frame
+from engine.rundir.checkpoints import Kept, list_kept
+from engine.rundir.csvlog import read_metrics
+from engine.rundir.dirs import read_config_doc
+from engine.rundir.files import CONFIG, METRICS, is_run_dir, mtime
+from engine.rundir.lineage import fork_marks as fork_marks  # a live run's markers, before it has a record
+from engine.rundir.lineage import lineage, read_interventions
+from engine.rundir.lock import lock_holder
+from engine.rundir.probe_logs import read_circuit, read_fourier, read_tokens
+from engine.rundir.safetext import clean_text
+from engine.rundir.summary import RunSummary, read_summary
+from engine.train.phases import Phases, early_stop_note, phases_of_rows
+
+PHASE_COLUMNS = {"step", "train_acc", "val_acc", "train_loss"}  # what phases_of_rows reads
+
+
+@dataclass(frozen=True)
+class RunRecord:
+    """A run directory as read back: what show, ls, plot, tokens, the figures and the TUI's open and compare show."""
+
+    path: Path
+    config: RunConfig
+    summary: RunSummary  # summary.json as written (engine/rundir/summary.py)
+    rows: list[dict[str, float]]  # metrics.csv
+    step: int  # progress: the summary's step count, or the last row's when the summary lags
+    status: str  # the summary's status; "running" only while a process holds the lock, else "dead"
+    pid: int | None  # the live writer, if any
+    phases: Phases = Phases()
+    meta: dict[str, Any] = field(default_factory=dict)  # config.json's `_meta`
+
+    @property
+    def preset(self) -> str:
+        return clean_text(self.config.preset)
+
+    @functools.cached_property
+    def tokens(self) -> TokenSets:
+        """The split's token sets: as the run logged them, else (a run from before they were logged) the
+        split's, which its config fixes (engine/task/metrics.py split_tokens)."""
+        from engine.task.metrics import split_tokens
+
+        return TokenSets.from_fields(self.summary.doc()) or split_tokens(self.config)
+
+    @functools.cached_property
+    def metrics(self) -> dict[str, np.ndarray]:
+        """metrics.csv as columns: each column's values over the logged evaluations, as a float array (NaN
+        where a probe was not due)."""
+        names = list(self.rows[0]) if self.rows else []
+        return {k: np.array([r[k] for r in self.rows], dtype=float) for k in names}
+
+    @property
+    def fourier(self) -> list[FourierLogged]:
+        """fourier.csv: the embedding's Fourier norms at each step they were measured (engine/rundir/probe_logs.py)."""
+        return read_fourier(self.path)
+
+    @property
+    def tokens_logged(self) -> list[TokensLogged]:
+        """tokens.csv: each evaluation's per-token updates, grad norms and val_acc (engine/rundir/probe_logs.py)."""
+        return read_tokens(self.path)
+
+    @property
+    def kept(self) -> list[Kept]:
+        """The kept checkpoints, oldest first (engine/rundir/checkpoints.py, `grok fork`)."""
+        return list_kept(self.path)
+
+    @property
+    def lineage(self) -> dict[str, Any]:
+        """A fork's parent, fork_step, ancestors, interventions and optimizer_state ({} for no fork)."""
+        return lineage(self.summary)
+
+    @property
+    def interventions(self) -> list[dict[str, Any]]:
+        """A fork's changes, inherited ones first: {step, kind, target, detail} (engine/rundir/lineage.py)."""
+        return read_interventions(self.path)
+
+    @property
+    def fork_marks(self) -> tuple[tuple[int, str], ...]:
+        """The charts' F and I markers (engine/rundir/lineage.py `fork_marks`)."""
+        return fork_marks(self.path)
+
+    @property
+    def circuit(self) -> list[CircuitLogged]:
+        """keyfreq.csv and ring.csv: the progress probe's measurements (engine/rundir/probe_logs.py)."""
+        return read_circuit(self.path)
+
+    def require(self, columns: list[str]) -> None:
+        """ConfigError `DIR: unknown metric(s) ...; have ...` unless every one of `columns` is logged (and a
+        row is there to say so): what `grok plot` and `grok figure` say for a column the run does not log."""
+        if not self.rows:
+            raise ConfigError(f"{self.path}: no metrics rows yet")
+        missing = [m for m in columns if m not in self.rows[0]]
+        if missing:
+            have = ", ".join(k for k in self.rows[0] if k not in ("step", "epoch"))
+            raise ConfigError(f"{self.path}: unknown metric(s) {', '.join(missing)}; have {have}")
+
+    def to_pandas(self) -> Any:
+        """metrics.csv as a pandas DataFrame, one row per evaluation (pandas: the optional `pandas` extra)."""
+        return data_frame(self.metrics)
+
+    @property
+    def wall_s(self) -> float | None:
+        """Seconds the run has trained: the summary's, else the last row's (a live run's summary lags)."""
+        last = self.rows[-1].get("wall_s", math.nan) if self.rows else math.nan
+        return self.summary.wall_s if self.summary.wall_s is not None else last if math.isfinite(last) else None
+
+    def stop_note(self) -> str | None:
+        """The early-stop sentence of a finished run that train.patience ended before its budget."""
+        if self.status != "finished":
+            return None
+        return early_stop_note(self.phases.early_stop_step, self.config.train)
+
+
+def run_stamp(path: str | Path) -> float:
+    """The mtime of the run's metrics.csv (0 before it has one): changes with every logged evaluation."""
+    return mtime(Path(path) / METRICS)
+
+
+def read_run(path: str | Path) -> RunRecord:
+    """Read a run directory without taking its lock; ConfigError naming the file for a bad one."""
+    d = Path(path)
+    if not is_run_dir(d):
+        raise ConfigError(f"{d}: not a run directory (no {CONFIG})")
+    doc = read_config_doc(d)
+    config = from_dict(doc, str(d / CONFIG))
+    summary = read_summary(d)
+    rows = read_metrics(d)
+    pid = lock_holder(d)
+    step = summary.steps or 0
+    if rows:
+        step = max(step, int(rows[-1]["step"]))
+    status = clean_text(summary.status or "")
+    if pid is not None:
+        status = "running"  # a paused run's summary says running too: pausing is not written down
+    elif status in ("", "running"):
+        status = "dead"  # its writer died without closing the run (SIGKILL, power loss)
+    phases = Phases.of(summary.doc())
+    if status in ("running", "dead") and rows and rows[0].keys() >= PHASE_COLUMNS:
+        phases = phases_of_rows(config.train, rows, config.data.p if config.probe.progress_every else 0)
+    if rows:  # a summary without the final val_acc (an old or a crafted one): the last row's
+        phases = Phases(final_val_acc=rows[-1].get("val_acc", math.nan)).merged(phases)
+    meta = doc.get("_meta")
+    return RunRecord(d, config, summary, rows, step, status, pid, phases, meta if isinstance(meta, dict) else {})

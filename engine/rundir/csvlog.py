@@ -1,0 +1,131 @@
+"""A run's CSV logs read back: complete rows only, checked against their header; and cut back on resume.
+
+Rows are appended and flushed as they happen (engine/rundir/writer.py), so a crash, a signal or a killed
+process leaves every row written so far readable; a torn last line is never read.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import math
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from engine.config import ConfigError
+from engine.rundir import files as runfiles
+from engine.rundir.atomic import write_csv_atomic
+from engine.rundir.safetext import clean_text
+
+
+def cell(v: Any) -> Any:
+    """A value as a CSV cell: a float by its repr (exact on read), NaN as empty."""
+    if isinstance(v, float):
+        return "" if math.isnan(v) else repr(v)
+    return v
+
+
+def number(v: str | None) -> float:
+    """A CSV cell as a number; NaN for an empty one (a probe not due, a value not measured)."""
+    return float(v) if v else math.nan
+
+
+def csv_lines(path: Path) -> list[list[str]]:
+    """The complete rows of a run-log CSV, header first; [] when the file is missing or empty.
+
+    A row is complete when its line ends in a newline: a last line without one was torn by a kill
+    or a full disk and is dropped, whatever its fields look like (a torn `5` of a `5000` row must
+    not come back as step 5). A row whose field count differs from the header's is an error.
+    """
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        return []
+    except OSError as e:
+        raise ConfigError(f"{path}: cannot read: {e.strerror or e}") from None
+    data = data[: data.rfind(b"\n") + 1]
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise ConfigError(f"{path}: not a grok-tui CSV file (not UTF-8 text)") from None
+    if "\0" in text:
+        raise ConfigError(f"{path}: not a grok-tui CSV file (binary data)")
+    try:
+        rows = [r for r in csv.reader(io.StringIO(text, newline="")) if r]
+    except csv.Error as e:
+        raise ConfigError(f"{path}: malformed CSV ({e})") from None
+    if rows:
+        n = len(rows[0])
+        for i, r in enumerate(rows[1:], start=2):
+            if len(r) != n:
+                raise ConfigError(f"{path}: row {i} has {len(r)} fields where the header has {n}")
+    return rows
+
+
+def csv_header(path: Path) -> list[str]:
+    """The header of a run-log CSV, or [] when the file is missing or empty."""
+    rows = csv_lines(path)
+    return rows[0] if rows else []
+
+
+def read_csv(path: Path) -> list[dict[str, str]]:
+    """Rows of a run-log CSV as dicts; a torn last line (killed mid-write) is dropped."""
+    rows = csv_lines(path)
+    if not rows:
+        return []
+    header = rows[0]
+    return [dict(zip(header, r, strict=True)) for r in rows[1:]]
+
+
+def read_metrics(run_dir: Path) -> list[dict[str, float]]:
+    """metrics.csv as numbers (an empty cell is NaN); ConfigError naming the file for anything else."""
+    path = Path(run_dir) / runfiles.METRICS
+    rows = read_csv(path)
+    if rows and "step" not in rows[0]:
+        raise ConfigError(f"{path}: no step column")
+    out = []
+    for i, r in enumerate(rows, start=2):
+        try:
+            out.append({k: number(v) for k, v in r.items()})
+        except ValueError:
+            bad = next(k for k, v in r.items() if not _is_float(v))
+            raise ConfigError(f"{path}: row {i}: {clean_text(bad)} is not a number") from None
+        if not math.isfinite(out[-1]["step"]):
+            raise ConfigError(f"{path}: row {i}: step is not a number")
+    return out
+
+
+def _is_float(v: str) -> bool:
+    try:
+        float(v)
+    except ValueError:
+        return v == ""
+    return True
+
+
+def truncate_csv(path: Path, max_step: int, keep_last: Callable[[int], bool] | None = None) -> None:
+    """Drop rows past a checkpoint's step and any torn last line, so a resumed run appends where
+    the checkpoint stands. `keep_last(step)` decides on a row at exactly `max_step` (an off-cadence
+    row written where a run stopped is not one an uninterrupted run has)."""
+    rows = csv_lines(path)
+    if not rows:
+        return
+    keep = [rows[0]]
+    for i, r in enumerate(rows[1:], start=2):
+        try:
+            step = int(float(r[0]))
+        except ValueError:
+            raise ConfigError(f"{path}: row {i}: step {clean_text(r[0])!r} is not a number") from None
+        if step < max_step or (step == max_step and (keep_last is None or keep_last(step))):
+            keep.append(r)
+    if len(keep) == len(rows) and path.read_bytes().endswith(b"\n"):
+        return
+    write_csv_atomic(path, keep)
+
+
+def truncate_logs(run_dir: Path, max_step: int, keep_last: Callable[[int], bool] | None = None) -> None:
+    """`truncate_csv` on every log the run-file table marks `resumed` (engine/rundir/files.py LOGS)."""
+    for f in runfiles.LOGS:
+        if f.resumed:
+            truncate_csv(Path(run_dir) / f.name, max_step, keep_last)

@@ -1,0 +1,191 @@
+"""The run directory: where runs and groups are made, their config.json, group.json and paper.json, the
+checkpoint, and the names every face imports from here.
+
+The run directory's files are handled by concept, each in one module of this package: their names and the
+resume table (files.py), durable writes (atomic.py), the CSV logs (csvlog.py), the writer (writer.py),
+summary.json (summary.py) and the probes' logs (probe_logs.py). A writer (`grok run`, `grok-tui`, a sweep
+member) holds `RunLock` (lock.py), an `flock` the kernel releases
+when the process dies; readers never take it. The faces read a run or a group through engine/records/run.py
+and engine/records/group.py.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from engine.config import ConfigError, RunConfig, from_dict
+from engine.rundir.atomic import json_object, replace_atomic, unique_dir, write_csv_atomic, write_json_atomic
+from engine.rundir.checkpoints import load_state
+from engine.rundir.csvlog import csv_header, read_csv, read_metrics, truncate_logs
+from engine.rundir.files import (
+    CHECKPOINT,
+    CONFIG,
+    GROUP_FILE,
+    JOINS,
+    KEYFREQ,
+    PAPER_FILE,
+    RESULTS,
+    RING,
+    is_group,
+    is_paper_dir,
+    is_run_dir,
+)
+from engine.rundir.lock import LOCK_FILE, RunInUse, RunLock, lock_holder
+from engine.rundir.safetext import clean_block, clean_text
+from engine.rundir.schema import check_config, check_group, check_paper
+from engine.rundir.summary import read_summary
+from engine.rundir.writer import RunLog, RunWriteError, versions, write_error
+
+# The names the rest of the code imports from here: this module's own, and its parts'.
+__all__ = [
+    "CHECKPOINT", "CONFIG", "GROUP_FILE", "JOINS", "KEYFREQ", "RING", "RunDirError", "RunInUse", "RunLock",
+    "RunLog", "RunWriteError", "clean_block", "clean_text", "csv_header", "empty_run_dir", "is_group",
+    "is_paper_dir", "is_run_dir", "load_checkpoint", "lock_holder", "new_paper_dir", "new_run_dir", "read_config",
+    "read_config_doc", "read_csv", "read_group_doc", "read_metrics", "read_paper_doc", "read_results",
+    "read_summary", "save_checkpoint", "short_name", "truncate_logs", "unique_dir", "versions", "write_error",
+    "write_json_atomic", "write_paper_doc", "write_results",
+]  # fmt: skip
+
+
+class RunDirError(ConfigError):
+    """The output directory cannot be created or written."""
+
+
+def new_run_dir(root: Path, preset: str, seed: int) -> Path:
+    """runs/<YYYYmmdd-HHMMSS>-<preset>-s<seed>/, with a -N suffix if that name is taken."""
+    try:
+        name = re.sub(r"[^A-Za-z0-9_.+=-]", "_", preset)[:64].lstrip(".") or "custom"  # never a path
+        path = unique_dir(root, f"{time.strftime('%Y%m%d-%H%M%S')}-{name}-s{seed}")
+        probe = path / ".write-test"
+        probe.write_text("")
+        probe.unlink()
+    except OSError as e:
+        raise RunDirError(f"cannot write run directory under {root}: {e.strerror or e}") from None
+    return path
+
+
+def short_name(name: str) -> str:
+    """A run directory's name without the `YYYYmmdd-HHMMSS-` prefix `new_run_dir` gives it."""
+    parts = name.split("-", 2)
+    return parts[2] if len(parts) == 3 and parts[0].isdigit() and parts[1].isdigit() else name
+
+
+def empty_run_dir(run_dir: Path) -> None:
+    """Make a run directory, or empty one whose earlier start left no checkpoint (the lock file stays).
+
+    A directory another live process writes is left alone: `RunInUse` names that process.
+    """
+    pid = lock_holder(run_dir)
+    if pid is not None:
+        raise RunInUse(f"{run_dir} is in use by pid {pid or '?'}")
+    run_dir.mkdir(parents=True, exist_ok=True)
+    for f in run_dir.iterdir():
+        if f.is_file() and f.name != LOCK_FILE:
+            f.unlink()
+
+
+def load_checkpoint(run_dir: Path) -> dict[str, Any]:
+    """The checkpoint's state, loaded without running any code from the file (weights_only).
+
+    A checkpoint holds only dicts, lists, tensors, strings and numbers; anything else (a pickle that
+    calls a function, a truncated or foreign file) is refused with a one-line ConfigError.
+    """
+    path = run_dir / CHECKPOINT
+    if not path.exists():
+        raise ConfigError(f"{run_dir}: no {CHECKPOINT} to resume from")
+    return load_state(path, detailed=True)
+
+
+def save_checkpoint(run_dir: Path, state: dict[str, Any], cfg: RunConfig) -> None:
+    """Write a Trainer state as run_dir/checkpoint.pt atomically and durably: temp file, fsync, rename,
+    fsync the directory. A batched sweep writes its members' checkpoints with it too."""
+    import torch
+
+    full = {**state, "config": cfg.to_dict()}
+
+    def write(tmp: Path) -> None:
+        with open(tmp, "wb") as fh:
+            torch.save(full, fh)
+
+    try:
+        replace_atomic(run_dir / CHECKPOINT, write)
+    except OSError as e:
+        raise RunWriteError(run_dir / CHECKPOINT, e) from None
+    except RuntimeError as e:  # torch's zip writer reports a failed write as RuntimeError
+        cause = e.__cause__ or e.__context__
+        if isinstance(cause, OSError):
+            raise RunWriteError(run_dir / CHECKPOINT, cause) from None
+        raise
+
+
+def read_config_doc(run_dir: str | Path) -> dict[str, Any]:
+    """config.json as written (with its `_meta`); ConfigError naming the file when it is unusable."""
+    path = Path(run_dir) / CONFIG
+    try:
+        return check_config(path, json_object(path))
+    except OSError:
+        raise ConfigError(f"{run_dir}: not a run directory (no {CONFIG})") from None
+
+
+def read_config(run_dir: Path) -> RunConfig:
+    return from_dict(read_config_doc(run_dir), str(Path(run_dir) / CONFIG))
+
+
+def _checked_doc(
+    d: Path, name: str, kind: str, check: Callable[[Path, dict[str, Any]], dict[str, Any]]
+) -> dict[str, Any]:
+    """The JSON object `d/name` as `check` (engine/rundir/schema.py) passes it; ConfigError naming the file."""
+    path = d / name
+    if not path.is_file():
+        raise ConfigError(f"{d}: not a {kind} directory (no {name})")
+    try:
+        return check(path, json_object(path))
+    except OSError as e:
+        raise ConfigError(f"{path}: cannot read: {e.strerror or e}") from None
+
+
+# --- groups and members (engine/sweep/spec.py, engine/sweep/member.py) -------------------------
+
+
+def read_group_doc(group_dir: str | Path) -> dict[str, Any]:
+    """group.json, its fields and each member's checked (engine/rundir/schema.py); ConfigError naming the file."""
+    return _checked_doc(Path(group_dir), GROUP_FILE, "sweep group", check_group)
+
+
+def read_results(group_dir: str | Path) -> list[dict[str, str]]:
+    """results.csv's rows as strings ('' = none); a torn last line (a killed sweep) is dropped."""
+    return read_csv(Path(group_dir) / RESULTS)
+
+
+def write_results(group_dir: str | Path, columns: list[str], rows: list[dict[str, Any]]) -> None:
+    """Replace results.csv atomically and durably (`replace_atomic`)."""
+    write_csv_atomic(Path(group_dir) / RESULTS, [columns, *([r.get(c, "") for c in columns] for r in rows)])
+
+
+# --- a whole-paper run's directory (engine/records/paper.py) ------------------------------------
+
+
+def new_paper_dir(root: Path) -> Path:
+    """<out>/<YYYYmmdd-HHMMSS>-paper/, with a -N suffix if taken; RunDirError if it cannot be made."""
+    try:
+        return unique_dir(Path(root), f"{time.strftime('%Y%m%d-%H%M%S')}-paper")
+    except OSError as e:
+        raise RunDirError(f"cannot create paper directory under {root}: {e.strerror or e}") from None
+
+
+def read_paper_doc(paper_dir: str | Path) -> dict[str, Any]:
+    """paper.json, its fields, sweeps and segments checked (engine/rundir/schema.py); ConfigError naming the file."""
+    return _checked_doc(Path(paper_dir), PAPER_FILE, "paper", check_paper)
+
+
+def write_paper_doc(paper_dir: str | Path, doc: dict[str, Any]) -> None:
+    """Replace paper.json atomically and durably (`write_json_atomic`); RunDirError, one line, on a failed write."""
+    path = Path(paper_dir) / PAPER_FILE
+    try:
+        write_json_atomic(path, doc)
+    except OSError as e:
+        raise RunDirError(str(RunWriteError(path, e))) from None

@@ -1,0 +1,1 @@
+"""`grok report`: a sweep group's tables, paired lines, circuit, fork and target reports."""

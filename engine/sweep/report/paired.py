@@ -1,0 +1,190 @@
+"""`grok report`'s paired lines: each arm (or swept value) against its baseline on the same seeds.
+
+A final value's paired difference with its spread (the range below 8 seeds, a 95% t-interval from
+8), sign-test p and Wilcoxon p; steps to 95% val the same way, with the ratio; and over several cells
+an arm's pooled ratio. A member that never reached 95% counts at its budget, and the line says which
+side that bounds. The statistics are engine/sweep/stats.py's.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+from engine.config import ConfigError
+from engine.sweep.results import ENDED
+from engine.sweep.spec import Group
+from engine.sweep.stats import RANGE, Spread, cells, num, paired, pooled_interval, seed_interval
+from engine.train.phases import GENERALIZED
+
+
+def final_metrics(finals: dict[str, dict]) -> list[str]:
+    """The metrics the members' final values hold, in the order first seen."""
+    return list(dict.fromkeys(k for f in finals.values() for k in f))
+
+
+def paired_dimension(group: Group, baseline: str | None = None) -> tuple[str, str] | None:
+    """The dimension whose values are paired by seed, and its baseline value: the arms against
+    `baseline` if given, else the `compare` arm (else the first arm); without arms, the first swept
+    grid key against `baseline` or its first value."""
+    dim, values = "", []
+    if group.spec.arms:
+        dim, values = "arm", list(group.spec.arms)
+        default = group.spec.compare or values[0]
+    else:
+        for k, vals in group.spec.grid.items():
+            if len(vals) > 1:
+                dim, values = k, [str(v) for v in vals]
+                default = values[0]
+                break
+    if not dim:
+        if baseline is not None:
+            raise ConfigError(f"--baseline {baseline}: this group sweeps no arm or value to pair against it")
+        return None
+    if baseline is None:
+        return dim, default
+    if baseline not in values:
+        raise ConfigError(f"--baseline {baseline}: not a value of {dim} in this group; values: {', '.join(values)}")
+    return dim, baseline
+
+
+def paired_lines(
+    group: Group, rows: list[dict[str, Any]], finals: dict, tail: int, baseline: str | None = None
+) -> list[str]:
+    """Each value of the paired dimension against its baseline, per metric and context, paired by seed.
+
+    E.g. "val_acc: adamlr - adam = +0.042 (range +0.011 to +0.071), 5/5 seeds higher, sign p 0.0625,
+    Wilcoxon p 0.0625 (n=5)", preceded by the same for steps to 95% val (`_paired_steps_line`). Only
+    seeds present in both cells count.
+    """
+    pd = paired_dimension(group, baseline)
+    metrics = final_metrics(finals)
+    if pd is None or not metrics:
+        return []
+    dim, base = pd
+    ctx_keys = [
+        k for k in ([] if dim == "arm" else (["arm"] if group.spec.arms else [])) + list(group.spec.grid) if k != dim
+    ]
+    by = cells(rows, [*ctx_keys, dim])
+    lines: list[str] = []
+    pooled: dict[tuple[str, str], list[StepsPairs]] = {}  # (arm, baseline) -> each cell's paired seeds
+    for key, rs in by.items():
+        *ctx, val = key
+        if val == base:
+            continue
+        base_rows = by.get((*ctx, base), [])
+        where = "".join(f" [{k.split('.')[-1]}={v}]" for k, v in zip(ctx_keys, ctx, strict=True))
+        label = val if dim == "arm" else f"{dim.split('.')[-1]}={val}"
+        base_label = base if dim == "arm" else f"{dim.split('.')[-1]}={base}"
+        if steps := _paired_steps_line(rs, base_rows, f"{label} - {base_label}"):
+            lines.append(steps[0] + where)
+            pooled.setdefault((label, base_label), []).append(steps[1])
+        for k in metrics:
+            mine = {r["seed"]: finals[r["member"]][k] for r in rs if k in finals.get(r["member"], {})}
+            theirs = {r["seed"]: finals[r["member"]][k] for r in base_rows if k in finals.get(r["member"], {})}
+            seeds = [s for s in mine if s in theirs]
+            if not seeds:
+                continue
+            p = paired([mine[s] for s in seeds], [theirs[s] for s in seeds])
+            d = seed_interval([mine[s] - theirs[s] for s in seeds])
+            lines.append(
+                f"{k}: {label} - {base_label} = {spread(d, '+.3f')}, {p['wins']}/{p['n']} seeds higher, "
+                f"sign p {_p(p['sign_p'])}, Wilcoxon p {_p(p['wilcoxon_p'])} (n={p['n']}){where}"
+            )
+    for (label, base_label), per_cell in pooled.items():
+        logs = [v for c in per_cell for v in c.logs]
+        if len(per_cell) > 1 and logs:  # over every cell (task, batch, ...): the arm's pooled ratio
+            n_out = sum(c.unreached for c in per_cell)
+            rel = _relation(any(c.mine_censored for c in per_cell), any(c.base_censored for c in per_cell))
+            sp = pooled_interval([[v for v, _ in c.logs] for c in per_cell])
+            lines.append(
+                f"steps to {GENERALIZED} val: {label} / {base_label}, {len(per_cell)} cells pooled {rel} "
+                f"{_ratio(sp)}, {sum(f for _, f in logs)}/{len(logs)} seeds fewer{_bound(n_out, rel, ' (', ')')}"
+            )
+    return lines
+
+
+@dataclass
+class StepsPairs:
+    """One cell's seeds paired against the baseline's: (log steps ratio, fewer) each, and which side is censored."""
+
+    logs: list[tuple[float, bool]]
+    unreached: int  # members counted at their budget, over both arms
+    mine_censored: bool
+    base_censored: bool
+
+
+def spread(sp: Spread, f: str, unit: str = "") -> str:
+    """A Spread as text: "0.842 (range 0.790 to 0.910)" below 8 seeds, "0.842 [95% t-interval 0.80, 0.88]" from 8."""
+    if sp.n == 0:
+        return "-"
+    if sp.kind == RANGE:
+        return f"{sp.mean:{f}}{unit} (range {sp.lo:{f}} to {sp.hi:{f}})"
+    return f"{sp.mean:{f}}{unit} [{sp.kind} {sp.lo:{f}}, {sp.hi:{f}}]"
+
+
+def _ratio(sp: Spread) -> str:
+    """A Spread of log steps ratios as a ratio: the geometric mean over paired seeds with the spread
+    exponentiated, e.g. "0.55× (range 0.40 to 0.71)" (a ratio; a difference of steps across tasks of
+    unequal pace is not one)."""
+    return spread(Spread(math.exp(sp.mean), math.exp(sp.lo), math.exp(sp.hi), sp.n, sp.kind), ".2f", "×")
+
+
+def _relation(mine_censored: bool, base_censored: bool) -> str:
+    """How a shown x - baseline (or x / baseline) relates to the true one when unreached members count at
+    their budget: the budget under-states x's steps (so the truth is >=), or the baseline's (<=), or both."""
+    if mine_censored and base_censored:
+        return "≈"
+    return "≥" if mine_censored else "≤" if base_censored else "="
+
+
+def _bound(unreached: int, rel: str, open_: str = "; ", close: str = "") -> str:
+    if not unreached:
+        return ""
+    what = "so a bound" if rel in "≥≤" else "in both arms, so not even a bound"
+    return f"{open_}{unreached} unreached counted at the budget, {what}{close}"
+
+
+def _steps_by_seed(rows: list[dict[str, Any]]) -> dict[str, tuple[float, bool]]:
+    """Seed -> (steps to 95% val, reached): an ended member that never reached it counts at its budget."""
+    out: dict[str, tuple[float, bool]] = {}
+    for r in rows:
+        if r.get("status") not in ENDED:
+            continue
+        g, budget = num(r.get("generalized_step")), num(r.get("max_steps"))
+        if g is not None or budget is not None:
+            out[r["seed"]] = (g, True) if g is not None else (float(budget or 0), False)
+    return out
+
+
+def _paired_steps_line(
+    rs: list[dict[str, Any]], base_rows: list[dict[str, Any]], label: str
+) -> tuple[str, StepsPairs] | None:
+    """Steps to 95% val, x - baseline paired by seed, e.g. "steps to 95% val: small_init - default = -290
+    (range -450 to -130), 8/10 seeds fewer, ..., ratio = 0.71× (range 0.60 to 0.84)", and the cell's
+    paired seeds for the pooled ratio. "≥"/"≤" replaces "=" where a member that never reached 95% is
+    counted at its budget. None when neither cell has a seed that reached it."""
+    mine, theirs = _steps_by_seed(rs), _steps_by_seed(base_rows)
+    seeds = [s for s in mine if s in theirs]
+    if not any(mine[s][1] or theirs[s][1] for s in seeds):
+        return None
+    p = paired([mine[s][0] for s in seeds], [theirs[s][0] for s in seeds])
+    d = seed_interval([mine[s][0] - theirs[s][0] for s in seeds])
+    fewer = sum(mine[s][0] < theirs[s][0] for s in seeds)
+    unreached = sum((not mine[s][1]) + (not theirs[s][1]) for s in seeds)
+    rel = _relation(any(not mine[s][1] for s in seeds), any(not theirs[s][1] for s in seeds))
+    logs = [
+        (math.log(mine[s][0] / theirs[s][0]), mine[s][0] < theirs[s][0]) for s in seeds if mine[s][0] > 0 < theirs[s][0]
+    ]
+    ratio = f", ratio {rel} {_ratio(seed_interval([v for v, _ in logs]))}" if logs else ""
+    line = (
+        f"steps to {GENERALIZED} val: {label} {rel} {spread(d, '+.0f')}, {fewer}/{p['n']} seeds fewer, "
+        f"sign p {_p(p['sign_p'])}, Wilcoxon p {_p(p['wilcoxon_p'])} (n={p['n']}{_bound(unreached, rel)}){ratio}"
+    )
+    pairs = StepsPairs(logs, unreached, rel in "≥≈", rel in "≤≈")
+    return line, pairs
+
+
+def _p(x: float) -> str:
+    return "-" if x != x else f"{x:.3g}"

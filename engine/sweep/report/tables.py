@@ -1,0 +1,368 @@
+"""Sweep reports: median and IQR of steps to 95% val acc and of the grokking delay, per swept value.
+
+Also each cell's final values (a metric averaged over a member's last `tail` evaluations) as the
+mean over seeds with its spread (the range below 8 seeds, a 95% t-interval from 8), and for arms
+run on the same seeds the paired difference with its spread, sign-test p and Wilcoxon p. A line
+that counts a member which never reached 95% at its budget says so: "≥" or "≤" for the side the
+budget bounds, and "a bound". Every table says where each cell's members stopped (the last step
+they logged, against max_steps). The statistics are engine/sweep/stats.py's; the arm ratios
+engine/sweep/compare.py's.
+"""
+
+from __future__ import annotations
+
+import csv
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO, Any
+
+from engine.config import ConfigError
+from engine.rundir.dirs import read_metrics
+from engine.sweep.compare import compare_lines
+from engine.sweep.report.forks import DEFAULT_METRICS, TARGET_METRICS, intervention_rows
+from engine.sweep.report.paired import final_metrics, paired_lines
+from engine.sweep.report.targets import LEARNED_COLUMN, has_targets, target_rows
+from engine.sweep.results import ENDED
+from engine.sweep.spec import Group
+from engine.sweep.stats import (
+    INF,
+    RANGE,
+    bracketed,
+    cells,
+    num,
+    put_spread,
+    quantile,
+    seed_interval,
+    summarize,
+)
+from engine.train.phases import GENERALIZED
+
+DEFAULT_TAIL = 5  # `grok report --tail`: evaluations averaged into a member's final value
+DEFAULT_FINAL_METRICS = ("val_acc",)  # plus any other val_acc_* column the members logged (rare, absent tokens)
+PEAK = "max:"  # `--metrics max:train_loss`: a member's largest value over its run (Fig. 5: is large c unstable?)
+
+
+@dataclass
+class Table:
+    """One report table: its title, its dimension columns and one summary row per cell."""
+
+    title: str
+    keys: list[str]  # the dimension columns
+    rows: list[dict[str, Any]] = field(default_factory=list)
+    intervals: list[str] = field(default_factory=list)  # columns shown as a Spread from <c>, <c>_lo, <c>_hi, ...
+    texts: list[str] = field(default_factory=list)  # columns shown as they are (formatted by their table)
+
+
+def _probe_table(group: Group, rows: list[dict[str, Any]], dims: list[str]) -> Table | None:
+    """Each probe column as "first -> last" measured value, median over seeds."""
+    cols = sorted({k[len("final_") :] for r in rows for k in r if k.startswith("final_")})
+    cols = [c for c in cols if c not in ("train_acc", "val_acc") and not c.endswith("_iters")]
+    if not cols:
+        return None
+    t = Table("probes, first -> last measured value (median over seeds)", dims)
+    for key, rs in cells(rows, dims).items():
+        row: dict[str, Any] = dict(zip(dims, key, strict=True))
+        row["stopped at"] = stopped_at(summarize(rs))
+        for c in cols:
+            a = quantile([v for v in (num(r.get(f"first_{c}")) for r in rs) if v is not None], 0.5)
+            b = quantile([v for v in (num(r.get(f"final_{c}")) for r in rs) if v is not None], 0.5)
+            row[c] = f"{a:.3g} -> {b:.3g}"
+        t.rows.append(row)
+    return t
+
+
+def tail_mean(values: list[float], tail: int) -> float | None:
+    """The mean of the last `tail` finite values (a probe column is NaN where it was not due); None if none."""
+    vals = [v for v in values if math.isfinite(v)][-tail:]
+    return sum(vals) / len(vals) if vals else None
+
+
+def peak(values: list[float]) -> float | None:
+    """The largest finite value (a probe column is NaN where it was not due); None if none."""
+    vals = [v for v in values if math.isfinite(v)]
+    return max(vals) if vals else None
+
+
+def member_finals(group: Group, metrics: list[str] | None = None, tail: int = DEFAULT_TAIL) -> dict[str, dict]:
+    """Member id -> {metric: its mean over the member's last `tail` evaluations}, for members that ended.
+
+    `metrics` None: val_acc and every other val_acc_* column the members logged; `max:COL` is COL's
+    largest finite value over all the member's evaluations. metrics.csv is read with rundir's reader,
+    which drops a line torn by a kill.
+    """
+    res = group.results()
+    ended = [m for m in group.members if res.get(m.id, {}).get("status") in ENDED]
+    curves = {m.id: read_metrics(group.member_dir(m)) for m in ended}
+    seen = {k for rows in curves.values() for k in (rows[0] if rows else {})}
+    if metrics is None:
+        metrics = [*DEFAULT_FINAL_METRICS, *sorted(k for k in seen if k.startswith("val_acc_"))]
+    elif seen and (unknown := [k for k in metrics if k.removeprefix(PEAK) not in seen]):
+        have = ", ".join(sorted(k for k in seen if k not in ("step", "epoch")))
+        raise ConfigError(f"{group.dir}: no member logged {', '.join(unknown)}; have {have}")
+    out: dict[str, dict] = {}
+    for mid, rows in curves.items():
+        out[mid] = {}
+        for k in metrics:
+            col = k.removeprefix(PEAK)
+            values = [r.get(col, math.nan) for r in rows]
+            v = peak(values) if k.startswith(PEAK) else tail_mean(values, tail)
+            if v is not None:
+                out[mid][k] = v
+    return out
+
+
+def _final_table(group: Group, rows: list[dict[str, Any]], dims: list[str], finals: dict, tail: int) -> Table | None:
+    """Per cell: each metric's final value, mean over seeds with its spread (stats.seed_interval)."""
+    metrics = final_metrics(finals)
+    if not metrics:
+        return None
+    title = (
+        f"final value (mean of the last {tail} evaluations): mean over seeds, (min–max) below 8 seeds, "
+        "[95% t-interval] from 8"
+    )
+    if any(k.startswith(PEAK) for k in metrics):
+        title += f"; {PEAK}COL is the member's largest COL over its run"
+    t = Table(title, dims, intervals=metrics)
+    for key, rs in cells(rows, dims).items():
+        row: dict[str, Any] = dict(zip(dims, key, strict=True))
+        for k in metrics:
+            xs = [finals[r["member"]][k] for r in rs if k in finals.get(r["member"], {})]
+            put_spread(row, k, seed_interval(xs))
+        row["stopped at"] = stopped_at(summarize(rs))
+        t.rows.append(row)
+    return t
+
+
+def build_tables(
+    group: Group, tail: int = DEFAULT_TAIL, metrics: list[str] | None = None, baseline: str | None = None
+) -> tuple[list[Table], list[str]]:
+    """The report's tables (all cells, one per swept dimension, final values, probes) and its comparison lines.
+
+    The comparison lines are the arm ratios of steps to 95% (compare.py), then the paired
+    differences of final values (`paired_lines`).
+    """
+    rows = [r for r in group.results().values()]
+    dims = (["arm"] if group.spec.arms else []) + list(group.spec.grid)
+    tables = []
+    main = Table("every cell" if dims else "all members", dims)
+    for key, rs in cells(rows, dims).items():
+        main.rows.append({**dict(zip(dims, key, strict=True)), **summarize(rs)})
+    tables.append(main)
+    if len(dims) > 1:
+        for d in dims:
+            t = Table(f"by {d} (pooled over the other dimensions)", [d])
+            for key, rs in cells(rows, [d]).items():
+                t.rows.append({d: key[0], **summarize(rs)})
+            tables.append(t)
+    finals = member_finals(group, metrics, tail)
+    final = _final_table(group, rows, dims, finals, tail)
+    if final:
+        tables.append(final)
+    probe = _probe_table(group, rows, dims)
+    if probe:
+        tables.append(probe)
+    targets = target_rows(group, dims, _target_norms(group, tail)) if has_targets(group) else None
+    if targets:
+        title = (
+            "decoupling targets (engine/sweep/report/targets.py): batch share, draw ratio and target norm "
+            f"(last {tail} evaluations) as mean (min–max) n below 8 seeds; learned step: median over a member's targets"
+        )
+        t = Table(title, dims, intervals=["batch share", "draw ratio", "target norm"], texts=[LEARNED_COLUMN])
+        for r in targets:
+            r["stopped at"] = stopped_at(summarize(r.pop("_members")))
+        t.rows = targets
+        tables.append(t)
+    if group.spec.forks:
+        tables += _interventions_table(group, metrics)
+    paired = paired_lines(group, rows, finals, tail, baseline)
+    return tables, compare_lines(group, rows, baseline) + paired + _tail_note(group, tail)
+
+
+def _interventions_table(group: Group, metrics: list[str] | None) -> list[Table]:
+    """The fork arms against the runs they fork, paired by seed (engine/sweep/report/forks.py): `--metrics`
+    (peaks left out), else the targets' accuracy and row norm where the group has targets, else val_acc."""
+    chosen = [k for k in metrics or [] if not k.startswith(PEAK)] or list(
+        TARGET_METRICS if has_targets(group) else DEFAULT_METRICS
+    )
+    rows = intervention_rows(group, chosen)
+    if not rows:
+        return []
+    title = (
+        "interventions (engine/sweep/report/forks.py): each fork arm against the arm it forks, paired by seed; "
+        "before: the parent at the fork step, after: the fork's last evaluation; mean (min–max) n below 8 seeds"
+    )
+    cols = [f"{k} {part}" for k in chosen for part in ("before", "after", "change")]
+    t = Table(title, ["arm", "from"], intervals=cols, texts=[f"{k} higher" for k in chosen])
+    for r in rows:
+        r["stopped at"] = stopped_at(summarize(r.pop("_members")))
+    t.rows = rows
+    return [t]
+
+
+def _target_norms(group: Group, tail: int) -> dict[str, dict[str, float]]:
+    """Each member's tail mean of target_norm, where the targets probe ran (an older group has none)."""
+    try:
+        return member_finals(group, ["target_norm"], tail)
+    except ConfigError:  # no member logged target_norm
+        return {}
+
+
+def _tail_note(group: Group, tail: int) -> list[str]:
+    """A warning when early stopping makes the last `tail` evaluations straddle generalization.
+
+    A member with train.patience = P stops at the P-th evaluation in a row with its train.stop_metric
+    column at or above train.target_val_acc (engine/train/phases.py), so with tail > P its final value mixes
+    in evaluations from before the jump.
+    """
+    res = group.results()
+    stopped = []
+    watched: list[str] = []
+    for m in group.members:
+        r = res.get(m.id, {})
+        steps, budget = num(r.get("steps")), num(r.get("max_steps"))
+        if r.get("status") in ENDED and steps is not None and budget is not None and steps < budget:
+            train = group.config(m).train
+            if 0 < train.patience < tail:
+                stopped.append(train.patience)
+                watched += [train.stop_metric] if train.stop_metric not in watched else []
+    if not stopped:
+        return []
+    ps = sorted(set(stopped))
+    return [
+        f"note: {len(stopped)} member(s) stopped early (train.patience {', '.join(map(str, ps))}): their last "
+        f"{tail} evaluations include some before {' or '.join(watched)} reached the stop rule's target; "
+        f"--tail {min(ps)} keeps only those after"
+    ]
+
+
+def _steps(x: float, budget: float) -> str:
+    if x != x:
+        return "-"
+    if x == INF:
+        return f">{budget:.0f}"
+    return f"{x:.0f}"
+
+
+def stopped_at(r: dict[str, Any]) -> str:
+    """Where a cell's members stopped: the last step each logged, against max_steps, e.g. "600 (400-1000) of
+    1000" (median, then the range when they differ); "-" when none logged it."""
+    lo, med, hi, b = r["stop_min"], r["stop_median"], r["stop_max"], r["budget"]
+    if lo != lo:
+        return "-"
+    where = f"{med:.0f}" if lo == hi else f"{med:.0f} ({lo:.0f}-{hi:.0f})"
+    return f"{where} of {b:.0f}" if b else where
+
+
+def _fmt_summary(r: dict[str, Any]) -> dict[str, str]:
+    b = r["budget"]
+    gen = f"{_steps(r['gen_median'], b)} [{_steps(r['gen_q1'], b)}, {_steps(r['gen_q3'], b)}]"
+    dl = r["delay_median"]
+    delay = "-" if dl != dl else f"{dl:.0f} [{r['delay_q1']:.0f}, {r['delay_q3']:.0f}]"
+    fv = r["final_val_acc"]
+    return {
+        "generalized": f"{r['generalized']}/{r['ended']}",
+        f"steps to {GENERALIZED} val: median [IQR]": gen,
+        "grokking delay: median [IQR]": delay,
+        "final val_acc": "-" if fv != fv else f"{fv:.3f}",
+        "stopped at": stopped_at(r),
+        "not finished": r["status"] or "",
+    }
+
+
+def _interval(r: dict[str, Any], c: str) -> str:
+    """A final value in a table cell (`bracketed`: the range below 8 seeds, the t-interval from 8)."""
+    if r[c] != r[c]:
+        return "-"
+    return bracketed(r[c], r[f"{c}_lo"], r[f"{c}_hi"], r[f"{c}_n"], r[f"{c}_interval"] == RANGE)
+
+
+FORMATS = ("text", "markdown", "csv")  # `grok report --format`
+
+
+def _shown(t: Table) -> tuple[list[str], list[dict[str, str]]]:
+    """A table's columns and its rows as strings: medians with their IQR, `>N` for unreached."""
+    if t.intervals:
+        shown = [
+            {
+                **{k: r[k] for k in t.keys},
+                **{c: _interval(r, c) for c in t.intervals},
+                **{c: r[c] for c in t.texts},
+                "stopped at": r["stopped at"],
+            }
+            for r in t.rows
+        ]
+    elif t.rows and "n" in t.rows[0]:
+        shown = [{**{k: r[k] for k in t.keys}, **_fmt_summary(r)} for r in t.rows]
+    else:
+        shown = [{k: (f"{v:.4g}" if isinstance(v, float) else str(v)) for k, v in r.items()} for r in t.rows]
+    cols = list(shown[0]) if shown else []
+    if all(not r.get("not finished") for r in shown) and "not finished" in cols:
+        cols.remove("not finished")
+    return cols, shown
+
+
+def render_table(t: Table, fmt: str = "text") -> str:
+    """A table as aligned text (or a Markdown table); a summary row shows medians with their IQR."""
+    cols, shown = _shown(t)
+    md = fmt == "markdown"
+    if not shown:
+        return f"**{t.title}**: no results yet\n" if md else f"{t.title}: no results yet\n"
+    if md:
+        lines = [f"**{t.title}**", "", "| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
+        lines += ["| " + " | ".join(str(r[c]).replace("|", "\\|") for c in cols) + " |" for r in shown]
+        return "\n".join(lines) + "\n"
+    width = {c: max(len(c), *(len(str(r[c])) for r in shown)) for c in cols}
+    lines = [t.title, "  ".join(c.ljust(width[c]) for c in cols), "  ".join("-" * width[c] for c in cols)]
+    lines += ["  ".join(str(r[c]).ljust(width[c]) for c in cols) for r in shown]
+    return "\n".join(line.rstrip() for line in lines) + "\n"
+
+
+def render(
+    group: Group,
+    fmt: str = "text",
+    tail: int = DEFAULT_TAIL,
+    metrics: list[str] | None = None,
+    baseline: str | None = None,
+) -> str:
+    """The whole report as `grok report` and the end of `grok sweep` print it (text or markdown)."""
+    tables, compare = build_tables(group, tail, metrics, baseline)
+    head = f"sweep {group.dir.name}: preset {group.preset or '-'}, {len(group.results())}/{len(group.members)} members"
+    md = fmt == "markdown"
+    parts = [("### " if md else "") + head + "\n"] + [render_table(t, fmt) for t in tables]
+    if compare:
+        lines = [f"- {c}" for c in compare] if md else compare
+        parts.append(("**comparison**\n\n" if md else "comparison\n") + "\n".join(lines) + "\n")
+    return "\n".join(parts)
+
+
+def write_csv(
+    group: Group,
+    path: str | Path | IO[str],
+    tail: int = DEFAULT_TAIL,
+    metrics: list[str] | None = None,
+    baseline: str | None = None,
+) -> Path | None:
+    """The same tables in long form: one row per table row, a `table` column naming the table.
+
+    `path` is a file name (returned) or an open text stream such as stdout (None returned)."""
+    tables, compare = build_tables(group, tail, metrics, baseline)
+    out: list[dict[str, Any]] = []
+    for t in tables:
+        out += [{"table": t.title, **r} for r in t.rows]
+    out += [{"table": "comparison", "text": line} for line in compare]
+    cols = list(dict.fromkeys(k for r in out for k in r))
+
+    def write(fh: IO[str]) -> None:
+        w = csv.DictWriter(fh, cols)
+        w.writeheader()
+        for r in out:
+            w.writerow({k: ("" if isinstance(v, float) and v != v else v) for k, v in r.items()})
+
+    if not isinstance(path, str | Path):
+        write(path)
+        return None
+    p = Path(path)
+    with open(p, "w", newline="") as fh:
+        write(fh)
+    return p

@@ -1,0 +1,1 @@
+"""The task: modular-arithmetic data, the train/test splits, batch samplers and the metrics on tokens."""

@@ -1,0 +1,1 @@
+"""Training: the loop over stacked members, optimizers, weights, evaluation, phases and interventions."""
