@@ -17,6 +17,7 @@ SPLITS = ("random", "uniform", "skewed", "skewed_test", "block", "strip")
 SKEW_ON = ("a", "both")
 SKEW_ORDERS = ("value", "random")
 STARVE_POSITIONS = ("any", "same", "mixed")
+TARGET_DRAWS = ("", "own", "all")  # train.target_draws_as
 MODEL_KINDS = ("mlp_raw", "mlp_embed", "mlp_onehot", "transformer")
 FORMATS = ("a_op_b_eq", "a_b_eq", "a_b")  # token sequences, see DataConfig.vocab_size
 SCHEDULES = ("constant", "cosine")
@@ -186,6 +187,14 @@ class OptimConfig:
     orthogonal: bool = False  # ⊥Grad: drop the gradient component parallel to the weights
     warmup_steps: int = 0  # lr rises linearly from 0: step t (0-based) uses lr·t/warmup_steps; 0 = off
     schedule: str = "constant"  # after warm-up: constant | cosine (half a cosine to 0 at train.max_steps)
+    # Weight decay per parameter set (§4.2: a rarely drawn row of E is shrunk by decay between its updates):
+    # SET=WD items, commas outside brackets, sets as in train.frozen (E, E[tokens], W, rest, all, a name);
+    # a set not named keeps weight_decay, and where sets overlap the most specific wins (E[targets] over E
+    # over rest/W over all). Coupled L2 under adam and sgd, decoupled under adamw (engine/train/decay.py).
+    decay_sets: str = ""  # e.g. "E[targets]=0" or "E=0,W=1e-3"; empty = weight_decay everywhere
+    # Lazy rows (TensorFlow's LazyAdam, torch's SparseAdam): a row of E whose token is not in the batch
+    # gets no decay, no moment update and no step; it moves only on the steps that draw it.
+    lazy_rows: bool = False  # rows of E outside the batch stay as they are, optimizer moments included
 
     def __post_init__(self) -> None:
         _one_of(self.name, "optim.name", OPTIMIZERS)
@@ -206,6 +215,9 @@ class OptimConfig:
         _check(self.grokfast_lambda >= 0, "optim.grokfast_lambda", f"must be >= 0 (got {self.grokfast_lambda})")
         _check(self.warmup_steps >= 0, "optim.warmup_steps", f"must be >= 0 (got {self.warmup_steps})")
         _one_of(self.schedule, "optim.schedule", SCHEDULES)
+        from engine.config.param_sets import parse_decay_sets  # torch-free; param_sets imports errors only
+
+        parse_decay_sets(self.decay_sets, "optim.decay_sets")
 
 
 @dataclass(frozen=True)
@@ -226,6 +238,10 @@ class TrainConfig:
     # their updates with the data intact, r > 1 raises them. 0 = "matched": r is solved so that a target
     # token's expected share of draws equals the median share of the other tokens (engine/task/samplers.py).
     target_rate: float = 1.0  # r: draw weight of pairs holding a data.starve_k target; 1 = off; 0 = matched
+    # The draws factor of a fork study apart from the pairs factor: r is re-solved on this training set so that
+    # a target's expected occurrences per batch equal what target_rate gives on the split's own training
+    # pairs ("own") or on them with all the targets' held-out-free pairs added ("all", train.add_pairs's).
+    target_draws_as: str = ""  # "" = r as given | own | all (engine/task/samplers.py target_draws)
     seed: int = 0  # sets the split, the init and the batch order
     device: str = "auto"  # auto = cuda, then mps, then cpu
     # The early-stop rule: stop once the logged column stop_metric is >= target_val_acc for `patience`
@@ -264,6 +280,7 @@ class TrainConfig:
         )
         _check(self.eval_every >= 1, "train.eval_every", f"must be >= 1 (got {self.eval_every})")
         _one_of(self.sampler, "train.sampler", SAMPLERS)
+        _one_of(self.target_draws_as, "train.target_draws_as", TARGET_DRAWS)
         _one_of(self.dtype, "train.dtype", DTYPES)
         _one_of(self.loss, "train.loss", LOSSES)
         _check(self.gamma > 0, "train.gamma", f"must be > 0 (got {self.gamma})")
@@ -323,6 +340,9 @@ class ProbeConfig:
     # run's last measurement (keyfreq.csv, key = 1), e.g. "14,35,41" (docs/PROBES.md).
     progress_keys: str = ""  # comma-separated key frequencies held fixed; empty = re-picked at each measurement
     targets_every: int = 0  # the data.starve_k targets: accuracy by operand position seen, row norm and ring place
+    # A row's balance between evaluations (§4.2, eqs. 3-6): the loss gradient and the decay term along each
+    # row of E, its occurrences in batches and its norm change; the targets' mean and the others' median.
+    balance: bool = False  # target_/other_ grad_step, decay_step, occurrences, norm_change (engine/probes/balance.py)
     rare_k: int = 10  # val_acc_rare: test pairs holding one of the k least-trained present tokens, ties all in (Fig. 4)
 
     def __post_init__(self) -> None:

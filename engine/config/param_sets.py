@@ -91,6 +91,33 @@ def parse_param_sets(spec: str, where: str = "parameter set") -> list[ParamSet]:
     return out
 
 
+def parse_decay_sets(spec: str, where: str = "optim.decay_sets") -> list[tuple[ParamSet, float]]:
+    """`E[targets]=0,W=1e-3` -> [(ParamSet("E", targets), 0.0), (ParamSet("W"), 0.001)]; [] for ""."""
+    out = []
+    for item in split_sets(spec):
+        name, eq, value = item.rpartition("=")
+        if not eq or not name.strip():
+            raise ConfigError(f"{where}: {item!r} is not SET=WD (e.g. E[targets]=0 or W=1e-3)")
+        try:
+            wd = float(value)
+        except ValueError:
+            raise ConfigError(f"{where}: {item!r}: the decay {value!r} is not a number") from None
+        if not wd >= 0 or wd == float("inf"):
+            raise ConfigError(f"{where}: {item!r}: the decay must be a finite number >= 0")
+        sets = parse_param_sets(name, where)
+        if len(sets) != 1:
+            raise ConfigError(f"{where}: {item!r}: one parameter set per decay")
+        out.append((sets[0], wd))
+    return out
+
+
+def specificity(ps: ParamSet) -> int:
+    """How narrow a set is, for the rule that the most specific decay wins: all < rest < W, E, a name < E[rows]."""
+    if ps.rows is not None:
+        return 3
+    return {"all": 0, "rest": 1}.get(ps.name, 2)
+
+
 # --- interventions as written: `--intervene KIND:WHAT[=ARG]` (engine/train/interventions.py applies them) ---
 
 ROW_KINDS = ("rescale", "reset", "zero", "copy")

@@ -31,6 +31,7 @@ from engine.rundir.columns import BASE_COLUMNS
 from engine.task.dataset import Dataset, load_dataset
 from engine.task.metrics import split_tokens
 from engine.task.samplers import Sampler, build_sampler
+from engine.train.decay import row_rules
 from engine.train.device import apply_tf32, resolve_device
 from engine.train.evaluation import RunMetrics
 from engine.train.gpu.cuda_graph import MAX_GRAPHS, StepGraph, cuda_recorder, unfit
@@ -79,7 +80,8 @@ class TrainLoop:
         self.weights: Weights = StackedModels(models) if stacked else OneModel(models[0], c0)
         # Equal settings step as one optimizer: the step's host cost grows with the settings, not with N.
         self.ranges = shared_ranges(cfgs) if stacked else [(0, 1)]
-        self.opts = [build_optimizer(self.weights.optimized(a, b), cfgs[a]) for a, b in self.ranges]
+        self.opt_modules = [self.weights.optimized(a, b) for a, b in self.ranges]
+        self.opts = [build_optimizer(m, cfgs[a]) for m, (a, _) in zip(self.opt_modules, self.ranges, strict=True)]
         self.opt_of = [k for k, (a, b) in enumerate(self.ranges) for _ in range(a, b)]  # member -> its optimizer
         self.loss_fn = build_loss(c0.train.loss)
         self.samplers: list[Sampler] = [build_sampler(c, d.x_train, dev) for c, d in zip(cfgs, self.data, strict=True)]
@@ -120,6 +122,9 @@ class TrainLoop:
         self.freezers = frozen_sets(self)  # train.frozen / train.trainable (engine/train/interventions.py)
         if self.freezers:
             self.graph_off = self.graph_off or "frozen parameters (train.frozen, train.trainable)"
+        self.row_rules = row_rules(self)  # optim.decay_sets, optim.lazy_rows (engine/train/decay.py)
+        if self.row_rules:
+            self.graph_off = self.graph_off or "decay sets or lazy rows (optim.decay_sets, optim.lazy_rows)"
         self.graphs: dict[tuple[int, ...], StepGraph] = {}
         self.recorder = cuda_recorder
         self.step = 0
@@ -270,7 +275,7 @@ class TrainLoop:
         losses, x = self.gradients(idx)
         if before_update is not None:
             before_update(x)
-        self.apply()
+        self.apply(x)
         return losses, x
 
     def gradients(self, idx: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
@@ -284,11 +289,17 @@ class TrainLoop:
         losses.sum().backward()
         return losses, x
 
-    def apply(self) -> None:
-        """The optimizers' update from the gradients that `gradients` wrote."""
+    def apply(self, x: torch.Tensor | None = None) -> None:
+        """The optimizers' update from the gradients that `gradients` wrote, on the batch x (N, B, L)."""
         self.weights.hand_grads()
+        if self.row_rules:
+            assert x is not None, "decay sets and lazy rows need the batch (an eager step)"
+            for members, rules in self.row_rules:
+                rules.before_step(x[members])
         for opt in self.opts:
             opt.step()
+        for _, rules in self.row_rules:
+            rules.after_step()
         for f in self.freezers:  # the update undone on frozen entries: bit-identical under decay and moments
             f.restore()
 

@@ -31,12 +31,13 @@ def build_optimizer(model: nn.Module, cfg: RunConfig) -> torch.optim.Optimizer:
     impl = {"fused": True} if devices <= {"cpu", "cuda"} else {"foreach": True}
     defer_dynamo_disable()  # a run that never compiles never imports torch._dynamo (engine/train/eager.py)
     opt: torch.optim.Optimizer
+    wd = 0.0 if o.decay_sets else o.weight_decay  # decay sets: applied entry by entry (engine/train/decay.py)
     if o.name == "adam":  # coupled L2: wd·θ is added to the gradient before the moments (the paper's setup)
-        opt = torch.optim.Adam(groups, lr=o.lr, betas=o.betas, eps=o.eps, weight_decay=o.weight_decay, **impl)
+        opt = torch.optim.Adam(groups, lr=o.lr, betas=o.betas, eps=o.eps, weight_decay=wd, **impl)
     elif o.name == "adamw":
-        opt = torch.optim.AdamW(groups, lr=o.lr, betas=o.betas, eps=o.eps, weight_decay=o.weight_decay, **impl)
+        opt = torch.optim.AdamW(groups, lr=o.lr, betas=o.betas, eps=o.eps, weight_decay=wd, **impl)
     else:
-        opt = torch.optim.SGD(groups, lr=o.lr, momentum=o.momentum, weight_decay=o.weight_decay, **impl)
+        opt = torch.optim.SGD(groups, lr=o.lr, momentum=o.momentum, weight_decay=wd, **impl)
     opt.__dict__["step"] = eager_step(opt)
     return opt
 
