@@ -8,6 +8,7 @@ from typing import Any
 import torch
 
 from engine.events import CircuitLogged
+from engine.probes.balance import BalanceProbe
 from engine.probes.base import NAN, Blocks, Probe, ProbeContext
 from engine.probes.fourier import FourierProbe
 from engine.probes.gradients import GradProbe
@@ -57,6 +58,7 @@ class ProbeSet:
             GradProbe(ctx, blocks),
             ProgressProbe(ctx, blocks),
             TargetProbe(ctx, blocks),
+            BalanceProbe(ctx, blocks),
         ]
         self.probes = [p for p in every if p.enabled]
         self._stepping = [p for p in self.probes if type(p).on_step is not Probe.on_step]

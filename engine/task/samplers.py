@@ -24,6 +24,7 @@ rounding of r; the multinomial samplers multiply their example weights by r. r =
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import numpy as np
@@ -58,6 +59,7 @@ class Sampler:
         self.holds_target = self.target[self.a] | self.target[self.b]  # (n,) examples holding a target token
         self.rate_setting = cfg.train.target_rate
         self.rate = 1.0  # resolved by `_resolve_rate` once the base weights are known
+        self.cfg = cfg  # train.target_draws_as resolves r against another training set of the same split
         self._a_dev, self._b_dev = self.a.to(device), self.b_other.to(device)
         self.draws = torch.zeros(self.p + 1, dtype=torch.int64, device=device)  # slot p collects nothing read
         self._ones = torch.ones(self.batch, dtype=torch.int64, device=device)
@@ -67,7 +69,9 @@ class Sampler:
         return torch.ones(self.n, dtype=torch.float64)
 
     def _resolve_rate(self) -> None:
-        if self.rate_setting == 1 or not bool(self.holds_target.any()):
+        if self.cfg.train.target_draws_as and bool(self.holds_target.any()):
+            self.rate = target_draws(self.cfg, self.a, self.b_other, self.target, self.batch, self.base_weights())
+        elif self.rate_setting == 1 or not bool(self.holds_target.any()):
             self.rate = 1.0
         elif self.rate_setting > 0:
             self.rate = float(self.rate_setting)
@@ -170,6 +174,51 @@ def matched_rate(
             return new
         r = new
     return r
+
+
+def target_occurrences(
+    w: torch.Tensor, a: torch.Tensor, b_other: torch.Tensor, target: torch.Tensor, p: int, r: float, batch: int
+) -> float:
+    """A target token's expected draws per batch of `batch` examples, averaged over the targets, when the
+    examples holding a target weigh r·w and the others w: batch · mean_t(r·A_t) / (W_other + r·W_target)."""
+    holds = target[a] | target[torch.where(b_other < p, b_other, a)]
+    A = draw_counts(torch.where(holds, w, 0.0), a, b_other, p)[target]
+    w_t, w_o = float(w[holds].sum()), float(w[~holds].sum())
+    return batch * r * float(A.mean()) / (w_o + r * w_t)
+
+
+def target_draws(
+    cfg: RunConfig, a: torch.Tensor, b_other: torch.Tensor, target: torch.Tensor, batch: int, w: torch.Tensor
+) -> float:
+    """r on this training set (a, b_other) such that a target's expected draws per batch equal what
+    train.target_rate gives on the split's own training pairs (`own`) or on them with every target pair
+    outside the test set added (`all`, train.add_pairs = targets): the draws factor of a fork study
+    separated from its pairs factor."""
+    from engine.config import ConfigError
+
+    if not bool((w == w[0]).all()):
+        raise ConfigError("train.target_draws_as: needs a sampler with uniform example weights (shuffle, replacement)")
+    ref = dataclasses.replace(cfg.train, add_pairs="targets" if cfg.train.target_draws_as == "all" else "")
+    ref_cfg = dataclasses.replace(cfg, train=dataclasses.replace(ref, target_draws_as=""))
+    split = D.make_split(cfg.data, cfg.train.seed).train
+    if ref_cfg.train.add_pairs:
+        from engine.task.add_pairs import added_pairs
+
+        split = np.sort(np.concatenate([split, added_pairs(ref_cfg)]))
+    pairs = torch.as_tensor(D.operand_pairs(cfg.data)[split])
+    ra, rb = pairs[:, 0], torch.where(pairs[:, 0] != pairs[:, 1], pairs[:, 1], cfg.data.p)
+    ones = torch.ones(len(ra), dtype=torch.float64)
+    r_ref = cfg.train.target_rate or matched_rate(ones, ra, rb, target, cfg.data.p)
+    want = target_occurrences(ones, ra, rb, target, cfg.data.p, r_ref, batch)
+    holds = target[a] | target[torch.where(b_other < cfg.data.p, b_other, a)]
+    A = float(draw_counts(torch.where(holds, w, 0.0), a, b_other, cfg.data.p)[target].mean())
+    w_t, w_o = float(w[holds].sum()), float(w[~holds].sum())
+    if batch * A <= want * w_t:
+        raise ConfigError(
+            f"train.target_draws_as = {cfg.train.target_draws_as}: {want:.3g} draws of a target per batch are "
+            f"out of reach on this training set (at most {batch * A / w_t:.3g})"
+        )
+    return want * w_o / (batch * A - want * w_t)
 
 
 class ShuffleSampler(Sampler):

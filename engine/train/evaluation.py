@@ -71,6 +71,9 @@ class RunMetrics:
         self.cfg = cfg
         V = cfg.data.vocab_size
         self.updates = updates if updates is not None else torch.zeros(V, dtype=torch.int64, device=device)
+        # A fork's own window (engine/train/fork.py): its batch facts count the steps from the fork on only.
+        self.window_step = 0
+        self.window_updates = torch.zeros_like(self.updates)
         self.target = D.starved_tokens(cfg.data, cfg.train.seed)
         self.rare_train_pairs, self.rare_test_pairs = data.train_pairs, data.test_pairs
         self.rare = RareTokenAccuracy(
@@ -223,15 +226,20 @@ class RunMetrics:
 
     def batch_facts(self, steps: int) -> dict[str, Any]:
         """target_batch_share: the share of steps whose batch held a target, averaged over the targets (the
-        rate at which a target's row of E is updated at all, eq. 4's p_i; issue 33), beside the draw share."""
-        if not len(self.target) or steps <= 0:
+        rate at which a target's row of E is updated at all, eq. 4's p_i), beside the draw share. A fork
+        counts its own window: the steps from its fork step on, not its parent's before them."""
+        own = steps - self.window_step
+        if not len(self.target) or own <= 0:
             return {}
-        held = self.updates[torch.as_tensor(self.target, device=self.updates.device)].double() / steps
+        rows = torch.as_tensor(self.target, device=self.updates.device)
+        held = (self.updates[rows] - self.window_updates[rows]).double() / own
         return {"target_batch_share": round(float(held.mean()), 6)}
 
     def state_dict(self) -> dict[str, Any]:
         return {
             "updates": self.updates.cpu(),
+            "window_step": self.window_step,
+            "window_updates": self.window_updates.cpu(),
             "lr_ratio": self.lr_ratio,
             "ratio_mark": self.ratio_mark,
             "f_e": self.f_e,
@@ -244,6 +252,9 @@ class RunMetrics:
 
     def load_state_dict(self, s: dict[str, Any]) -> None:
         self.updates.copy_(s["updates"])
+        self.window_step = int(s.get("window_step", 0))  # checkpoints before fork windows: the whole run
+        if "window_updates" in s:
+            self.window_updates.copy_(s["window_updates"])
         self.lr_ratio = s["lr_ratio"]
         self.ratio_mark = (int(s["ratio_mark"][0]), int(s["ratio_mark"][1]))
         self.f_e = s["f_e"]

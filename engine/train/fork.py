@@ -52,6 +52,7 @@ FORKABLE_TRAIN = frozenset(
         "sampler",
         "gamma",
         "target_rate",
+        "target_draws_as",
         "batch_size",
         "device",
         "target_val_acc",
@@ -73,6 +74,7 @@ SAMPLER_KEYS = (
     "train.sampler",
     "train.gamma",
     "train.target_rate",
+    "train.target_draws_as",
     "train.batch_size",
     "train.add_pairs",
     "train.add_pairs_m",
@@ -288,7 +290,8 @@ def _write(
         "optimizer_state": opt_note,
     }
     write_summary(d, RunSummary.written(summary))
-    state = {**state, "step": step}
+    # the fork's own window starts here: its summary's batch facts count its steps only (engine/train/evaluation.py)
+    state = {**state, "step": step, "window_step": step, "window_updates": state["updates"].clone()}
     save_checkpoint(d, state, cfg)
     return d
 
