@@ -120,7 +120,8 @@ def specificity(ps: ParamSet) -> int:
 
 # --- interventions as written: `--intervene KIND:WHAT[=ARG]` (engine/train/interventions.py applies them) ---
 
-ROW_KINDS = ("rescale", "reset", "zero", "copy")
+ROW_KINDS = ("rescale", "reset", "zero", "copy", "turn")
+TURNS = ("random", "other", "memorized")  # turn:TOKENS=WHERE, the direction a row is given
 SET_KINDS = ("freeze", "unfreeze", "only")
 
 
@@ -156,6 +157,8 @@ def parse_intervention(spec: str) -> Intervention:
             raise ConfigError(f"{where}: rescale takes =ring, =median_norm or =xK (a factor K, e.g. x2)")
         if kind == "copy" and not arg:
             raise ConfigError(f"{where}: copy takes =RUN_DIR (or RUN_DIR@STEP)")
+        if kind == "turn" and arg not in TURNS:
+            raise ConfigError(f"{where}: turn takes ={'|'.join(TURNS)} (the direction each row is given)")
         if kind in ("reset", "zero") and arg:
             raise ConfigError(f"{where}: {kind} takes no =value")
     return Intervention(kind, what, arg)

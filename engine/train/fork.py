@@ -138,7 +138,7 @@ def fork_run(
     events: list[dict[str, Any]] = []
     for iv in ivs:
         if iv.kind in ROW_KINDS:
-            detail = _rows(iv, state, cfg, sets_of)
+            detail = _rows(iv, state, cfg, sets_of, src)
         else:
             detail = f"train.frozen = {cfg.train.frozen!r}, train.trainable = {cfg.train.trainable!r}"
         events.append({"step": step, "kind": iv.kind, "target": iv.what, "detail": detail})
@@ -163,7 +163,7 @@ def axis_tokens(data: DataConfig) -> list[int] | None:
     return [int(t) for t in group_axis(data).order] if data.op in SIGNS else None
 
 
-def _rows(iv: Intervention, state: dict[str, Any], cfg: RunConfig, sets: Any) -> str:
+def _rows(iv: Intervention, state: dict[str, Any], cfg: RunConfig, sets: Any, src: Path) -> str:
     """Apply a row intervention to the checkpoint's E; the detail the log records."""
     from engine.train.interventions import apply_rows, copied_embedding, initial_embedding, resolve_tokens
 
@@ -178,8 +178,20 @@ def _rows(iv: Intervention, state: dict[str, Any], cfg: RunConfig, sets: Any) ->
     elif iv.kind == "copy":
         source, where = copied_embedding(cfg, iv.arg, e)
         iv = dataclasses.replace(iv, arg=where)
+    elif iv.kind == "turn" and iv.arg == "memorized":
+        source = _memorized_embedding(src, e, iv)
     detail = apply_rows(iv, state["model"], e, tokens, cfg.data.p, source, axis_tokens(cfg.data))
     return f"tokens {' '.join(map(str, tokens)) or '-'}: {detail}"
+
+
+def _memorized_embedding(src: Path, e: str, iv: Intervention) -> Any:
+    """E at the parent's kept checkpoint of its memorization step (train.keep_every keeps it, marked M)."""
+    from engine.rundir.checkpoints import list_kept
+
+    marked = [k for k in list_kept(src) if "M" in k.why]
+    if not marked:
+        raise ConfigError(f"--intervene {iv}: {src.name} has no kept checkpoint at memorization (train.keep_every)")
+    return load_state(checkpoint_at(src, marked[0].step)[0])["model"][e]
 
 
 def _built(cfg: RunConfig) -> Any:

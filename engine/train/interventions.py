@@ -189,6 +189,8 @@ def apply_rows(
         dist = off.norm(dim=1, keepdim=True)
         E[rows] = (c + torch.where(dist > 0, off * (radius / dist), off)).to(E.dtype)
         detail = f"distance from the ring's centre to its median radius {radius:.6g}"
+    elif iv.kind == "turn":
+        detail = _turn(iv, E, rows, tokens, p, source, axis)
     elif iv.kind == "rescale":
         if iv.arg == "median_norm":
             # the same question asked from the origin: each row's norm set to the median norm of the other
@@ -212,6 +214,43 @@ def apply_rows(
         detail = "initial values" if iv.kind == "reset" else f"copied from {iv.arg}"
     after = E[rows].norm(dim=1)
     return f"{detail}; mean norm {before.mean().item():.6g} -> {after.mean().item():.6g}"
+
+
+def _turn(
+    iv: Intervention,
+    E: torch.Tensor,
+    rows: torch.Tensor,
+    tokens: list[int],
+    p: int,
+    source: Any,
+    axis: list[int] | None,
+) -> str:
+    """turn:TOKENS=random|other|memorized: each row's direction from the ring's centre replaced, its distance
+    from the centre kept. Does the row's direction carry what its few pairs taught it (§4.2)? random: a
+    direction drawn from the run's own stream; other: the direction of another operand token of the ring
+    (the set's rows take the ring's tokens in turn, from a draw of the seed); memorized: the row's own
+    direction at the run's kept checkpoint of its memorization step M (`source`, that checkpoint's E)."""
+    ring = [t for t in (axis if axis is not None else range(p)) if t not in set(tokens)]
+    if not ring:
+        raise ConfigError(f"--intervene {iv}: every operand row is in the set, no ring is left")
+    c = ring_centre(E, ring, axis)
+    dist = (E[rows].double() - c).norm(dim=1, keepdim=True)
+    gen = torch.Generator().manual_seed(0x7E5 + len(tokens))
+    if iv.arg == "random":
+        u = torch.randn(len(tokens), E.shape[1], generator=gen, dtype=torch.float64)
+        how = "random directions"
+    elif iv.arg == "other":
+        pick = torch.randperm(len(ring), generator=gen)[: len(tokens)] if len(ring) >= len(tokens) else None
+        others = [ring[int(i)] for i in pick] if pick is not None else [ring[i % len(ring)] for i in range(len(tokens))]
+        u = E[torch.tensor(others)].double() - c
+        how = "the directions of tokens " + " ".join(map(str, others))
+    else:
+        then = source.double()
+        u = then[rows] - ring_centre(then, ring, axis)
+        how = "their directions at memorization"
+    u = u / u.norm(dim=1, keepdim=True).clamp_min(1e-30)
+    E[rows] = (c + u * dist).to(E.dtype)
+    return f"{how}, distance from the ring's centre kept"
 
 
 def initial_embedding(cfg: RunConfig, e_name: str) -> torch.Tensor:

@@ -19,7 +19,7 @@ Intervene = Annotated[
     typer.Option(
         "--intervene",
         "-i",
-        help="rescale:TOKENS=ring|median_norm|xK, reset:TOKENS, zero:TOKENS, copy:TOKENS=RUN_DIR[@STEP], freeze:SETS, "
+        help="rescale:TOKENS=ring|median_norm|xK, turn:TOKENS=random|other|memorized, reset:TOKENS, zero:TOKENS, copy:TOKENS=RUN_DIR[@STEP], freeze:SETS, "
         "unfreeze:SETS, only:SETS (repeatable; TOKENS: targets, rare, absent or ids).",
     ),
 ]
