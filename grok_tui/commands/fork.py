@@ -19,8 +19,9 @@ Intervene = Annotated[
     typer.Option(
         "--intervene",
         "-i",
-        help="rescale:TOKENS=ring|median_norm|xK, turn:TOKENS=random|other|memorized, reset:TOKENS, zero:TOKENS, copy:TOKENS=RUN_DIR[@STEP], freeze:SETS, "
-        "unfreeze:SETS, only:SETS (repeatable; TOKENS: targets, rare, absent or ids).",
+        help="rescale:TOKENS=ring|median_norm|xK, turn:TOKENS=random|other|memorized, reset:TOKENS, "
+        "zero:TOKENS, copy:TOKENS=RUN_DIR[@STEP], freeze:SETS, unfreeze:SETS, only:SETS "
+        "(repeatable; TOKENS: targets, rare, absent or ids).",
     ),
 ]
 ForkOut = Annotated[str | None, typer.Option("--out", help="Directory for the fork (default: beside its parent).")]

@@ -54,7 +54,7 @@ def test_a_turned_row_keeps_its_distance_and_takes_the_direction_named(parent: P
     torch.testing.assert_close(d1.norm(dim=1), d0.norm(dim=1), rtol=1e-5, atol=1e-6)
     u = d1 / d1.norm(dim=1, keepdim=True)
     if where == "memorized":
-        m = [k.step for k in list_kept(parent) if "M" in k.why][0]
+        m = next(k.step for k in list_kept(parent) if "M" in k.why)
         then, cm, _ = _rows(parent, m)
         want = (then[rows] - cm) / (then[rows] - cm).norm(dim=1, keepdim=True)
         torch.testing.assert_close(u, want, rtol=1e-5, atol=1e-5)
