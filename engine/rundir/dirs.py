@@ -11,6 +11,7 @@ and engine/records/group.py.
 
 from __future__ import annotations
 
+import os
 import re
 import time
 from collections.abc import Callable
@@ -120,6 +121,14 @@ def save_checkpoint(run_dir: Path, state: dict[str, Any], cfg: RunConfig) -> Non
         if isinstance(cause, OSError):
             raise RunWriteError(run_dir / CHECKPOINT, cause) from None
         raise
+
+
+def link_run(run_dir: Path, link: Path) -> None:
+    """`link` (a new name in a group directory) made a relative link to the run directory `run_dir`."""
+    try:
+        link.symlink_to(os.path.relpath(run_dir.resolve(), link.parent.resolve()), target_is_directory=True)
+    except OSError as e:
+        raise RunDirError(f"cannot link {link} to {run_dir}: {e.strerror or e}") from None
 
 
 def read_config_doc(run_dir: str | Path) -> dict[str, Any]:

@@ -59,8 +59,8 @@ def prepare(group: Group, m: Member) -> MemberSpec | dict[str, Any]:
     """A pending member's spec, or its results row if its run had already ended (adopt it). A fork member
     without a checkpoint is forked from its member's run first (engine/sweep/forks.py); a failed row if it cannot be."""
     d = group.member_dir(m).resolve()
-    if has_ended(group, m):
-        return adopted_row(m.id, d, group.config(m).train.max_steps)
+    if has_ended(group, m):  # its name in the group, not the target of a link (`--parents`, engine/sweep/parents.py)
+        return adopted_row(m.id, d, group.config(m).train.max_steps, group.member_dir(m).name)
     if m.fork_of and not (d / CHECKPOINT).is_file():
         from engine.sweep.forks import fork_member
 
@@ -70,7 +70,7 @@ def prepare(group: Group, m: Member) -> MemberSpec | dict[str, Any]:
     return member_spec(group, m)
 
 
-def adopted_row(member: str, run_dir: Path, max_steps: int) -> dict[str, Any]:
+def adopted_row(member: str, run_dir: Path, max_steps: int, name: str = "") -> dict[str, Any]:
     """The results row of a member that ended, read back from its run directory.
 
     It equals the row the member's worker would have sent: the summary is the same file and the
@@ -79,7 +79,7 @@ def adopted_row(member: str, run_dir: Path, max_steps: int) -> dict[str, Any]:
     tally = ProbeTally()
     for row in read_metrics(run_dir):
         tally.add(row)
-    return results_row(member, read_summary(run_dir), max_steps=max_steps, run_dir=run_dir.name, tally=tally)
+    return results_row(member, read_summary(run_dir), max_steps=max_steps, run_dir=name or run_dir.name, tally=tally)
 
 
 def run_member(spec: MemberSpec, notify: Notify | None, stop: Stopped) -> dict[str, Any]:

@@ -28,6 +28,10 @@ def register(app: typer.Typer) -> None:
             str | None,
             typer.Option("--resume", help="Run what is missing or unfinished in GROUP_DIR (or a paper directory)."),
         ] = None,
+        parents: Annotated[
+            str | None,
+            typer.Option("--parents", help="A fork study on GROUP_DIR's ended runs: its members link them, untrained."),
+        ] = None,
         quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress output.")] = False,
         plan_only: Annotated[
             bool, typer.Option("--plan", help="Print members, summed step budget and recorded wall time; run nothing.")
@@ -68,15 +72,18 @@ def register(app: typer.Typer) -> None:
             )
             raise typer.Exit(paper)
         if resume:
-            if opts.given("preset", "config", "sets", "steps", "device") or seeds is not None:
-                fail("--resume runs a group with its own grid; drop --preset/--config/--set/--seeds/--steps/--device")
+            if opts.given("preset", "config", "sets", "steps", "device") or seeds is not None or parents:
+                fail(
+                    "--resume runs a group with its own grid and parents; "
+                    "drop --preset/--config/--set/--seeds/--steps/--device/--parents"
+                )
             from engine.rundir.dirs import is_paper_dir
 
             if is_paper_dir(resume):
                 raise typer.Exit(resume_paper(resume, workers, backend, address, quiet))
             group = Group.open(resume)
         else:
-            group = new_group(opts, seeds)
+            group = new_group(opts, seeds, parents)
         raise typer.Exit(execute(group, workers, backend, address, quiet))
 
 

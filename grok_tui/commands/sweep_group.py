@@ -43,13 +43,18 @@ def plan_group(opts: RunOptions, seeds: int | None) -> tuple[str, RunConfig, Swe
     return p.name, base, spec, [m for m, _ in members]
 
 
-def new_group(opts: RunOptions, seeds: int | None) -> Group:
+def new_group(opts: RunOptions, seeds: int | None, parents: str | None = None) -> Group:
     """Expand the preset's [sweep] table and create the group directory under `opts.out_root`; every member is
-    checked first."""
+    checked first, and with `parents` matched to its ended run in that group, which it links
+    (engine/sweep/parents.py)."""
+    from engine.sweep.parents import link_parents, match_parents
     from engine.sweep.spec import Group
 
     name, base, spec, members = plan_group(opts, seeds)
-    return Group.create(opts.out_root, name, base, spec, members)
+    links = match_parents(base, members, Group.open(parents)) if parents else {}
+    group = Group.create(opts.out_root, name, base, spec, members)
+    link_parents(group, links)
+    return group
 
 
 def execute(
