@@ -44,7 +44,7 @@ def fork_member(group: Group, m: Member, into: Path) -> str:
         what = f"never {at}" if at in PHASE_MARK else f"has no kept checkpoint at step {at}"
         return f"{parent.id} ({parent.label()}) {what}: nothing to fork (train.keep_every keeps the phases)"
     try:
-        fork_run(src, step, fork_settings(group.spec.forks[m.arm]), list(m.intervene), into=into)
+        fork_run(src, step, fork_settings(group.spec.fork_table(m.arm)), list(m.intervene), into=into)
     except ConfigError as e:
         return str(e)
     return ""

@@ -2,13 +2,13 @@
 
 A fork study needs its parents trained first, and a second study on the same parents should not train
 them again. With `--parents`, each member of the new group that is not a fork is matched to the member
-of GROUP_DIR with the same arm, grid cell and seed, whose run ended; its run directory in the new group
-is a link to that run, which the sweep then adopts (engine/sweep/member.py `prepare`) instead of
-training it, and forks from. A parent's config must be the one the new group would have trained: the
-keys that change no trained number (preset, description, threads, device, the checkpoint cadences and the
-probes, which draw from a stream of their own: engine/probes/base.py) aside,
-any difference is refused, naming the member and the key, so a study never forks from other runs than
-its preset names.
+of GROUP_DIR with the same arm, grid cell and seed (one that has none there is trained here), whose run
+ended; its run directory in the new group is a link to that run, which the sweep then adopts
+(engine/sweep/member.py `prepare`) instead of training it, and forks from. A parent's config must be the
+one the new group would have trained: the keys that change no trained number (preset, description,
+threads, device, the checkpoint cadences and the probes, which draw from a stream of their own:
+engine/probes/base.py) aside, any difference is refused, naming the member and the key, so a study never
+forks from other runs than its preset names.
 """
 
 from __future__ import annotations
@@ -38,16 +38,17 @@ def _flat(cfg: RunConfig) -> dict[str, object]:
 
 
 def match_parents(base: RunConfig, members: list[Member], parents: Group) -> dict[str, Path]:
-    """Member id -> the run directory in `parents` that stands for it; ConfigError, one line, where a member
-    has no ended run there of the same arm, cell and seed, or that run's config differs."""
+    """Member id -> the run directory in `parents` that stands for it (a member with no run there of its arm,
+    cell and seed is left out: it trains); ConfigError, one line, where that run has not ended or its config
+    differs."""
     by_key = {(m.arm, repr(sorted(m.values.items())), m.seed): m for m in parents.members if not m.fork_of}
     out: dict[str, Path] = {}
     for m in members:
         if m.fork_of:
             continue
         p = by_key.get((m.arm, repr(sorted(m.values.items())), m.seed))
-        if p is None:
-            raise ConfigError(f"--parents {parents.dir}: no member for {m.label()} (arm, cell and seed)")
+        if p is None:  # not a run of the parents' group: this group trains it
+            continue
         d = parents.member_dir(p).resolve()
         if not d.is_dir() or read_summary(d).status not in ENDED:
             raise ConfigError(f"--parents {parents.dir}: {p.id} ({p.label()}) has not ended; finish that group first")

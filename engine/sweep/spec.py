@@ -46,6 +46,7 @@ class SweepSpec:
     arms: dict[str, dict[str, Any]] = field(default_factory=dict)
     # Sweeps of forks (docs/FORK.md): each fork arm forks every member of its `from` arm (every member
     # when `from` is "") at fork_at, with its settings and `intervene` list, once that member has ended.
+    # `from = "*"` forks every arm's members as an arm of its own per parent arm: PARENT_NAME.
     fork_at: str = ""  # memorized | generalized | a step
     forks: dict[str, dict[str, Any]] = field(default_factory=dict)
 
@@ -59,6 +60,20 @@ class SweepSpec:
             "arms": self.arms,
         }
         return {**out, "fork_at": self.fork_at, "forks": self.forks} if self.forks else out
+
+    def fork_arms(self) -> list[tuple[str, str, dict[str, Any]]]:
+        """(arm, from arm, fork table) of every fork arm, `from = "*"` expanded to one arm per parent arm."""
+        out: list[tuple[str, str, dict[str, Any]]] = []
+        for name, f in self.forks.items():
+            if f.get("from") == "*":
+                out += [(f"{a}_{name}", a, f) for a in self.arms]
+            else:
+                out.append((name, str(f.get("from", "")), f))
+        return out
+
+    def fork_table(self, arm: str) -> dict[str, Any]:
+        """The [sweep.forks.NAME] table behind fork arm `arm` (KeyError for an arm that is not a fork's)."""
+        return {name: f for name, _, f in self.fork_arms()}[arm]
 
     @property
     def swept(self) -> list[str]:
@@ -174,8 +189,10 @@ def _forks(table: dict[str, Any], arms: dict[str, Any], where: str) -> tuple[str
         if name in arms:
             raise ConfigError(f"{where}: fork arm {name!r} has the name of an arm")
         src = f.get("from", "")
-        if src not in arms and not (src == "" and not arms):
-            raise ConfigError(f"{where}: sweep.forks.{name}.from must name an arm (got {src!r})")
+        if src not in arms and not (src == "" and not arms) and not (src == "*" and arms):
+            raise ConfigError(f"{where}: sweep.forks.{name}.from must name an arm or be \"*\" (got {src!r})")
+        if src == "*" and any(f"{a}_{name}" in arms or f"{a}_{name}" in forks for a in arms):
+            raise ConfigError(f"{where}: fork arm {name!r} from \"*\" makes a name an arm already has")
         iv = f.get("intervene", [])
         if not isinstance(iv, list) or not all(isinstance(x, str) for x in iv):
             raise ConfigError(f"{where}: sweep.forks.{name}.intervene must be a list of strings")
@@ -216,12 +233,14 @@ def _fork_members(
         ivs = tuple(f.get("intervene", []))
         for spec_ in ivs:
             parse_intervention(spec_)
+        src = f.get("from", "")
         for p in parents:
-            if f.get("from", "") not in ("", p.arm):
+            if src not in ("", "*", p.arm):
                 continue
             over = {**p.overrides, **settings}
             cfg = apply_overrides(base, over, f"{where} (fork {name!r})")
-            out.append((Member(f"m{n + len(out):03d}", name, p.values, p.seed, over, p.id, ivs), cfg))
+            arm = f"{p.arm}_{name}" if src == "*" else name
+            out.append((Member(f"m{n + len(out):03d}", arm, p.values, p.seed, over, p.id, ivs), cfg))
     return out
 
 

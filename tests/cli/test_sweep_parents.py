@@ -57,7 +57,10 @@ def test_parents_of_another_config_are_refused(parents: Path, tmp_path: Path) ->
     assert not _groups(tmp_path)  # nothing made
 
 
-def test_parents_without_the_members_are_refused(parents: Path, tmp_path: Path) -> None:
+def test_a_member_the_parents_lack_is_trained_here(parents: Path, tmp_path: Path) -> None:
     code, err = _study(parents, tmp_path, "--seeds", "3")
-    assert code == 2 and "no member for a s2" in err
+    assert code == 0, err
+    (g,) = _groups(tmp_path)
+    assert [p.name for p in sorted(g.iterdir()) if p.is_symlink()] == ["m000-a-s0", "m001-a-s1"]
+    assert (g / "m002-a-s2" / "summary.json").is_file() and not (g / "m002-a-s2").is_symlink()
     assert_user_error(grok("sweep", "--resume", str(parents), "--parents", str(parents)), "drop")

@@ -99,6 +99,8 @@ def test_fork_member_whose_parent_never_reached_the_phase_fails_with_a_reason(tm
         ({"fork_at": 10, "arms": {"a": {}}, "forks": {"f": {"from": "b"}}}, "from must name an arm"),
         ({"fork_at": 10, "forks": {"f": {"data.p": 13}}}, "data.p: cannot change mid-run"),
         ({"fork_at": 10, "forks": {"f": {"intervene": ["grow:1"]}}}, "expected KIND:WHAT"),
+        ({"fork_at": 10, "forks": {"f": {"from": "*"}}}, 'from must name an arm or be "\\*"'),
+        ({"fork_at": 10, "arms": {"a": {}, "a_f": {}}, "forks": {"f": {"from": "*"}}}, "makes a name an arm"),
     ],
 )
 def test_bad_fork_tables_are_one_line(table: dict[str, Any], message: str) -> None:
@@ -106,3 +108,18 @@ def test_bad_fork_tables_are_one_line(table: dict[str, Any], message: str) -> No
 
     with pytest.raises(ConfigError, match=message):
         expand(RunConfig(), parse_sweep(table, "x.toml"), "x.toml")
+
+
+def test_a_fork_from_every_arm_is_an_arm_per_parent_arm() -> None:
+    """`from = "*"`: one fork arm per parent arm, named PARENT_FORK, each forking its own parent's members."""
+    from engine.config import RunConfig
+
+    table = {"seeds": 2, "fork_at": 10, "arms": {"a": {}, "b": {"optim.lr": 0.002}}, "forks": {"f": {"from": "*"}}}
+    spec = parse_sweep(table, "x.toml")
+    members = [m for m, _ in expand(RunConfig(), spec, "x.toml")]
+    by_id = {m.id: m for m in members}
+    forks = [m for m in members if m.fork_of]
+    assert sorted({m.arm for m in forks}) == ["a_f", "b_f"]
+    assert all(by_id[m.fork_of].arm + "_f" == m.arm and by_id[m.fork_of].seed == m.seed for m in forks)
+    assert spec.fork_table("b_f") is spec.forks["f"]
+    assert [a for a, _, _ in spec.fork_arms()] == ["a_f", "b_f"]

@@ -48,11 +48,11 @@ def intervention_rows(group: Group, metrics: list[str]) -> list[dict[str, Any]]:
     without forks."""
     res = group.results()
     out = []
-    for arm, spec in group.spec.forks.items():
+    for arm, src, _ in group.spec.fork_arms():
         members = [m for m in group.members if m.arm == arm and res.get(m.id, {}).get("status") in ENDED]
         if not members:
             continue
-        row: dict[str, Any] = {"arm": arm, "from": spec.get("from") or "every arm"}
+        row: dict[str, Any] = {"arm": arm, "from": src or "every arm"}
         row["_members"] = [res[m.id] for m in members]  # their results rows, for the report's "stopped at"
         read = [before_after(group, m, metrics) for m in members]
         for k in metrics:
