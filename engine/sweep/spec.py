@@ -190,9 +190,9 @@ def _forks(table: dict[str, Any], arms: dict[str, Any], where: str) -> tuple[str
             raise ConfigError(f"{where}: fork arm {name!r} has the name of an arm")
         src = f.get("from", "")
         if src not in arms and not (src == "" and not arms) and not (src == "*" and arms):
-            raise ConfigError(f"{where}: sweep.forks.{name}.from must name an arm or be \"*\" (got {src!r})")
+            raise ConfigError(f'{where}: sweep.forks.{name}.from must name an arm or be "*" (got {src!r})')
         if src == "*" and any(f"{a}_{name}" in arms or f"{a}_{name}" in forks for a in arms):
-            raise ConfigError(f"{where}: fork arm {name!r} from \"*\" makes a name an arm already has")
+            raise ConfigError(f'{where}: fork arm {name!r} from "*" makes a name an arm already has')
         iv = f.get("intervene", [])
         if not isinstance(iv, list) or not all(isinstance(x, str) for x in iv):
             raise ConfigError(f"{where}: sweep.forks.{name}.intervene must be a list of strings")
