@@ -174,7 +174,7 @@ def build_tables(
         t.rows = targets
         tables.append(t)
     if group.spec.forks:
-        tables += _interventions_table(group, metrics)
+        tables += _interventions_table(group, metrics) + _factorial_table(group)
     paired = paired_lines(group, rows, finals, tail, baseline)
     return tables, compare_lines(group, rows, baseline) + paired + _tail_note(group, tail)
 
@@ -196,6 +196,31 @@ def _interventions_table(group: Group, metrics: list[str] | None) -> list[Table]
     t = Table(title, ["arm", "from"], intervals=cols, texts=[f"{k} higher" for k in chosen])
     for r in rows:
         r["stopped at"] = stopped_at(summarize(r.pop("_members")))
+    t.rows = rows
+    return [t]
+
+
+def _factorial_table(group: Group) -> list[Table]:
+    """A fork factorial's contrasts (engine/sweep/report/factorial.py), where the group has one."""
+    from engine.sweep.report.factorial import MATCH, OUTCOMES, contrast_rows
+
+    rows = contrast_rows(group)
+    if not rows:
+        return []
+    title = (
+        "factorial contrasts (engine/sweep/report/factorial.py): two fork arms one factor apart, paired by seed; "
+        "draws: a target's realized draws per batch in the fork's own window; decay: its decay step summed "
+        "over the window (target_decay_step); b-a: the change of the last "
+        f"evaluation; matched: the draws agree within {MATCH:.0%} unless the factor is the draws; "
+        "mean (min–max) n below 8 seeds"
+    )
+    intervals = ["draws a", "draws b", "decay a", "decay b", *(f"{k} b-a" for k in OUTCOMES)]
+    t = Table(
+        title,
+        ["parent", "factor", "a", "b"],
+        intervals=intervals,
+        texts=[*(f"{k} higher" for k in OUTCOMES), "matched"],
+    )
     t.rows = rows
     return [t]
 
@@ -288,7 +313,7 @@ def _shown(t: Table) -> tuple[list[str], list[dict[str, str]]]:
                 **{k: r[k] for k in t.keys},
                 **{c: _interval(r, c) for c in t.intervals},
                 **{c: r[c] for c in t.texts},
-                "stopped at": r["stopped at"],
+                **({"stopped at": r["stopped at"]} if "stopped at" in r else {}),
             }
             for r in t.rows
         ]

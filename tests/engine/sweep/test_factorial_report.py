@@ -1,0 +1,55 @@
+"""A fork factorial's contrasts (engine/sweep/report/factorial.py): two arms one factor apart, paired by
+seed, whose realized draws show that they differ only in the factor named."""
+
+from __future__ import annotations
+
+import pytest
+
+from engine.sweep.report.factorial import MATCH, Contrast, Window, contrast_rows, contrasts
+from engine.sweep.spec import Group
+from tests.cli.conftest import DATA, grok
+
+
+@pytest.fixture(scope="module")
+def study(tmp_path_factory: pytest.TempPathFactory) -> Group:
+    out = tmp_path_factory.mktemp("factorial")
+    for config, extra in (("tiny_parents.toml", ()), ("tiny_factorial.toml", ("--parents",))):
+        parents = [str(p) for p in out.iterdir() if p.name.endswith("tiny_parents-sweep")]
+        r = grok("sweep", "--config", str(DATA / config), "--out", str(out), "-w", "1", "-q", *extra, *parents[:1],
+                 timeout=300)  # fmt: skip
+        assert r.returncode == 0, r.stderr
+    (g,) = [p for p in out.iterdir() if p.name.endswith("tiny_factorial-sweep")]
+    return Group.open(g)
+
+
+def test_each_contrast_differs_in_the_factor_named_only(study: Group) -> None:
+    found = {(c.factor, c.a, c.b) for c in contrasts(study)}
+    assert found == {
+        ("draws", "a_own_own", "a_own_all"),
+        ("pairs", "a_own_own", "a_all_own"),
+        ("decay", "a_own_own", "a_own_own_nowd"),
+        ("pairs", "a_own_all", "a_all_all"),
+        ("draws", "a_all_own", "a_all_all"),
+    }
+    for c in contrasts(study):
+        assert len(c.pairs) == 2  # both seeds, paired
+        assert c.matched, (c.factor, c.a, c.b, c.ratios())  # read from the forks' realized draws
+        if c.factor == "decay":
+            assert all(wb.decay == 0.0 < -wa.decay for wa, wb in c.pairs)  # decay off: no decay step at all
+
+
+def test_the_report_prints_the_contrasts(study: Group) -> None:
+    rows = contrast_rows(study)
+    assert {r["matched"] for r in rows} == {"yes"} and len(rows) == 5
+    r = grok("report", str(study.dir), "--wide")
+    assert r.returncode == 0 and "factorial contrasts" in r.stdout and "own_own_nowd" in r.stdout
+
+
+def test_a_contrast_whose_draws_differ_is_not_matched() -> None:
+    """The check could fail: arms meant to match whose realized draws are 20% apart are flagged."""
+    w = Window(draws=1.0, decay=-1.0)
+    off = Window(draws=1.0 + 2 * MATCH, decay=-1.0)
+    assert not Contrast("p", "pairs", "a", "b", [(w, off)]).matched
+    assert Contrast("p", "pairs", "a", "b", [(w, w)]).matched
+    assert not Contrast("p", "draws", "a", "b", [(w, w)]).matched  # the draws factor must move the draws
+    assert not Contrast("p", "pairs", "a", "b", []).matched
