@@ -152,6 +152,7 @@ class GrokApp(AxisKeys, RunKeys, App[None]):
             with TabPane("Tokens", id="tab-tokens"), Horizontal(classes="pair"):
                 yield BarChart(lambda: views.token_bars(d(), at()), id="tokens")
                 yield HeatMap(lambda: views.grad_heat(d(), at()), id="heat")
+                yield LineChart(lambda: views.balance(d(), ax()), id="balance")  # shown with probe.balance
             with TabPane("Curvature", id="tab-curv"), Horizontal(classes="pair"):
                 yield LineChart(lambda: views.curvature(d(), ax()), id="curv")
                 yield LineChart(lambda: views.accuracy(d(), ax()), id="curv-acc")
@@ -219,6 +220,7 @@ class GrokApp(AxisKeys, RunKeys, App[None]):
         if not self.is_running or not self.screen_stack or self.screen is not self.main_screen:
             return
         within = self.budget.within(self.data.live, self._charts_at)
+        self.main_screen.set_class(self.data.has("target_grad_step"), "-balance")  # the Tokens view's third chart
         self._show_status(force)
         pane = self.tabs.active_pane
         if pane is None:

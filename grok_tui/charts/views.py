@@ -147,6 +147,23 @@ def ratios(data: RunData, axis: Axis) -> Plot:
     return plot
 
 
+def balance(data: RunData, axis: Axis) -> Plot:
+    # A row's balance (§4.2, eqs. 3-6; engine/probes/balance.py): along each row of E, the loss gradient's
+    # push against the decay's pull, summed between evaluations, the targets' mean against the others'
+    # median. Where the decay's line lies below the gradient's mirror, decay wins and the row shortens.
+    cols = [
+        ("target_grad_step", "T-grad"),
+        ("target_decay_step", "T-decay"),
+        ("other_grad_step", "rest-grad"),
+        ("other_decay_step", "rest-decay"),
+    ]
+    title = "row balance (T: targets)"
+    plot = _plot(data, title, cols, axis, markers=phase_markers(data))
+    if data.columns and not data.has("target_grad_step"):
+        plot.note = "probe off: --set probe.balance=true"
+    return plot
+
+
 # Columns compare can overlay, with the y range they are drawn on (None: fitted; "log": log y).
 COMPARE_COLUMNS: dict[str, tuple[str, tuple[float, float] | None, bool]] = {
     "val_acc": ("val accuracy", (0.0, 1.0), False),
@@ -160,6 +177,9 @@ COMPARE_COLUMNS: dict[str, tuple[str, tuple[float, float] | None, bool]] = {
     "rank_W": ("rank W", None, False),
     "rank_EW": ("rank EW", None, False),
     "sigma_ratio": ("σmax(E)/σmax(W) (log y)", None, True),
+    "target_grad_step": ("targets' gradient push along their rows", None, False),
+    "target_decay_step": ("targets' decay pull along their rows", None, False),
+    "target_norm": ("targets' row norm / ring radius", None, False),
 }
 
 

@@ -121,3 +121,16 @@ def test_curvature_draws_the_hessian_columns_the_run_logged(columns, title, name
     assert plot.title == title
     assert [ln.label for ln in plot.lines] == names  # θ (hess_all) was not logged, so it is not drawn
     assert all(len(ln.points) == 3 for ln in plot.lines)
+
+
+def test_the_balance_chart_draws_the_balance_columns_or_says_how_to_log_them() -> None:
+    cols = ("step", "target_grad_step", "target_decay_step", "other_grad_step", "other_decay_step")
+    run = RunData()
+    run.apply(RunStarted(RunConfig(), "cpu", 1, 1, 99, (1,) * 99, 0, 100, cols))
+    for step in (0, 10, 20):
+        run.apply(EvalLogged(step, {"step": step, **{c: -0.1 * step for c in cols if c != "step"}}))
+    plot = views.balance(run, views.Axis())
+    assert [ln.label for ln in plot.lines] == ["T-grad", "T-decay", "rest-grad", "rest-decay"] and not plot.note
+    off = RunData()
+    off.apply(RunStarted(RunConfig(), "cpu", 1, 1, 99, (1,) * 99, 0, 100, ("step", "val_acc")))
+    assert views.balance(off, views.Axis()).note == "probe off: --set probe.balance=true"
