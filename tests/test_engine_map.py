@@ -23,7 +23,7 @@ def _map() -> dict[str, set[str]]:
             pkg = ""
         names = set(re.findall(r"\b(\w+)\.py\b", line))
         names |= {
-            f"{n}" for n in re.findall(r"\b(hessian|spectra|fourier|gradients|norms|med|progress|targets)\b", line)
+            f"{n}" for n in re.findall(r"\b(hessian|spectra|fourier|gradients|norms|med|progress|targets|balance)\b", line)
         }
         out.setdefault(pkg, set()).update(names)
     return out
