@@ -173,98 +173,117 @@ class TrainLoop:
         return [i for i, s in enumerate(self.status) if s is None]
 
     def _loop(self) -> Iterator[tuple[int, Event]]:
-        c0 = self.cfgs[0]
-        t, o = c0.train, c0.optim
         for i in range(self.N):
             yield i, self.started(i)
         self._t0 = time.perf_counter()
-        mark_t, mark_step = self._t0, self.step
-        lr_scheduled = scheduled(c0)  # warm-up or cosine (engine/train/optim.py); else the lr is never touched
-        e_name = self.weights.e_names[0] if self.weights.e_names else ""
-        wants_grad = [s.wants_grad for s in self.samplers]
-        observe = bool(e_name) and (any(wants_grad) or any(p.steps for p in self.probe_sets))
-
-        def observe_step(x: torch.Tensor) -> None:
-            self._observe(x, e_name, wants_grad)
-
-        def set_lr() -> None:
-            for opt, (a, _) in zip(self.opts, self.ranges, strict=True):  # equal settings, equal lr
-                apply_lr(opt, lr_at(self.cfgs[a], self.step), self.runs[a].lr_ratio)
-
-        def before_update(x: torch.Tensor) -> None:
-            """The eager step's host side, between backward and the update (none of it changes either)."""
-            if o.adaptive and self.step == 0:
-                self._adapt(x)  # c from the first step on, not lr_ratio until step adaptive_every
-            for hook in self.weights.grad_hooks:
-                hook()
-            if observe:
-                observe_step(x)
-            if lr_scheduled:
-                set_lr()
-
+        self._mark = (self._t0, self.step)  # (time, step) the steps/s of StepsTaken is measured from
+        self._prepare_step()
         for f in self.freezers:  # the frozen entries' values as the run (or its checkpoint) has them now
             f.snapshot()
         losses: torch.Tensor | None = None
         if self.step == 0:
             yield from self._evaluate()
-        while self.step < t.max_steps and None in self.status:
-            if self._stop is not None:
-                break
+        while self.step < self.cfgs[0].train.max_steps and None in self.status and self._stop is None:
             if self._pause.is_set():
                 yield from self._wait_paused()
-                mark_t, mark_step = time.perf_counter(), self.step
+                self._mark = (time.perf_counter(), self.step)
                 continue
-            draws = [s.next() for s in self.samplers]  # each member's own (B,) example indices
-            idx = (torch.stack(draws) if self.N > 1 else draws[0][None]) + self._offset  # (N, B) rows of the flat sets
-            graph = self._graph_for(idx, observe)
-            if graph is not None:  # the whole step in one or two launches (engine/train/gpu/cuda_graph.py)
-                # The host side that the recording reads from device tensors: c and the lr are written
-                # into the optimizers' lr tensors before the replay (engine/train/optim.py `tensor_lrs`).
-                if o.adaptive and self.step == 0:
-                    self._adapt(self._flat_x[idx])  # c from the first batch, before the first update
-                if lr_scheduled:
-                    set_lr()
-                # The sampler and the per-step probes see the step's gradients before the update, as in
-                # the eager step (engine/probes/__init__.py `on_step`): between the recording's halves.
-                losses, x = graph.replay(idx, observe_step if observe else None)
-            else:
-                losses, x = self.update(idx, before_update)
-                self.count_tokens(x)
-            self.step += 1
-            step = self.step
-            if o.adaptive and step % o.adaptive_every == 0:
-                self._adapt()
-            progress = step % PROGRESS_EVERY == 0
-            if progress:
-                for i, ok in enumerate(torch.isfinite(losses.detach()).tolist()):
-                    if self.status[i] is None and not ok:
-                        yield self._end(i, "diverged")
-            stopping: list[int] = []
-            if step % t.eval_every == 0 or step == t.max_steps:
-                for i, ev in self._evaluate():
-                    yield i, ev
-                for i in self._running():
-                    ph = self.runs[i].phases
-                    if ph.diverged:
-                        yield self._end(i, "diverged")
-                    elif ph.should_stop:
-                        stopping.append(i)
-            # StepsTaken comes after the step's evaluation rows: a checkpoint taken on it (engine/train/run.py)
-            # then never holds a step whose rows a kill could still lose, which resume would not redo.
-            if progress:
-                now = time.perf_counter()
-                sps = (step - mark_step) / max(now - mark_t, 1e-9)
-                for i in self._running():
-                    yield i, StepsTaken(step, self.epoch, self.wall_s(), sps)
-                if now - mark_t > 2.0:
-                    mark_t, mark_step = now, step
-            for i in stopping:
-                yield self._end(i, "finished", losses)
+            losses = self._take_step()
+            yield from self._after_step(losses)
         # No extra evaluation where a run stops between evaluations: it would feed the phases and
         # the probes' cadence, and the checkpoint taken there would then resume along a different
         # path than an uninterrupted run (resume is bit-for-bit; summary.json has the exact step).
         for i in self._running():
             yield self._end(i, self._stop or "finished", losses)
+
+    def _prepare_step(self) -> None:
+        """What every step of this loop does beside the arithmetic, decided once."""
+        c0 = self.cfgs[0]
+        self._lr_scheduled = scheduled(c0)  # warm-up or cosine (engine/train/optim.py); else the lr is never touched
+        self._e_name = self.weights.e_names[0] if self.weights.e_names else ""
+        self._wants_grad = [s.wants_grad for s in self.samplers]
+        self._observing = bool(self._e_name) and (any(self._wants_grad) or any(p.steps for p in self.probe_sets))
+
+    def _observe_step(self, x: torch.Tensor) -> None:
+        self._observe(x, self._e_name, self._wants_grad)
+
+    def _set_lr(self) -> None:
+        for opt, (a, _) in zip(self.opts, self.ranges, strict=True):  # equal settings, equal lr
+            apply_lr(opt, lr_at(self.cfgs[a], self.step), self.runs[a].lr_ratio)
+
+    def _before_update(self, x: torch.Tensor) -> None:
+        """The eager step's host side, between backward and the update (none of it changes either)."""
+        if self.cfgs[0].optim.adaptive and self.step == 0:
+            self._adapt(x)  # c from the first step on, not lr_ratio until step adaptive_every
+        for hook in self.weights.grad_hooks:
+            hook()
+        if self._observing:
+            self._observe_step(x)
+        if self._lr_scheduled:
+            self._set_lr()
+
+    def _take_step(self) -> torch.Tensor:
+        """One training step of every member: draw, forward, backward, update; the losses (N,)."""
+        o = self.cfgs[0].optim
+        draws = [s.next() for s in self.samplers]  # each member's own (B,) example indices
+        idx = (torch.stack(draws) if self.N > 1 else draws[0][None]) + self._offset  # (N, B) rows of the flat sets
+        graph = self._graph_for(idx, self._observing)
+        if graph is not None:  # the whole step in one or two launches (engine/train/gpu/cuda_graph.py)
+            # The host side that the recording reads from device tensors: c and the lr are written
+            # into the optimizers' lr tensors before the replay (engine/train/optim.py `tensor_lrs`).
+            if o.adaptive and self.step == 0:
+                self._adapt(self._flat_x[idx])  # c from the first batch, before the first update
+            if self._lr_scheduled:
+                self._set_lr()
+            # The sampler and the per-step probes see the step's gradients before the update, as in
+            # the eager step (engine/probes/__init__.py `on_step`): between the recording's halves.
+            losses, _ = graph.replay(idx, self._observe_step if self._observing else None)
+        else:
+            losses, x = self.update(idx, self._before_update)
+            self.count_tokens(x)
+        self.step += 1
+        if o.adaptive and self.step % o.adaptive_every == 0:
+            self._adapt()
+        return losses
+
+    def _after_step(self, losses: torch.Tensor) -> Iterator[tuple[int, Event]]:
+        """The step's NaN check, evaluation, phase ends and progress, in the order a checkpoint needs."""
+        t, step = self.cfgs[0].train, self.step
+        progress = step % PROGRESS_EVERY == 0
+        if progress:
+            for i, ok in enumerate(torch.isfinite(losses.detach()).tolist()):
+                if self.status[i] is None and not ok:
+                    yield self._end(i, "diverged")
+        stopping: list[int] = []
+        if step % t.eval_every == 0 or step == t.max_steps:
+            yield from self._evaluate()
+            stopping = yield from self._phase_ends()
+        # StepsTaken comes after the step's evaluation rows: a checkpoint taken on it (engine/train/run.py)
+        # then never holds a step whose rows a kill could still lose, which resume would not redo.
+        if progress:
+            yield from self._steps_taken(step)
+        for i in stopping:
+            yield self._end(i, "finished", losses)
+
+    def _phase_ends(self) -> Generator[tuple[int, Event], None, list[int]]:
+        """Members the evaluation found diverged end now; those whose stop rule fired are returned."""
+        stopping: list[int] = []
+        for i in self._running():
+            ph = self.runs[i].phases
+            if ph.diverged:
+                yield self._end(i, "diverged")
+            elif ph.should_stop:
+                stopping.append(i)
+        return stopping
+
+    def _steps_taken(self, step: int) -> Iterator[tuple[int, Event]]:
+        now = time.perf_counter()
+        mark_t, mark_step = self._mark
+        sps = (step - mark_step) / max(now - mark_t, 1e-9)
+        for i in self._running():
+            yield i, StepsTaken(step, self.epoch, self.wall_s(), sps)
+        if now - mark_t > 2.0:
+            self._mark = (now, step)
 
     def update(
         self, idx: torch.Tensor, before_update: Callable[[torch.Tensor], None] | None = None
