@@ -6,6 +6,7 @@ import re
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+PROBES = "hessian|spectra|fourier|gradients|norms|med|progress|targets|balance"  # the map names probe files bare
 
 
 def _map() -> dict[str, set[str]]:
@@ -22,9 +23,7 @@ def _map() -> dict[str, set[str]]:
         elif not line.startswith("   "):
             pkg = ""
         names = set(re.findall(r"\b(\w+)\.py\b", line))
-        names |= {
-            f"{n}" for n in re.findall(r"\b(hessian|spectra|fourier|gradients|norms|med|progress|targets|balance)\b", line)
-        }
+        names |= set(re.findall(rf"\b({PROBES})\b", line))
         out.setdefault(pkg, set()).update(names)
     return out
 
