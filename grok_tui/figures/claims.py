@@ -23,7 +23,7 @@ from engine.sweep.report.tables import member_finals
 from engine.sweep.report.targets import member_target_learned
 from engine.sweep.spec import Group
 from engine.sweep.stats import num
-from grok_tui.figures import style
+from grok_tui.figures import cause, style
 from grok_tui.figures.cells import ended_members, final_against, generalization_grid, token_points
 from grok_tui.figures.data import Curve, cell_label, fourier_spectrum, group_curves, member_dirs
 from grok_tui.figures.draw import Panel, share_axes
@@ -359,6 +359,28 @@ _CLAIMS = (
         decouple_paper,
         width=3,
     ),
+    Claim(
+        "decouple_factorial",
+        ("decouple_factorial",),
+        "targets' val accuracy and row norm after 500 steps of each pairs x draws x decay arm, per cell",
+        cause.factorial,
+        width=4,
+    ),
+    Claim(
+        "decouple_direction",
+        ("decouple_direction",),
+        "targets' val accuracy with their rows at the ring's radius in their own or another direction",
+        cause.direction,
+        width=4,
+    ),
+    Claim(
+        "cure_decouple",
+        ("cure_decouple",),
+        "targets' val accuracy, overall val accuracy and target norm of each cure from step 0, per cell",
+        cause.cure(("val_acc_target", "val_acc", "target_norm")),
+        width=4,
+    ),
+    Claim("cure_skew_mul", ("cure_skew_mul",), "val accuracy and rare-token val accuracy per cure", grid(RARE, None)),
     Claim(
         "progress",
         ("progress_phases",),

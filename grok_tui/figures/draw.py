@@ -39,7 +39,7 @@ class Panel:
     curves: list[Curve] = field(default_factory=list)
     markers: list[tuple[float, str]] = field(default_factory=list)  # (x, "M" | "C" | "U" | "G")
     xlabel: str = "step"
-    kind: str = "line"  # "line" or "bar" (a spectrum)
+    kind: str = "line"  # "line", "bar" (a spectrum), "scatter" or "dots" (one value per category, its range)
     log_x: bool | None = None  # None: the figure's setting
     ylabel: str = ""
     log_y: bool | None = None  # None: from the metrics (losses, curvatures, ratios)
@@ -223,6 +223,23 @@ def _draw_scatter_panel(ax: Any, p: Panel) -> None:
         ax.axhline(y, color="0.4", linewidth=0.7, linestyle=(0, (2, 2)), zorder=0, label=text)  # named in the legend
 
 
+def _draw_dots_panel(ax: Any, p: Panel) -> None:
+    """One point per category (p.xticks) with its seeds' range as an error bar, no line between categories."""
+    for i, c in enumerate(p.curves):
+        st = style.style(i)
+        yerr = None
+        if c.lo is not None and c.hi is not None:
+            yerr = [
+                [y - lo for y, lo in zip(c.y, c.lo, strict=True)],
+                [hi - y for y, hi in zip(c.y, c.hi, strict=True)],
+            ]
+        ax.errorbar(c.x, c.y, yerr=yerr, linestyle="none", marker="o", markersize=3, capsize=2, color=st["color"],
+                    label=legend_label(c))  # fmt: skip
+    if p.xticks:
+        ax.set_xticks([x for x, _ in p.xticks], [t for _, t in p.xticks], rotation=45, ha="right")
+        ax.set_xlim(p.xticks[0][0] - 0.5, p.xticks[-1][0] + 0.5)
+
+
 def _draw_bar_panel(ax: Any, p: Panel) -> None:
     for i, c in enumerate(p.curves):
         st = style.style(i)
@@ -265,6 +282,8 @@ def draw(panels: list[Panel], log_x: bool = True, k: int = 1, legend: str = "eac
                 _draw_bar_panel(ax, p)
             elif p.kind == "scatter":
                 _draw_scatter_panel(ax, p)
+            elif p.kind == "dots":
+                _draw_dots_panel(ax, p)
             elif p.heat is not None:
                 _draw_heat_panel(ax, fig, p.heat)
             else:

@@ -3,6 +3,8 @@ seed, whose realized draws show that they differ only in the factor named."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from engine.sweep.report.factorial import MATCH, Contrast, Window, contrast_rows, contrasts
@@ -53,3 +55,19 @@ def test_a_contrast_whose_draws_differ_is_not_matched() -> None:
     assert Contrast("p", "pairs", "a", "b", [(w, w)]).matched
     assert not Contrast("p", "draws", "a", "b", [(w, w)]).matched  # the draws factor must move the draws
     assert not Contrast("p", "pairs", "a", "b", []).matched
+
+
+def test_the_claim_figure_draws_each_arm_beside_its_contrast(study: Group, tmp_path: Path) -> None:
+    """grok figure --claim decouple_factorial: one panel per parent arm, one point per fork arm (the seeds' range)."""
+    pytest.importorskip("matplotlib")
+    from grok_tui.figures.cause import factorial
+
+    (panel,) = factorial(study)  # the tiny study logs no target_norm: the accuracy panel only
+    assert panel.title == "a" and panel.kind == "dots"
+    assert [t for _, t in panel.xticks or []] == ["own_own", "own_all", "all_own", "all_all", "own_own_nowd"]
+    (curve,) = panel.curves
+    assert curve.lo is not None and curve.hi is not None
+    assert all(lo <= y <= hi for y, lo, hi in zip(curve.y, curve.lo, curve.hi, strict=True))
+    r = grok("figure", "--claim", "decouple_factorial", str(study.dir), "-o", str(tmp_path / "f.png"))
+    assert r.returncode == 0, r.stderr
+    assert (tmp_path / "f.png").read_bytes()[:4] == b"\x89PNG"
