@@ -23,6 +23,8 @@ bench/gpu_divergence.py, bench/ab.py, docs/PERFORMANCE.md). So a GPU keeps the p
 
 from __future__ import annotations
 
+from typing import Any
+
 import torch
 
 
@@ -66,13 +68,15 @@ class GatheredFirstLayer(torch.autograd.Function):
     """h = Linear(Embedding(x).flatten(1)) via the tables T_l (see the module docstring)."""
 
     @staticmethod
-    def forward(ctx, x: torch.Tensor, E: torch.Tensor, W: torch.Tensor, b: torch.Tensor | None):
+    def forward(ctx: Any, x: torch.Tensor, E: torch.Tensor, W: torch.Tensor, b: torch.Tensor | None) -> torch.Tensor:
         T = tables(E, W)
         ctx.save_for_backward(x, E, W)
         return gather_sum(T, x, b)
 
     @staticmethod
-    def backward(ctx, gh: torch.Tensor):
+    def backward(
+        ctx: Any, gh: torch.Tensor
+    ) -> tuple[None, torch.Tensor | None, torch.Tensor | None, torch.Tensor | None]:
         x, E, W = ctx.saved_tensors
         V, d = E.shape
         H, Ld = W.shape
@@ -95,4 +99,5 @@ class GatheredFirstLayer(torch.autograd.Function):
 
 
 def gathered_first_layer(x: torch.Tensor, E: torch.Tensor, W: torch.Tensor, b: torch.Tensor | None) -> torch.Tensor:
-    return GatheredFirstLayer.apply(x, E, W, b)
+    h: torch.Tensor = GatheredFirstLayer.apply(x, E, W, b)
+    return h

@@ -132,7 +132,8 @@ def _keys_tensor(keys: list[int], device: torch.device) -> tuple[torch.Tensor, t
 def restrict_to(f: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
     """A profile f (n, C) with every DFT row (over u) outside `mask` ablated."""
     F = torch.fft.fft(f, dim=0)
-    return torch.fft.ifft(torch.where(mask[:, None], F, 0), dim=0).real
+    kept: torch.Tensor = torch.fft.ifft(torch.where(mask[:, None], F, 0), dim=0).real
+    return kept
 
 
 @host_arrays

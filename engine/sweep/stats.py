@@ -101,7 +101,8 @@ def _boot_means(a: np.ndarray, n_boot: int, seed: int) -> np.ndarray:
     """Bootstrap means of each row of `a` (rows, n): (rows, n_boot); one resampling of the n seeds for every row."""
     rng = np.random.Generator(np.random.PCG64(seed))
     idx = rng.integers(0, a.shape[1], size=(n_boot, a.shape[1]))  # with replacement
-    return a[:, idx].mean(axis=2)
+    means: np.ndarray = a[:, idx].mean(axis=2)
+    return means
 
 
 def mean_ci(xs: Iterable[float], level: float = 0.95, n_boot: int = 10000, seed: int = 0) -> tuple[float, float, float]:
@@ -125,7 +126,7 @@ def sign_p(wins: int, n: int) -> float:
     if n == 0:
         return math.nan
     k = min(wins, n - wins)
-    tail = sum(math.comb(n, i) for i in range(k + 1)) / 2**n
+    tail = sum(math.comb(n, i) for i in range(k + 1)) / (1 << n)
     return min(1.0, 2 * tail)
 
 
@@ -161,7 +162,7 @@ def wilcoxon_p(d: Iterable[float]) -> float:
                 counts[s] += counts[s - r]
         below = sum(counts[: w2 + 1])
         above = sum(counts[w2:])
-        return min(1.0, 2 * min(below, above) / 2**n)
+        return min(1.0, 2 * min(below, above) / (1 << n))
     ranks = r2 / 2
     mu = n * (n + 1) / 4
     _, tie_sizes = np.unique(np.abs(a), return_counts=True)

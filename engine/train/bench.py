@@ -116,7 +116,8 @@ class PeerMLP(nn.Module):
         self.net = nn.Sequential(nn.Linear(L * d, hidden), nn.ReLU(), nn.Linear(hidden, cfg.data.p))
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return self.net(self.embed(x).flatten(1))
+        logits: torch.Tensor = self.net(self.embed(x).flatten(1))
+        return logits
 
 
 def peer_loop(cfg: RunConfig, flush_denormal: bool = False) -> Stepper:
