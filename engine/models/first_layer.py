@@ -18,7 +18,7 @@ hundred µs of small kernels, recorded as a CUDA graph), and the tables' backwar
 B·L rows into V rows, whose atomics add in a different order on every run: with the tables two CUDA
 runs of one seed parted by step 140 (max |Δ val acc| 0.65 over 1,000 steps); with the plain Linear
 they are identical over 600 steps, at the same speed (whole `grok run`, H200: 0.99×, 0.96–1.05;
-bench/gpu_divergence.py, bench/ab.py, docs/PERFORMANCE.md). So a GPU keeps the plain Linear.
+bench/gpu_agree.py divergence, bench/ab.py, docs/PERFORMANCE.md). So a GPU keeps the plain Linear.
 """
 
 from __future__ import annotations
