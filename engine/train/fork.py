@@ -261,9 +261,7 @@ def _write(
     # the parent's rows up to the fork step, as a resume would keep them
     copy_logs(src, d, step, keep_last=lambda s: s % t.eval_every == 0 or s == t.max_steps)
     if any(k.startswith("probe.") for k in changed) and (d / METRICS).is_file():
-        from engine.train.trainer import Trainer
-
-        recolumn(d / METRICS, list(Trainer(cfg).columns))
+        recolumn(d / METRICS, metrics_columns(cfg))
     parent = _where(src, d.parent)
     old = lineage(psum)
     ancestors = [{"run": parent, "fork_step": step}]
@@ -291,6 +289,26 @@ def _write(
     state = {**state, "step": step}
     save_checkpoint(d, state, cfg)
     return d
+
+
+def metrics_columns(cfg: RunConfig) -> list[str]:
+    """metrics.csv's columns for `cfg`, as its Trainer logs them, from the config alone: the probes are built
+    over the model on torch's meta device (engine/train/footprint.py) with an empty training set, so nothing is
+    loaded, drawn or allocated and torch's thread settings stay as they are."""
+    import torch
+
+    from engine.probes import ProbeSet
+    from engine.probes.base import ProbeContext
+    from engine.rundir.columns import BASE_COLUMNS
+    from engine.train.footprint import meta_model
+
+    empty = torch.zeros((0, cfg.data.seq_len), dtype=torch.long)
+    ctx = ProbeContext.of_model(cfg, meta_model(cfg), _no_loss, empty, empty[:, 0], lambda: False)
+    return [*BASE_COLUMNS, *ProbeSet(ctx).columns()]
+
+
+def _no_loss(*args: Any) -> Any:
+    raise AssertionError("metrics_columns builds probes to read their columns, never to measure")
 
 
 def _training_set(cfg: RunConfig) -> dict[str, Any]:
