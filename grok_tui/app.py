@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 import signal
 import threading
 import time
@@ -286,8 +285,10 @@ class GrokApp(AxisKeys, RunKeys, App[None]):
         if self.cfg is None:
             self.notify("no config to restart; press n for a new run", severity="warning")
             return
+        from engine.config.resolve import resolve
+
         seed = self.cfg.train.seed + 1
-        self.start_run(dataclasses.replace(self.cfg, train=dataclasses.replace(self.cfg.train, seed=seed)))
+        self.start_run(resolve(self.cfg, seed=seed))
         self.notify(f"restarted with seed {seed}")
 
     def action_new(self) -> None:

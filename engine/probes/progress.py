@@ -47,6 +47,7 @@ KEY_MAX = 8  # at most this many key frequencies (Nanda et al. find 3 to 7)
 CHUNK = 8192  # pairs per forward pass
 F64 = torch.float64
 
+
 def chance_share(n: int) -> float:
     """The share of non-constant energy one frequency's cos/sin pair holds in an n × n table of noise."""
     return 2.0 / (n * n - 1)

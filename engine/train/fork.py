@@ -24,8 +24,9 @@ import os
 from pathlib import Path
 from typing import Any
 
-from engine.config import ConfigError, DataConfig, RunConfig, apply_overrides
+from engine.config import ConfigError, DataConfig, RunConfig
 from engine.config.param_sets import ROW_KINDS, Intervention, parse_intervention, parse_tokens
+from engine.config.resolve import resolve
 from engine.rundir.atomic import write_json_atomic
 from engine.rundir.checkpoints import checkpoint_at, load_state
 from engine.rundir.dirs import (
@@ -117,14 +118,12 @@ def fork_run(
     ivs = [parse_intervention(s) for s in interventions or []]
     ckpt, step = checkpoint_at(src, at)
 
-    cfg = apply_overrides(pcfg, sets or {}, "--set")
+    cfg = resolve(pcfg, sets, steps=steps, where="--set")  # engine/config/resolve.py, as every command
     from engine.train.interventions import set_changes
 
     for iv in ivs:
         if iv.kind not in ROW_KINDS:
             cfg = set_changes(cfg, iv)
-    if steps is not None:
-        cfg = apply_overrides(cfg, {"train.max_steps": steps}, "--steps")
     changed = config_changes(pcfg.to_dict(), cfg.to_dict())
     refuse_unforkable(list(changed))
     if cfg.train.max_steps <= step:
