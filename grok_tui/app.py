@@ -17,6 +17,7 @@ from textual.widgets import Footer, TabbedContent, TabPane
 from textual.worker import Worker, get_current_worker
 
 from engine.config import RunConfig
+from engine.events import Status
 from grok_tui import launch, runner, stop_signals
 from grok_tui.axis_keys import AxisKeys
 from grok_tui.charts import views
@@ -123,7 +124,7 @@ class GrokApp(AxisKeys, RunKeys, App[None]):
         self.out = Path(out)
         self.data = opened or RunData(label=cfg.preset if cfg else "")
         if opened is None and cfg is None:
-            self.data.status = "idle"
+            self.data.status = Status.IDLE
         self.opened = opened is not None
         self.compare_dirs = list(compare or [])
         self.overrides = dict(overrides or {})
