@@ -1,26 +1,26 @@
 #!/usr/bin/env bash
 # The GPU path, end to end, in one script (under 8 minutes on one GPU):
 #   doctor, a CUDA `grok run --preset adamlr_mul`, the step as a CUDA graph against eager
-#   (bench/gpu_graph.py), `grok bench`, bench/bench_many.py, a batched `grok sweep --preset
-#   fig6_optimizers --seeds 1` checked member by member against solo runs (bench/gpu_compare.py),
-#   one run's step under the profiler (bench/gpu_profile.py), what each instrument costs a whole
+#   (bench/gpu_speed.py graph), `grok bench`, bench/gpu_speed.py many, a batched `grok sweep --preset
+#   fig6_optimizers --seeds 1` checked member by member against solo runs (bench/gpu_agree.py compare),
+#   one run's step under the profiler (bench/gpu_speed.py profile), what each instrument costs a whole
 #   `grok run` (bench/command_instruments.sh), and the TUI on a live run under tmux
 #   for 20 s with a screen capture. GPU_CHECK_FULL=1 adds where a batched member and its solo run
-#   part, in float32 and float64 (bench/gpu_divergence.py, about 3 minutes more).
+#   part, in float32 and float64 (bench/gpu_agree.py divergence, about 3 minutes more).
 #
 #   bench/gpu_check.sh                  # on a GPU box (device cuda)
 #   bench/gpu_check.sh --device cpu     # dry run with small sizes (under 3 minutes), anywhere
 #
 # --paper: the measurement of the whole paper on one GPU instead, in one call under BUDGET seconds
 # (default 560; bench/gpu_check_paper.sh): doctor; the members per stacked model each of the paper's
-# sweeps gets on this card (bench/paper_batches.py); `grok sweep --preset paper` with all the time but
+# sweeps gets on this card (bench/gpu_speed.py batches); `grok sweep --preset paper` with all the time but
 # RESERVE seconds (default 240), `grok report PAPER_DIR` (the whole wall time) and each claim's verdicts
-# (bench/paper_verdicts.py); the recorded step against eager on the presets that now record (adaptive
-# c, warm-up and cosine; bench/gpu_graph.py --only early); what the instruments cost a whole run, in
+# (bench/gpu_agree.py verdicts); the recorded step against eager on the presets that now record (adaptive
+# c, warm-up and cosine; bench/gpu_speed.py graph --only early); what the instruments cost a whole run, in
 # this tree and, with REF=COMMIT (exported with git archive into .ref-trees/) or REF_TREE=DIR, in the
 # previous release's (bench/command_instruments.sh, TREE=); TF32's effect on steps to 95% val, one
 # sweep (TF32_PRESET, default fig6_optimizers, TF32_SEEDS seeds) run with train.tf32 off and on and
-# paired by member (bench/tf32_pairs.py). The paper directory is PAPER_DIR (default ./gpu-check/paper,
+# paired by member (bench/gpu_agree.py tf32). The paper directory is PAPER_DIR (default ./gpu-check/paper,
 # outside $OUT/runs): a paper the budget cut short is resumed by the next `--paper` call (`grok sweep
 # --resume`). With --device cpu the paper is shrunk (PAPER_TINY=1: one seed, each member stopped at its
 # second evaluation) and the budget is an hour, so the dry run ends on a loaded 2-core machine.
@@ -148,7 +148,7 @@ else
 fi
 
 # 2b the step as a CUDA graph against the eager step
-checked "cuda graph" graph.log '^(early|one run|many|grok run random)' "$PY" bench/gpu_graph.py --device "$DEVICE" \
+checked "cuda graph" graph.log '^(early|one run|many|grok run random)' "$PY" bench/gpu_speed.py graph --device "$DEVICE" \
     "${GRAPH_ARGS[@]}"
 
 # 2c what each instrument costs the whole command (probes, evaluations, the recorded step)
@@ -166,14 +166,14 @@ else
 fi
 
 # 4 many seeds as one model
-checked "bench_many" many.log '^(single|N = )' "$PY" bench/bench_many.py --device "$DEVICE" "${MANY_ARGS[@]}"
+checked "bench_many" many.log '^(single|N = )' "$PY" bench/gpu_speed.py many --device "$DEVICE" "${MANY_ARGS[@]}"
 
 # 5 a batched sweep, each member against a solo run of the same seed
 t=$SECONDS
 if step "sweep fig6_optimizers" sweep.log "${GROK[@]}" sweep --preset fig6_optimizers --device "$DEVICE" --out "$RUNS/sweep" -q "${SWEEP_ARGS[@]}"; then
     row "sweep fig6_optimizers" "$(grep -m1 '^sweep ' "$OUT/sweep.log") in $((SECONDS - t)) s"
     G=$(ls -d "$RUNS"/sweep/*-sweep | head -n 1)
-    step "sweep members vs solo" compare.log "$PY" bench/gpu_compare.py "$G"
+    step "sweep members vs solo" compare.log "$PY" bench/gpu_agree.py compare "$G"
     row "members vs solo, early" "$(grep -m1 '^early check' "$OUT/compare.log" | sed 's/^early check, //')"
     row "members vs solo, outcomes" "$(grep -m1 '^outcomes' "$OUT/compare.log" | sed 's/^outcomes, //')"
 else
@@ -182,12 +182,12 @@ fi
 
 # 6 where batched and solo part (rounding amplified, or a bug), in float32 and float64
 for dt in $([ -n "${GPU_CHECK_FULL:-}" ] && echo float32 float64); do
-    checked "divergence $dt" "divergence_$dt.log" '^(solo|member|batched|deterministic)' "$PY" bench/gpu_divergence.py \
+    checked "divergence $dt" "divergence_$dt.log" '^(solo|member|batched|deterministic)' "$PY" bench/gpu_agree.py divergence \
         --device "$DEVICE" --dtype "$dt" "${DIV_ARGS[@]}"
 done
 
 # 7 one run's step under the profiler: host time against kernel time
-checked "profile" profile.log '^(adamlr|host|kernel)' "$PY" bench/gpu_profile.py --device "$DEVICE" "${PROF_ARGS[@]}"
+checked "profile" profile.log '^(adamlr|host|kernel)' "$PY" bench/gpu_speed.py profile --device "$DEVICE" "${PROF_ARGS[@]}"
 
 # 8 the TUI on a live run, 20 s under tmux, then a screen capture
 if command -v tmux >/dev/null; then

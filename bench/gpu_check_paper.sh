@@ -25,8 +25,8 @@ rest() { local t=$(($(left) - RESERVE)); echo $((t > 1 ? t : 1)); }  # the paper
 # 2 the whole paper, with the time left but RESERVE seconds for the other steps; then its record and each
 # claim's verdicts
 if want paper; then
-    # the members per stacked model each sweep gets on this card, as the sweep plans them (bench/paper_batches.py)
-    if STEP_TIMEOUT=$(cap 120) step "paper batches" paper_batches.log "$PY" bench/paper_batches.py --device "$DEVICE" \
+    # the members per stacked model each sweep gets on this card, as the sweep plans them (bench/gpu_speed.py batches)
+    if STEP_TIMEOUT=$(cap 120) step "paper batches" paper_batches.log "$PY" bench/gpu_speed.py batches --device "$DEVICE" \
         "${BATCH_ARGS[@]}"; then
         while IFS= read -r line; do row "paper batches" "$line"; done < "$OUT/paper_batches.log"
     else
@@ -44,8 +44,8 @@ if want paper; then
     [ "$rc" = 0 ] || row "paper" "exit $rc$([ "$rc" = 124 ] && echo ": the budget ran out; the next --paper call resumes $P")"
     if [ -n "$P" ] && STEP_TIMEOUT=30 step "paper report" paper_report.log "${GROK[@]}" report "$P"; then
         while IFS= read -r line; do row "paper" "$line"; done < <(grep -E '^(total|  first start|  cores kept)' "$OUT/paper_report.log")
-        if STEP_TIMEOUT=60 step "paper verdicts" paper_verdicts.log "$PY" bench/paper_verdicts.py "$P"; then
-            cp "$OUT/paper_verdicts.log" "$OUT/paper_verdicts.txt"  # bench/paper_verdicts.py --compare CPU.txt this
+        if STEP_TIMEOUT=60 step "paper verdicts" paper_verdicts.log "$PY" bench/gpu_agree.py verdicts "$P"; then
+            cp "$OUT/paper_verdicts.log" "$OUT/paper_verdicts.txt"  # bench/gpu_agree.py verdicts --compare CPU.txt this
             row "paper verdicts" "$(cut -f2 "$OUT/paper_verdicts.txt" | sort | uniq -c | sed 's/^ *//' | paste -sd ',' -) (paper_verdicts.txt)"
         else
             row "paper verdicts" "FAILED (paper_verdicts.log)"
@@ -57,7 +57,7 @@ fi
 
 # 3 the step recorded against eager on the presets that record now (c and the lr as device tensors)
 if want graph; then
-    if STEP_TIMEOUT=$(cap "${CAPS[0]}") step "cuda graph early" graph.log "$PY" bench/gpu_graph.py --device "$DEVICE" --only early; then
+    if STEP_TIMEOUT=$(cap "${CAPS[0]}") step "cuda graph early" graph.log "$PY" bench/gpu_speed.py graph --device "$DEVICE" --only early; then
         while IFS= read -r line; do row "cuda graph" "$line"; done < <(grep -E '^early check' "$OUT/graph.log")
     else
         row "cuda graph" "FAILED (graph.log)"
@@ -106,7 +106,7 @@ if want tf32; then
     done
     G0=$(ls -d "$RUNS"/tf32_false/*-sweep 2>/dev/null | head -n 1)
     G1=$(ls -d "$RUNS"/tf32_true/*-sweep 2>/dev/null | head -n 1)
-    if [ "$ok" = 1 ] && step "tf32 pairs" tf32.log "$PY" bench/tf32_pairs.py "$G0" "$G1"; then
+    if [ "$ok" = 1 ] && step "tf32 pairs" tf32.log "$PY" bench/gpu_agree.py tf32 "$G0" "$G1"; then
         row "tf32" "$(grep -m1 '^tf32 steps' "$OUT/tf32.log")"
         row "tf32 summary" "$(json "d.get('tf32', '-')" "$(ls "$G1"/*/summary.json | head -n 1)")"
     else

@@ -29,7 +29,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from engine.config.presets import resolve_config
+from engine.config.presets import load_preset
+from engine.config.resolve import resolve
 from engine.events import EvalLogged, Event
 
 SIZE = (120, 36)  # columns x rows: wide enough for the paired charts, short enough for a README
@@ -63,7 +64,7 @@ def train_headless(preset: str, step: int, out: Path) -> Path:
     """A seed-0 run of `preset` to `step` (then interrupted), for the compare view."""
     from engine.train.run import Run
 
-    cfg, _ = resolve_config(preset=preset, overrides={"train.threads": 1}, device="cpu")
+    cfg = resolve(load_preset(preset), {"train.threads": 1}, device="cpu")
     run = Run(cfg, out)
     events = run.events()
     for ev in events:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 import signal
 import threading
 import time
@@ -18,6 +17,7 @@ from textual.widgets import Footer, TabbedContent, TabPane
 from textual.worker import Worker, get_current_worker
 
 from engine.config import RunConfig
+from engine.events import Status
 from grok_tui import launch, runner, stop_signals
 from grok_tui.axis_keys import AxisKeys
 from grok_tui.charts import views
@@ -124,7 +124,7 @@ class GrokApp(AxisKeys, RunKeys, App[None]):
         self.out = Path(out)
         self.data = opened or RunData(label=cfg.preset if cfg else "")
         if opened is None and cfg is None:
-            self.data.status = "idle"
+            self.data.status = Status.IDLE
         self.opened = opened is not None
         self.compare_dirs = list(compare or [])
         self.overrides = dict(overrides or {})
@@ -288,8 +288,10 @@ class GrokApp(AxisKeys, RunKeys, App[None]):
         if self.cfg is None:
             self.notify("no config to restart; press n for a new run", severity="warning")
             return
+        from engine.config.resolve import resolve
+
         seed = self.cfg.train.seed + 1
-        self.start_run(dataclasses.replace(self.cfg, train=dataclasses.replace(self.cfg.train, seed=seed)))
+        self.start_run(resolve(self.cfg, seed=seed))
         self.notify(f"restarted with seed {seed}")
 
     def action_new(self) -> None:

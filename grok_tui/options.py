@@ -57,24 +57,26 @@ class RunOptions:
         return out_dir(self.out, self.out_short)
 
     def overrides(self) -> dict[str, Any]:
-        """--set's dotted keys, checked, with the --seed, --steps and --device shorthands folded in."""
-        from engine.config import parse_set
-        from engine.config.presets import with_shorthands
+        """--set's dotted keys, checked, with the --seed, --steps and --device shorthands folded in
+        (engine/config/resolve.py)."""
+        from engine.config.resolve import overrides
 
-        return with_shorthands(parse_set(self.sets or []), seed=self.seed, steps=self.steps, device=self.device)
+        return overrides(self.sets or [], seed=self.seed, steps=self.steps, device=self.device)
 
     def source(self, missing: str | None = None) -> PresetFile:
         """The preset or config file named: exactly one (`missing`: the error when neither is given)."""
-        from engine.config.presets import NO_SOURCE, choose
+        from engine.config.presets import NO_SOURCE
+        from engine.config.resolve import source
 
-        return choose(self.preset, self.config, missing or NO_SOURCE)
+        return source(self.preset, self.config, missing or NO_SOURCE)
 
     def resolve(self) -> RunConfig:
-        """The config these options ask for: the preset or file, then --set, then the shorthands."""
-        from engine.config import apply_overrides
+        """The config these options ask for: the preset or file, then --set, then the shorthands
+        (engine/config/resolve.py)."""
+        from engine.config.resolve import resolve
 
         over = self.overrides()  # a bad --set is reported before a bad preset, as it always was
-        return apply_overrides(self.source().config, over)
+        return resolve(self.source(), over)
 
     def given(self, *names: str) -> list[str]:
         """The flags among `names` (RunOptions' fields) this command line gave."""
@@ -82,10 +84,9 @@ class RunOptions:
 
     def check_resume(self) -> None:
         """--resume takes the run's own config: a preset, config file, --set or --seed beside it is an error."""
-        from engine.config import ConfigError
+        from engine.config.resolve import check_resume
 
-        if self.given("preset", "config", "sets", "seed"):
-            raise ConfigError("--resume continues a run with its own config; drop --preset/--config/--set/--seed")
+        check_resume(self.given("preset", "config", "sets", "seed"))
 
 
 def with_run_options(

@@ -21,6 +21,7 @@ from engine.events import (
     FourierLogged,
     RunFinished,
     RunStarted,
+    Status,
     StatusChanged,
     StepsTaken,
     TokenSets,
@@ -42,7 +43,7 @@ class RunData:
         self.lock = threading.Lock()
         self.plot_version = 0  # bumped only by events that change a chart (not StepsTaken)
         self.label = clean_text(label)
-        self.status = "starting"
+        self.status: str = Status.STARTING
         self.config: RunConfig | None = None  # from RunStarted
         self.tokens = TokenSets()  # the split's rare, absent and target tokens (RunStarted)
         self.phases = Phases()  # as the engine's phase trackers saw them (EvalLogged, RunFinished)
@@ -131,7 +132,7 @@ class RunData:
 
     @property
     def live(self) -> bool:
-        return self.status in ("starting", "running", "paused")
+        return self.status in (Status.STARTING, Status.RUNNING, Status.PAUSED)
 
     @property
     def p(self) -> int:

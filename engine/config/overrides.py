@@ -13,7 +13,7 @@ import json
 import math
 import types
 import typing
-from collections.abc import Container
+from collections.abc import Callable, Container
 from typing import Any
 
 from engine.config.fields import GROUPS, ConfigError, RunConfig
@@ -28,56 +28,73 @@ def coerce(value: Any, typ: Any, name: str) -> Any:
     """Convert a TOML value or a --set string to the field's declared type, or raise ConfigError."""
     origin = typing.get_origin(typ)
     if origin is tuple:
-        if isinstance(value, str):
-            value = [v for v in value.strip("()[] ").split(",") if v.strip()]
-        if not isinstance(value, list | tuple):
-            raise ConfigError(f"{name}: expected a list of numbers (got {value!r})")
-        args = typing.get_args(typ)
-        if len(value) != len(args):
-            raise ConfigError(f"{name}: expected {len(args)} values (got {len(value)})")
-        return tuple(coerce(v, a, name) for a, v in zip(args, value, strict=True))
+        return _as_tuple(value, typ, name)
     if origin in (typing.Union, types.UnionType):
         raise ConfigError(f"{name}: unsupported type")
-    if typ is bool:
-        if isinstance(value, bool):
-            return value
-        if isinstance(value, str) and value.lower() in ("true", "1", "yes", "on"):
-            return True
-        if isinstance(value, str) and value.lower() in ("false", "0", "no", "off"):
-            return False
-        raise ConfigError(f"{name}: expected true or false (got {value!r})")
-    if typ is int:
-        if isinstance(value, bool):
-            raise ConfigError(f"{name}: expected an integer (got {value!r})")
-        if isinstance(value, int):
-            return value
-        if isinstance(value, str):
-            try:
-                return int(value.strip().replace("_", ""))  # exact: 9007199254740993 stays itself
-            except ValueError:
-                with contextlib.suppress(ValueError):
-                    value = float(value)  # "1e3"
-        # A float names an integer only where a double holds every integer exactly (|x| <= 2^53).
-        if isinstance(value, float) and value.is_integer() and abs(value) <= 2**53:
-            return int(value)
-        raise ConfigError(f"{name}: expected an integer (got {value!r})")
-    if typ is float:
-        if isinstance(value, bool) or not isinstance(value, int | float | str):
-            raise ConfigError(f"{name}: expected a number (got {value!r})")
-        try:
-            out = float(value)
-        except OverflowError:  # an int past the double range; a string overflows to inf instead
-            raise ConfigError(f"{name}: out of range (got {value!r})") from None
-        except ValueError:
-            raise ConfigError(f"{name}: expected a number (got {value!r})") from None
-        if not math.isfinite(out):
-            raise ConfigError(f"{name}: expected a finite number (got {value!r})")
-        return out
-    if typ is str:
-        if isinstance(value, str):
-            return value
-        raise ConfigError(f"{name}: expected a string (got {value!r})")
+    if typ in _SCALARS:
+        return _SCALARS[typ](value, name)
     raise ConfigError(f"{name}: unsupported type {typ}")
+
+
+def _as_tuple(value: Any, typ: Any, name: str) -> tuple[Any, ...]:
+    if isinstance(value, str):
+        value = [v for v in value.strip("()[] ").split(",") if v.strip()]
+    if not isinstance(value, list | tuple):
+        raise ConfigError(f"{name}: expected a list of numbers (got {value!r})")
+    args = typing.get_args(typ)
+    if len(value) != len(args):
+        raise ConfigError(f"{name}: expected {len(args)} values (got {len(value)})")
+    return tuple(coerce(v, a, name) for a, v in zip(args, value, strict=True))
+
+
+def _as_bool(value: Any, name: str) -> bool:
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, str) and value.lower() in ("true", "1", "yes", "on"):
+        return True
+    if isinstance(value, str) and value.lower() in ("false", "0", "no", "off"):
+        return False
+    raise ConfigError(f"{name}: expected true or false (got {value!r})")
+
+
+def _as_int(value: Any, name: str) -> int:
+    if isinstance(value, bool):
+        raise ConfigError(f"{name}: expected an integer (got {value!r})")
+    if isinstance(value, int):
+        return value
+    if isinstance(value, str):
+        try:
+            return int(value.strip().replace("_", ""))  # exact: 9007199254740993 stays itself
+        except ValueError:
+            with contextlib.suppress(ValueError):
+                value = float(value)  # "1e3"
+    # A float names an integer only where a double holds every integer exactly (|x| <= 2^53).
+    if isinstance(value, float) and value.is_integer() and abs(value) <= 2**53:
+        return int(value)
+    raise ConfigError(f"{name}: expected an integer (got {value!r})")
+
+
+def _as_float(value: Any, name: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float | str):
+        raise ConfigError(f"{name}: expected a number (got {value!r})")
+    try:
+        out = float(value)
+    except OverflowError:  # an int past the double range; a string overflows to inf instead
+        raise ConfigError(f"{name}: out of range (got {value!r})") from None
+    except ValueError:
+        raise ConfigError(f"{name}: expected a number (got {value!r})") from None
+    if not math.isfinite(out):
+        raise ConfigError(f"{name}: expected a finite number (got {value!r})")
+    return out
+
+
+def _as_str(value: Any, name: str) -> str:
+    if isinstance(value, str):
+        return value
+    raise ConfigError(f"{name}: expected a string (got {value!r})")
+
+
+_SCALARS: dict[type, Callable[[Any, str], Any]] = {bool: _as_bool, int: _as_int, float: _as_float, str: _as_str}
 
 
 def all_keys() -> list[str]:

@@ -117,49 +117,6 @@ def all_presets() -> list[Preset]:
 NO_SOURCE = "give --preset NAME or --config FILE.toml (`grok presets` lists the presets)"
 
 
-def choose(preset: str | None, config: str | Path | None, missing: str = NO_SOURCE) -> Preset:
-    """The preset or the TOML file a command line names: exactly one of them (`missing` says what to give)."""
-    if preset and config:
-        raise ConfigError("give either --preset or --config, not both")
-    if preset:
-        return load_preset(preset)
-    if config:
-        return load_file(Path(config))
-    raise ConfigError(missing)
-
-
-def with_shorthands(
-    overrides: dict[str, Any] | None = None,
-    *,
-    seed: int | None = None,
-    steps: int | None = None,
-    device: str | None = None,
-) -> dict[str, Any]:
-    """--set's dotted keys with the --seed, --steps and --device shorthands folded in; a shorthand wins."""
-    sets = dict(overrides or {})
-    for key, v in (("train.seed", seed), ("train.max_steps", steps), ("train.device", device)):
-        if v is not None:
-            sets[key] = v
-    return sets
-
-
-def resolve_config(
-    preset: str | None = None,
-    config: str | Path | None = None,
-    overrides: dict[str, Any] | None = None,
-    *,
-    seed: int | None = None,
-    steps: int | None = None,
-    device: str | None = None,
-) -> tuple[RunConfig, dict[str, Any]]:
-    """The config a command line asks for: a preset or a TOML file, then --set, then shorthands.
-
-    Returns the config and the preset's [sweep] table (empty for single runs).
-    """
-    p = choose(preset, config)
-    return apply_overrides(p.config, with_shorthands(overrides, seed=seed, steps=steps, device=device)), p.sweep
-
-
 def preset_toml(p: Preset) -> str:
     """What `grok presets NAME` prints: the resolved config and its [sweep] table, loadable by --config."""
     text = to_toml(p.config)

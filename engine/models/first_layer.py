@@ -18,10 +18,12 @@ hundred µs of small kernels, recorded as a CUDA graph), and the tables' backwar
 B·L rows into V rows, whose atomics add in a different order on every run: with the tables two CUDA
 runs of one seed parted by step 140 (max |Δ val acc| 0.65 over 1,000 steps); with the plain Linear
 they are identical over 600 steps, at the same speed (whole `grok run`, H200: 0.99×, 0.96–1.05;
-bench/gpu_divergence.py, bench/ab.py, docs/PERFORMANCE.md). So a GPU keeps the plain Linear.
+bench/gpu_agree.py divergence, bench/ab.py, docs/PERFORMANCE.md). So a GPU keeps the plain Linear.
 """
 
 from __future__ import annotations
+
+from typing import Any
 
 import torch
 
@@ -66,13 +68,15 @@ class GatheredFirstLayer(torch.autograd.Function):
     """h = Linear(Embedding(x).flatten(1)) via the tables T_l (see the module docstring)."""
 
     @staticmethod
-    def forward(ctx, x: torch.Tensor, E: torch.Tensor, W: torch.Tensor, b: torch.Tensor | None):
+    def forward(ctx: Any, x: torch.Tensor, E: torch.Tensor, W: torch.Tensor, b: torch.Tensor | None) -> torch.Tensor:
         T = tables(E, W)
         ctx.save_for_backward(x, E, W)
         return gather_sum(T, x, b)
 
     @staticmethod
-    def backward(ctx, gh: torch.Tensor):
+    def backward(
+        ctx: Any, gh: torch.Tensor
+    ) -> tuple[None, torch.Tensor | None, torch.Tensor | None, torch.Tensor | None]:
         x, E, W = ctx.saved_tensors
         V, d = E.shape
         H, Ld = W.shape
@@ -95,4 +99,5 @@ class GatheredFirstLayer(torch.autograd.Function):
 
 
 def gathered_first_layer(x: torch.Tensor, E: torch.Tensor, W: torch.Tensor, b: torch.Tensor | None) -> torch.Tensor:
-    return GatheredFirstLayer.apply(x, E, W, b)
+    h: torch.Tensor = GatheredFirstLayer.apply(x, E, W, b)
+    return h

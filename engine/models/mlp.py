@@ -31,7 +31,8 @@ class _MLP(nn.Module):
         h = self.act(h)
         for layer in self.hidden:
             h = self.act(layer(h))
-        return self.readout(h)  # (B, p) logits
+        logits: torch.Tensor = self.readout(h)  # (B, p)
+        return logits
 
 
 class MLPEmbed(_MLP):

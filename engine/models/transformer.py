@@ -53,7 +53,8 @@ class Attention(nn.Module):
         v = self.W_V(v_in).view(B, L, H, dh).transpose(1, 2)
         scores = (q @ k.transpose(-1, -2)) / math.sqrt(dh)  # (B, H, 1, L)
         z = scores.softmax(-1) @ v  # (B, H, 1, dh)
-        return self.W_O(z.reshape(B, d))  # (B, H, 1, dh) -> (B, d)
+        out: torch.Tensor = self.W_O(z.reshape(B, d))  # (B, H, 1, dh) -> (B, d)
+        return out
 
 
 class MLP(nn.Module):
@@ -66,7 +67,8 @@ class MLP(nn.Module):
         self.act = ACTIVATIONS[activation]
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return self.fc_out(self.act(self.fc_in(x)))
+        out: torch.Tensor = self.fc_out(self.act(self.fc_in(x)))
+        return out
 
 
 class Block(nn.Module):
@@ -88,11 +90,11 @@ class Block(nn.Module):
         normed = ln_attn(x0) if ln_attn is not None and ln in LN_QK + LN_V else x0
         qk_in = normed if ln in LN_QK else x0  # qk: LN on the query/key inputs only
         v_in = normed if ln in LN_V else x0  # v: LN on the value input only
-        r1 = x0[:, -1] + self.attn(qk_in[:, -1], qk_in, v_in)  # x1 = x0 + Attn(·), `=` row
+        r1: torch.Tensor = x0[:, -1] + self.attn(qk_in[:, -1], qk_in, v_in)  # x1 = x0 + Attn(·), `=` row
         if ln_attn is not None and ln == "post":
             r1 = ln_attn(r1)  # x1 = LN(x0 + Attn(x0))
         mlp_in = ln_mlp(r1) if ln_mlp is not None and ln in LN_MLP else r1
-        r2 = r1 + self.mlp(mlp_in)  # x2 = x1 + MLP(·)
+        r2: torch.Tensor = r1 + self.mlp(mlp_in)  # x2 = x1 + MLP(·)
         if ln_mlp is not None and ln == "post":
             r2 = ln_mlp(r2)  # x2 = LN(x1 + MLP(x1))
         return r2
@@ -129,4 +131,5 @@ class Transformer(nn.Module):
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         x0 = self.embedding(x) + self.pos_embedding  # (B, L) -> (B, L, d)
-        return self.readout_scale * self.readout(self.block(x0))  # (B, d) -> (B, p)
+        logits: torch.Tensor = self.readout_scale * self.readout(self.block(x0))  # (B, d) -> (B, p)
+        return logits

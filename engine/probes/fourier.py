@@ -18,7 +18,8 @@ def embedding_spectrum(e: torch.Tensor) -> torch.Tensor:
 
     The DFT runs over the token axis, unnormalised; the other frequencies mirror these (k and p−k are conjugate).
     """
-    return torch.fft.rfft(e.detach().to("cpu", torch.float64), dim=0).abs().pow(2).sum(1).sqrt()  # (p, d) -> (⌊p/2⌋+1,)
+    norms: torch.Tensor = torch.fft.rfft(e.detach().to("cpu", torch.float64), dim=0).abs().pow(2).sum(1).sqrt()
+    return norms  # (p, d) -> (⌊p/2⌋+1,)
 
 
 def token_order(cfg: RunConfig) -> torch.Tensor:

@@ -19,18 +19,15 @@ circuit of Nanda et al. §4 lives on the terms cos(wu) and sin(wu): the 2-D Four
 Everything is computed in float64 torch where the model lives (the run's CPU or GPU), with the keys
 picked on the device as a mask (no host decision between the forward pass and the last measure), and
 the probe reads its results to the host once per measurement. The array functions take tensors and give
-tensors on the same device; given numpy arrays they give numpy arrays (`host_arrays`), which is how the
-tests check them against answers computed another way.
+tensors on the same device; the tests check them against answers computed another way
+(tests/engine/progress_host.py runs them on numpy arrays).
 """
 
 from __future__ import annotations
 
-import dataclasses
-import functools
 import math
-from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, TypeVar, cast
+from typing import Any
 
 import numpy as np
 import torch
@@ -50,34 +47,6 @@ KEY_MAX = 8  # at most this many key frequencies (Nanda et al. find 3 to 7)
 CHUNK = 8192  # pairs per forward pass
 F64 = torch.float64
 
-Fn = TypeVar("Fn", bound=Callable[..., Any])
-
-
-def _to_host(obj: Any) -> Any:
-    """Tensors as numpy arrays (0-d ones as Python numbers), inside lists and dataclasses too."""
-    if isinstance(obj, torch.Tensor):
-        return obj.item() if obj.dim() == 0 else obj.detach().cpu().numpy()
-    if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
-        return dataclasses.replace(obj, **{f.name: _to_host(getattr(obj, f.name)) for f in dataclasses.fields(obj)})
-    if isinstance(obj, list):
-        return [_to_host(v) for v in obj]
-    return obj
-
-
-def host_arrays(fn: Fn) -> Fn:
-    """numpy arrays in, numpy arrays out: the same torch code run on the CPU for a caller holding arrays."""
-
-    def tensor(a: Any) -> Any:
-        return torch.from_numpy(np.ascontiguousarray(a)) if isinstance(a, np.ndarray) else a
-
-    @functools.wraps(fn)
-    def wrapper(*args: Any, **kwargs: Any) -> Any:
-        if not any(isinstance(a, np.ndarray) for a in (*args, *kwargs.values())):
-            return fn(*args, **kwargs)
-        return _to_host(fn(*map(tensor, args), **{k: tensor(v) for k, v in kwargs.items()}))
-
-    return cast(Fn, wrapper)
-
 
 def chance_share(n: int) -> float:
     """The share of non-constant energy one frequency's cos/sin pair holds in an n × n table of noise."""
@@ -90,7 +59,6 @@ def answer_positions(n: int, sign: int, device: torch.device | str | None = None
     return (i[:, None] + sign * i[None, :]) % n
 
 
-@host_arrays
 def profile(table: torch.Tensor, sign: int) -> torch.Tensor:
     """(n, C) f[u] = the mean of the (n, n, C) table over the n pairs whose answer sits at u.
 
@@ -111,12 +79,6 @@ def key_candidates(shares: torch.Tensor, n: int) -> tuple[torch.Tensor, torch.Te
     return order + 1, shares[order] >= KEY_FACTOR * chance_share(n)
 
 
-def key_frequencies(shares: torch.Tensor | np.ndarray, n: int) -> list[int]:
-    """Frequencies (1-based) with share >= KEY_FACTOR × chance, strongest first, at most KEY_MAX."""
-    w, valid = key_candidates(torch.as_tensor(shares), n)
-    return [k for k, v in zip(w.tolist(), valid.tolist(), strict=True) if v]
-
-
 def frequency_mask(n: int, w: torch.Tensor, valid: torch.Tensor, constant: bool) -> torch.Tensor:
     """(n,) bool: the DFT rows of the valid frequencies w and −w (mod n), and row 0 if `constant`."""
     k = torch.arange(n, device=w.device)[:, None]  # (n, 1) against the (1, keys) candidates: no scatter
@@ -132,13 +94,8 @@ def _keys_tensor(keys: list[int], device: torch.device) -> tuple[torch.Tensor, t
 def restrict_to(f: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
     """A profile f (n, C) with every DFT row (over u) outside `mask` ablated."""
     F = torch.fft.fft(f, dim=0)
-    return torch.fft.ifft(torch.where(mask[:, None], F, 0), dim=0).real
-
-
-@host_arrays
-def restrict(f: torch.Tensor, keys: list[int]) -> torch.Tensor:
-    """A profile f (n, C) projected onto the constant and the key frequencies (over u)."""
-    return restrict_to(f, frequency_mask(f.shape[0], *_keys_tensor(keys, f.device), constant=True))
+    kept: torch.Tensor = torch.fft.ifft(torch.where(mask[:, None], F, 0), dim=0).real
+    return kept
 
 
 def row_losses(logits: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
@@ -148,27 +105,14 @@ def row_losses(logits: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
     return lse - z.gather(1, y[:, None])[:, 0]
 
 
-@host_arrays
-def cross_entropy(logits: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
-    """Mean cross-entropy (nats) of (N, C) float64 logits against (N,) labels; NaN for no rows."""
-    if len(y) == 0:
-        return torch.tensor(math.nan, dtype=F64)
-    return row_losses(logits, y).mean()
-
-
 def _shares_of_profile(f: torch.Tensor, total: torch.Tensor) -> torch.Tensor:
-    """`frequency_shares` from the table's profile f (n, C) and its non-constant energy `total`."""
+    """Share of the non-constant energy on each frequency's (i + s·j) terms, w = 1..⌊n/2⌋ (index w-1), from
+    the table's profile f (n, C) and its non-constant energy `total`."""
     n = f.shape[0]
     F = torch.fft.fft(f, dim=0).abs() ** 2  # Σ_u f_w(u)² = (|F_w|² + |F_-w|²)/n (Parseval)
     w = torch.arange(1, n // 2 + 1, device=f.device)
     mirror = torch.where(2 * w == n, 0.0, F[(n - w) % n].sum(1))  # Nyquist (n even): one term
     return torch.where(total > 0, (F[w].sum(1) + mirror) / total, 0.0)
-
-
-@host_arrays
-def frequency_shares(table: torch.Tensor, sign: int) -> torch.Tensor:
-    """Share of the non-constant energy on each frequency's (i + s·j) terms, w = 1..⌊n/2⌋ (index w-1)."""
-    return _shares_of_profile(profile(table, sign), ((table - table.mean((0, 1))) ** 2).sum())
 
 
 @dataclass(frozen=True)
@@ -219,43 +163,6 @@ def logit_measures(
     )
 
 
-@dataclass(frozen=True)
-class Measures:
-    """What `progress_measures` finds in one logit table, read to the host."""
-
-    shares: np.ndarray  # (⌊n/2⌋,) per-frequency share of non-constant energy
-    keys: list[int]
-    restricted_loss: float
-    excluded_loss: float
-    full_loss: float  # the unmodified logits over all axis pairs (the restricted loss's reference)
-
-
-def progress_measures(
-    table: torch.Tensor | np.ndarray,
-    y: torch.Tensor | np.ndarray,
-    train: torch.Tensor | np.ndarray,
-    sign: int,
-    fixed: list[int] | None = None,
-) -> Measures:
-    """`logit_measures` of an (n, n, C) table with (n, n) labels and a (n, n) bool mask of training pairs,
-    read to the host."""
-    t, labels_, mask = (
-        torch.as_tensor(np.ascontiguousarray(a) if isinstance(a, np.ndarray) else a) for a in (table, y, train)
-    )
-    t, labels_ = t.to(F64), labels_.long()
-    m = logit_measures(t, labels_, mask.reshape(-1).nonzero()[:, 0], sign, fixed)
-    # the unmodified logits' loss, for comparison only: the probe itself never reads it (an (n², C) pass)
-    full = row_losses(t.reshape(-1, t.shape[2]), labels_.reshape(-1)).mean()
-    return Measures(
-        m.shares.cpu().numpy(),
-        [int(k) for k in m.w[m.valid].tolist()],
-        m.restricted_loss.item(),
-        m.excluded_loss.item(),
-        full.item(),
-    )
-
-
-@host_arrays
 def gini(x: torch.Tensor) -> torch.Tensor:
     """Gini coefficient of non-negative values: 0 = all equal, → 1 = one holds everything."""
     s = torch.sort(x).values
@@ -266,7 +173,6 @@ def gini(x: torch.Tensor) -> torch.Tensor:
     return torch.where(total > 0, ((2 * k - m - 1) * s).sum() / (m * total), math.nan)
 
 
-@host_arrays
 def embedding_norms(E: torch.Tensor) -> torch.Tensor:
     """‖DFT of E over the axis rows‖₂ over the embedding axis, w = 1..⌊n/2⌋ (the constant left out)."""
     return torch.sqrt((torch.fft.rfft(E, dim=0).abs() ** 2).sum(1))[1:]
@@ -284,7 +190,6 @@ class Ring:
     rqi: Any  # 0-d
 
 
-@host_arrays
 def ring(E: torch.Tensor, w: int | torch.Tensor) -> Ring:
     """E (n, d), rows in axis order, in the plane of frequency w (1 <= w < n/2), each row left out.
 
@@ -315,14 +220,6 @@ def shuffle_order(n: int, seed: int) -> np.ndarray:
     return np.random.default_rng(seed).permutation(n)
 
 
-@host_arrays
-def shuffled(E: torch.Tensor, seed: int) -> torch.Tensor:
-    """E's rows in a fixed random order: the shuffled-E baseline, the same norms and spectrum of row norms
-    with the tokens' places on the axis destroyed. Its RQI sits at chance, about 1/n."""
-    return E[torch.as_tensor(shuffle_order(E.shape[0], seed), device=E.device)]
-
-
-@host_arrays
 def parallelogram_share(phase: torch.Tensor) -> torch.Tensor:
     """RQI on a ring: the share of modular parallelograms (i, j, m, k), i + j ≡ m + k (mod n), {m, k} ≠ {i, j},
     whose phases close, |φ_i + φ_j − φ_m − φ_k| < π/n (mod 2π): half the spacing of the ideal ring.
@@ -347,12 +244,6 @@ def key_energy_share_of(E: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
     total = (centred**2).sum(1)
     resid = ((centred - part) ** 2).sum(1)
     return torch.where(total > 0, 1 - resid / total, 0.0).clamp(0.0, 1.0)
-
-
-@host_arrays
-def key_energy_share(E: torch.Tensor, keys: list[int]) -> torch.Tensor:
-    """Per row of E (n, d): the share of its centred energy on the key frequencies' cos/sin (over the axis)."""
-    return key_energy_share_of(E, frequency_mask(E.shape[0], *_keys_tensor(keys, E.device), constant=False))
 
 
 def median(x: torch.Tensor) -> torch.Tensor:

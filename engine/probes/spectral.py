@@ -13,7 +13,8 @@ RANK_TOL = 1e-3
 @torch.no_grad()
 def singular_values(m: torch.Tensor) -> torch.Tensor:
     """σ_1 ≥ σ_2 ≥ ... of a matrix, computed in float64 on the CPU (LAPACK is exact enough and fast here)."""
-    return torch.linalg.svdvals(m.detach().to("cpu", torch.float64))
+    s: torch.Tensor = torch.linalg.svdvals(m.detach().to("cpu", torch.float64))
+    return s
 
 
 @torch.no_grad()

@@ -23,6 +23,7 @@ from typing import Any
 
 import numpy as np
 
+from engine.events import Status
 from engine.records.frames import data_frame
 from engine.records.run import RunRecord, read_run
 from engine.rundir.files import GROUP_FILE, METRICS, is_run_dir, mtime
@@ -30,7 +31,7 @@ from engine.sweep.report.tables import DEFAULT_TAIL, member_finals
 from engine.sweep.spec import Group, Member
 from engine.sweep.stats import seed_interval_rows
 
-HELD = "finished"  # the one status whose last value a group curve holds to the end of the axis
+HELD = Status.FINISHED  # the one status whose last value a group curve holds to the end of the axis
 
 
 @dataclass(frozen=True)

@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 
 from engine.config import ConfigError, RunConfig, from_dict
-from engine.events import CircuitLogged, FourierLogged, TokenSets, TokensLogged
+from engine.events import CircuitLogged, FourierLogged, Status, TokenSets, TokensLogged
 from engine.records.frames import data_frame
 from engine.rundir.checkpoints import Kept, list_kept
 from engine.rundir.csvlog import read_metrics
@@ -45,7 +45,7 @@ class RunRecord:
     summary: RunSummary  # summary.json as written (engine/rundir/summary.py)
     rows: list[dict[str, float]]  # metrics.csv
     step: int  # progress: the summary's step count, or the last row's when the summary lags
-    status: str  # the summary's status; "running" only while a process holds the lock, else "dead"
+    status: str  # a Status (engine/events.py): the summary's; RUNNING only while a process holds the lock, else DEAD
     pid: int | None  # the live writer, if any
     phases: Phases = Phases()
     meta: dict[str, Any] = field(default_factory=dict)  # config.json's `_meta`
@@ -126,7 +126,7 @@ class RunRecord:
 
     def stop_note(self) -> str | None:
         """The early-stop sentence of a finished run that train.patience ended before its budget."""
-        if self.status != "finished":
+        if self.status != Status.FINISHED:
             return None
         return early_stop_note(self.phases.early_stop_step, self.config.train)
 
@@ -149,13 +149,13 @@ def read_run(path: str | Path) -> RunRecord:
     step = summary.steps or 0
     if rows:
         step = max(step, int(rows[-1]["step"]))
-    status = clean_text(summary.status or "")
+    status: str = Status(summary.status) if summary.status else ""  # RunSummary checked it is one
     if pid is not None:
-        status = "running"  # a paused run's summary says running too: pausing is not written down
-    elif status in ("", "running"):
-        status = "dead"  # its writer died without closing the run (SIGKILL, power loss)
+        status = Status.RUNNING  # a paused run's summary says running too: pausing is not written down
+    elif status in ("", Status.RUNNING):
+        status = Status.DEAD  # its writer died without closing the run (SIGKILL, power loss)
     phases = Phases.of(summary.doc())
-    if status in ("running", "dead") and rows and rows[0].keys() >= PHASE_COLUMNS:
+    if status in (Status.RUNNING, Status.DEAD) and rows and rows[0].keys() >= PHASE_COLUMNS:
         phases = phases_of_rows(config.train, rows, config.data.p if config.probe.progress_every else 0)
     if rows:  # a summary without the final val_acc (an old or a crafted one): the last row's
         phases = Phases(final_val_acc=rows[-1].get("val_acc", math.nan)).merged(phases)

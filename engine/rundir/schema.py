@@ -15,13 +15,13 @@ from pathlib import Path
 from typing import Any
 
 from engine.config import ConfigError
+from engine.events import Status
 
 # Every status a run's summary.json can hold: "running" and "paused" while a writer holds the run
-# (engine/train/run.py), the rest once it ended (RunFinished).
-STATUSES = ("running", "paused", "finished", "interrupted", "failed", "diverged")
-# The statuses of a run that ended by its own rule (its budget, train.patience, a NaN loss): a sweep's
-# --resume does not run such a member again, and a group's curves hold a finished member's last value.
-ENDED = ("finished", "diverged")
+# (engine/train/run.py), the rest once it ended (RunFinished) or a fork was prepared (engine/events.py).
+STATUSES = tuple(Status.written())
+# The statuses of a run that ended by its own rule (Status.ended).
+ENDED = tuple(s for s in Status if s.ended)
 
 Check = tuple[Callable[[Any], bool], str]  # a test of the value, and what it must be
 

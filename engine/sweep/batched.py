@@ -16,7 +16,7 @@ import math
 import time
 from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from engine.config import RunConfig
 from engine.events import EvalLogged, RunStarted, StepsTaken
@@ -26,6 +26,9 @@ from engine.sweep.events import MemberEnded, MemberProgressed, MemberStarted
 from engine.sweep.member import NOTIFY_EVERY_S, MemberSpec, Notify, Stopped
 from engine.sweep.results import ProbeTally, results_row
 from engine.train.run import RunSink
+
+if TYPE_CHECKING:
+    from engine.train.many import ManyTrainer
 
 
 def _wants_batches(cfg: RunConfig) -> bool:
@@ -122,44 +125,18 @@ def run_batch(specs: list[MemberSpec], notify: Notify | None, stop: Stopped) -> 
     """
     from engine.train.many import ManyTrainer
 
-    say = notify or (lambda ev: None)
+    say: Notify = notify or (lambda ev: None)
     cfgs = [s.config for s in specs]
     dirs = [Path(s.run_dir) for s in specs]
     trainer = ManyTrainer(cfgs)
     sinks: list[RunSink] = []
     tallies = [ProbeTally() for _ in specs]
-    mark = -math.inf
     try:
         for i, (d, c) in enumerate(zip(dirs, cfgs, strict=True)):
             empty_run_dir(d)
             lock = RunLock(d).acquire()
             sinks.append(RunSink(d, c, lock, partial(trainer.member_state_dict, i), partial(trainer.member_summary, i)))
-        stream = trainer.member_events()
-        try:
-            for i, ev in stream:
-                ev = sinks[i].handle(ev)
-                if isinstance(ev, RunStarted):
-                    say(MemberStarted(specs[i].id, dirs[i].name, ev.max_steps))
-                elif isinstance(ev, EvalLogged):
-                    tallies[i].add(ev.row)
-                elif isinstance(ev, StepsTaken) and time.monotonic() - mark > NOTIFY_EVERY_S:
-                    mark = time.monotonic()
-                    for s, sink in zip(specs, sinks, strict=True):
-                        if not sink.ended:
-                            say(MemberProgressed(s.id, ev.step))
-                    if stop():
-                        trainer.stop("interrupted")
-        except Exception as e:  # noqa: BLE001 - an engine or write fault: every running member fails with it
-            for sink in sinks:
-                if not sink.ended:
-                    sink.failed(e)
-        except BaseException:
-            for sink in sinks:
-                if not sink.ended:
-                    sink.interrupted()
-            raise
-        finally:
-            stream.close()
+        _drive(trainer, specs, sinks, tallies, say, stop)
     finally:
         for sink in sinks:
             sink.close()
@@ -169,3 +146,42 @@ def run_batch(specs: list[MemberSpec], notify: Notify | None, stop: Stopped) -> 
         say(MemberEnded(s.id, row))
         rows.append(row)
     return rows
+
+
+def _drive(
+    trainer: ManyTrainer,
+    specs: list[MemberSpec],
+    sinks: list[RunSink],
+    tallies: list[ProbeTally],
+    say: Notify,
+    stop: Stopped,
+) -> None:
+    """Hand each member's events to its sink and the sweep's notices to `say`; a fault fails every running
+    member, an interrupt (KeyboardInterrupt, a signal) ends each one as interrupted and passes on."""
+    mark = -math.inf
+    stream = trainer.member_events()
+    try:
+        for i, ev in stream:
+            ev = sinks[i].handle(ev)
+            if isinstance(ev, RunStarted):
+                say(MemberStarted(specs[i].id, Path(specs[i].run_dir).name, ev.max_steps))
+            elif isinstance(ev, EvalLogged):
+                tallies[i].add(ev.row)
+            elif isinstance(ev, StepsTaken) and time.monotonic() - mark > NOTIFY_EVERY_S:
+                mark = time.monotonic()
+                for s, sink in zip(specs, sinks, strict=True):
+                    if not sink.ended:
+                        say(MemberProgressed(s.id, ev.step))
+                if stop():
+                    trainer.stop("interrupted")
+    except Exception as e:  # noqa: BLE001 - an engine or write fault: every running member fails with it
+        for sink in sinks:
+            if not sink.ended:
+                sink.failed(e)
+    except BaseException:
+        for sink in sinks:
+            if not sink.ended:
+                sink.interrupted()
+        raise
+    finally:
+        stream.close()

@@ -18,7 +18,7 @@ from engine.config import RunConfig
 # count: each worker's CUDA context and cuBLAS workspace, the caching allocator's rounding and free
 # blocks, the CUDA graph's private pool (a second copy of the step's temporaries).
 MEMORY_FRACTION = 0.5
-# Members per batch on a card, at most: bench/bench_many.py on the H200 gave 9,366-12,310 model-steps/s at
+# Members per batch on a card, at most: bench/gpu_speed.py many on the H200 gave 9,366-12,310 model-steps/s at
 # N = 128 against 9,196-10,952 at N = 32 (docs/PERFORMANCE.md), so past 128 a batch grows the step's time
 # with no measured gain, and a sweep that stops most members early wastes the rest of a longer batch.
 MAX_MEMBERS = 128

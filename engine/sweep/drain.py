@@ -67,42 +67,56 @@ def drain(backend: Backend, stopping: Callable[[], bool]) -> Iterator[SweepEvent
     yielded before its start of the next. A task's returned rows are only a fallback, used when the
     message has not arrived `LATE_ROW_S` after the task ended; a dead task's members fail.
     """
-    ended: set[str] = set()
-    owed: dict[str, tuple[float, dict[str, Any]]] = {}  # member -> (deadline, row from its task's return)
+    ledger = _Ledger()
     asked = False
-
-    def deliver(events: list[SweepEvent]) -> Iterator[SweepEvent]:
-        for ev in events:
-            if ev.member in ended:
-                continue  # a fallback row was used already; its late messages say nothing new
-            if isinstance(ev, MemberEnded):
-                ended.add(ev.member)
-                owed.pop(ev.member, None)
-            yield ev
-
     while True:
         if stopping() and not asked:
             asked = True
             backend.request_stop()
-        yield from deliver(backend.receive(POLL_S))
+        yield from ledger.deliver(backend.receive(POLL_S))
         done = backend.collect()
         if done:
-            yield from deliver(backend.receive(0))  # what the tasks sent before they returned
+            yield from ledger.deliver(backend.receive(0))  # what the tasks sent before they returned
         now = time.monotonic()
         for specs, outcome in done:
-            if isinstance(outcome, BaseException):
-                for s in specs:
-                    if s.id not in ended:
-                        ended.add(s.id)
-                        yield MemberEnded(s.id, failed_row(s.id, repr(outcome)))
-                continue
-            for row in outcome:
-                if row["member"] not in ended:
-                    owed[row["member"]] = (now + LATE_ROW_S, row)
-        for member, (deadline, row) in list(owed.items()):
-            if now > deadline:
-                del owed[member]
-                ended.add(member)
-                yield MemberEnded(member, row)
-        if not backend.busy() and not owed:
+            yield from ledger.task_ended(specs, outcome, now)
+        yield from ledger.overdue(now)
+        if not backend.busy() and not ledger.owed:
             return
+
+
+class _Ledger:
+    """Which members have ended, and the rows owed by tasks that returned before their members' messages came."""
+
+    def __init__(self) -> None:
+        self.ended: set[str] = set()
+        self.owed: dict[str, tuple[float, dict[str, Any]]] = {}  # member -> (deadline, row from its task's return)
+
+    def deliver(self, events: list[SweepEvent]) -> Iterator[SweepEvent]:
+        for ev in events:
+            if ev.member in self.ended:
+                continue  # a fallback row was used already; its late messages say nothing new
+            if isinstance(ev, MemberEnded):
+                self.ended.add(ev.member)
+                self.owed.pop(ev.member, None)
+            yield ev
+
+    def task_ended(self, specs: Sequence[MemberSpec], outcome: Outcome, now: float) -> Iterator[SweepEvent]:
+        """A dead task's members that never reported an end fail now; a returned task's rows are owed."""
+        if isinstance(outcome, BaseException):
+            for s in specs:
+                if s.id not in self.ended:
+                    self.ended.add(s.id)
+                    yield MemberEnded(s.id, failed_row(s.id, repr(outcome)))
+            return
+        for row in outcome:
+            if row["member"] not in self.ended:
+                self.owed[row["member"]] = (now + LATE_ROW_S, row)
+
+    def overdue(self, now: float) -> Iterator[SweepEvent]:
+        """The owed rows whose member's own message did not come within LATE_ROW_S."""
+        for member, (deadline, row) in list(self.owed.items()):
+            if now > deadline:
+                del self.owed[member]
+                self.ended.add(member)
+                yield MemberEnded(member, row)

@@ -14,7 +14,7 @@ exact two-sided sign test and a two-sided Wilcoxon signed-rank test (exact for n
 differences, the normal approximation with the tie correction beyond).
 
 A group's curve over seeds follows the same rule at every step (`seed_interval_rows`, the figures'
-band); `mean_ci` (the percentile bootstrap) stays for `paired`'s mean difference.
+band).
 """
 
 from __future__ import annotations
@@ -101,13 +101,15 @@ def _boot_means(a: np.ndarray, n_boot: int, seed: int) -> np.ndarray:
     """Bootstrap means of each row of `a` (rows, n): (rows, n_boot); one resampling of the n seeds for every row."""
     rng = np.random.Generator(np.random.PCG64(seed))
     idx = rng.integers(0, a.shape[1], size=(n_boot, a.shape[1]))  # with replacement
-    return a[:, idx].mean(axis=2)
+    means: np.ndarray = a[:, idx].mean(axis=2)
+    return means
 
 
 def mean_ci(xs: Iterable[float], level: float = 0.95, n_boot: int = 10000, seed: int = 0) -> tuple[float, float, float]:
     """(mean, lo, hi): the mean over seeds and its percentile-bootstrap interval; NaNs for no values.
 
-    One value gives lo = hi = mean: a single seed says nothing about the spread.
+    One value gives lo = hi = mean: a single seed says nothing about the spread. No report reads it (their
+    spread is `seed_interval`'s); docs/REPRODUCTION.md's scripts quote it.
     """
     a = np.asarray([float(x) for x in xs], dtype=float)
     if a.size == 0:
@@ -125,7 +127,7 @@ def sign_p(wins: int, n: int) -> float:
     if n == 0:
         return math.nan
     k = min(wins, n - wins)
-    tail = sum(math.comb(n, i) for i in range(k + 1)) / 2**n
+    tail = sum(math.comb(n, i) for i in range(k + 1)) / (1 << n)
     return min(1.0, 2 * tail)
 
 
@@ -161,7 +163,7 @@ def wilcoxon_p(d: Iterable[float]) -> float:
                 counts[s] += counts[s - r]
         below = sum(counts[: w2 + 1])
         above = sum(counts[w2:])
-        return min(1.0, 2 * min(below, above) / 2**n)
+        return min(1.0, 2 * min(below, above) / (1 << n))
     ranks = r2 / 2
     mu = n * (n + 1) / 4
     _, tie_sizes = np.unique(np.abs(a), return_counts=True)
@@ -171,22 +173,18 @@ def wilcoxon_p(d: Iterable[float]) -> float:
     return min(1.0, math.erfc(z / math.sqrt(2)))
 
 
-def paired(
-    xs: Iterable[float], ys: Iterable[float], level: float = 0.95, n_boot: int = 10000, seed: int = 0
-) -> dict[str, Any]:
-    """x - y paired by seed: n, diff_mean with its bootstrap [lo, hi], sign_p, wilcoxon_p and wins (x > y)."""
+def paired(xs: Iterable[float], ys: Iterable[float]) -> dict[str, Any]:
+    """x - y paired by seed: n, diff_mean, sign_p, wilcoxon_p and wins (x > y). The spread of the
+    difference is `seed_interval` of the differences, as every report line gives it."""
     x = np.asarray([float(v) for v in xs], dtype=float)
     y = np.asarray([float(v) for v in ys], dtype=float)
     if x.shape != y.shape:
         raise ValueError(f"paired: {len(x)} values against {len(y)}; pair them by seed first")
     d = x - y
-    m, lo, hi = mean_ci(d, level, n_boot, seed)
     wins, losses = int((d > 0).sum()), int((d < 0).sum())
     return {
         "n": len(d),
-        "diff_mean": m,
-        "lo": lo,
-        "hi": hi,
+        "diff_mean": float(d.mean()) if len(d) else math.nan,
         "sign_p": sign_p(wins, wins + losses),
         "wilcoxon_p": wilcoxon_p(d),
         "wins": wins,

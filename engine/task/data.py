@@ -7,7 +7,7 @@ device once.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from math import lgamma
+from math import lgamma, sqrt
 
 import numpy as np
 
@@ -27,17 +27,19 @@ def labels(cfg: DataConfig, pairs: np.ndarray) -> np.ndarray:
     """(a op b) mod p for each pair; a ÷ b is a · b^(p-2) mod p (Fermat's little theorem)."""
     a, b, p = pairs[:, 0], pairs[:, 1], cfg.p
     if cfg.op == "add":
-        return (a + b) % p
-    if cfg.op == "sub":
-        return (a - b) % p
-    if cfg.op == "mul":
-        return (a * b) % p
-    if cfg.op == "div":
-        inv = np.array([pow(int(x), p - 2, p) for x in b], dtype=np.int64)
-        return (a * inv) % p
-    if cfg.op == "poly":
-        return (a * a + a * b + b * b) % p
-    raise ValueError(f"data.op: unknown op {cfg.op!r}")
+        v = a + b
+    elif cfg.op == "sub":
+        v = a - b
+    elif cfg.op == "mul":
+        v = a * b
+    elif cfg.op == "div":
+        v = a * np.array([pow(int(x), p - 2, p) for x in b], dtype=np.int64)
+    elif cfg.op == "poly":
+        v = a * a + a * b + b * b
+    else:
+        raise ValueError(f"data.op: unknown op {cfg.op!r}")
+    out: np.ndarray = v % p
+    return out
 
 
 OPERAND_COLUMNS = {"a_op_b_eq": (0, 2), "a_b_eq": (0, 1), "a_b": (0, 1)}  # where a and b sit, by data.format
@@ -75,7 +77,7 @@ def default_k(cfg: DataConfig) -> int:
     if cfg.split_k:
         return cfg.split_k
     if cfg.split == "block":
-        return max(1, round(cfg.p * cfg.frac_test**0.5))
+        return max(1, round(cfg.p * sqrt(cfg.frac_test)))
     return max(1, round(cfg.p * cfg.frac_test))
 
 
@@ -95,7 +97,8 @@ def skew_weights(cfg: DataConfig, pairs: np.ndarray, rank: np.ndarray, sign: flo
     skewed_test held-out set)."""
     x = rank[pairs[:, 0]] + (rank[pairs[:, 1]] if cfg.skew_on == "both" else 0)
     w = np.exp(sign * cfg.skew * x / (cfg.p - 1))
-    return w / w.sum()
+    out: np.ndarray = w / w.sum()
+    return out
 
 
 def starved_tokens(cfg: DataConfig, seed: int) -> np.ndarray:

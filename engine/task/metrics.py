@@ -40,7 +40,8 @@ def rare_tokens(train_counts: np.ndarray, k: int) -> np.ndarray:
     if k <= 0 or len(present) == 0:
         return np.zeros(0, dtype=np.int64)
     cut = np.sort(train_counts[present])[min(k, len(present)) - 1]
-    return present[train_counts[present] <= cut].astype(np.int64)
+    rare: np.ndarray = present[train_counts[present] <= cut]
+    return rare.astype(np.int64)
 
 
 def absent_tokens(train_counts: np.ndarray) -> np.ndarray:

@@ -16,7 +16,8 @@ import torch.nn.functional as F
 from torch import nn
 
 from engine.config import RunConfig, apply_overrides
-from engine.config.presets import resolve_config
+from engine.config.presets import load_preset
+from engine.config.resolve import resolve
 from engine.events import StepsTaken
 from engine.models.first_layer import tables_pay
 from engine.task.dataset import load_dataset
@@ -27,8 +28,7 @@ Stepper = Callable[[int], None]  # trains n steps and returns once the device is
 
 def bench_config(preset: str = "random_mul", device: str = "cpu", threads: int = 0, **over: object) -> RunConfig:
     """The paper's config (p=97, d=128, batch 512, mul) with a device and thread count."""
-    cfg, _ = resolve_config(preset=preset)
-    return apply_overrides(cfg, {"train.device": device, "train.threads": threads, **over})
+    return resolve(load_preset(preset), {"train.threads": threads, **over}, device=device)
 
 
 def sync(device: torch.device) -> None:
@@ -116,7 +116,8 @@ class PeerMLP(nn.Module):
         self.net = nn.Sequential(nn.Linear(L * d, hidden), nn.ReLU(), nn.Linear(hidden, cfg.data.p))
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return self.net(self.embed(x).flatten(1))
+        logits: torch.Tensor = self.net(self.embed(x).flatten(1))
+        return logits
 
 
 def peer_loop(cfg: RunConfig, flush_denormal: bool = False) -> Stepper:

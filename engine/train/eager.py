@@ -31,10 +31,12 @@ from collections.abc import Callable
 from typing import Any
 
 import torch
+from torch._C._autograd import _profiler_enabled
+from torch._compile import _disable_dynamo
 
 DYNAMO = "torch._dynamo"
 _DONE: list[bool] = []
-_LAZY_CODE = torch._disable_dynamo(lambda: None).__code__  # the code object of every such wrapper
+_LAZY_CODE = _disable_dynamo(lambda: None).__code__  # the code object of every such wrapper
 
 
 def dynamo_imported() -> bool:
@@ -99,7 +101,7 @@ def eager_step(opt: torch.optim.Optimizer) -> Callable[..., Any]:
         return ordinary
 
     def step(closure: Callable[[], Any] | None = None) -> Any:
-        if closure is not None or dynamo_imported() or _hooked(opt) or torch.autograd._profiler_enabled():
+        if closure is not None or dynamo_imported() or _hooked(opt) or _profiler_enabled():
             return ordinary(closure)
         with torch.no_grad():
             return raw(opt)

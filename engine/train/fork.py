@@ -24,8 +24,9 @@ import os
 from pathlib import Path
 from typing import Any
 
-from engine.config import ConfigError, DataConfig, RunConfig, apply_overrides
+from engine.config import ConfigError, DataConfig, RunConfig
 from engine.config.param_sets import ROW_KINDS, Intervention, parse_intervention, parse_tokens
+from engine.config.resolve import resolve
 from engine.rundir.atomic import write_json_atomic
 from engine.rundir.checkpoints import checkpoint_at, load_state
 from engine.rundir.dirs import (
@@ -119,14 +120,12 @@ def fork_run(
     ivs = [parse_intervention(s) for s in interventions or []]
     ckpt, step = checkpoint_at(src, at)
 
-    cfg = apply_overrides(pcfg, sets or {}, "--set")
+    cfg = resolve(pcfg, sets, steps=steps, where="--set")  # engine/config/resolve.py, as every command
     from engine.train.interventions import set_changes
 
     for iv in ivs:
         if iv.kind not in ROW_KINDS:
             cfg = set_changes(cfg, iv)
-    if steps is not None:
-        cfg = apply_overrides(cfg, {"train.max_steps": steps}, "--steps")
     changed = config_changes(pcfg.to_dict(), cfg.to_dict())
     refuse_unforkable(list(changed))
     if cfg.train.max_steps <= step:
@@ -275,9 +274,7 @@ def _write(
     # the parent's rows up to the fork step, as a resume would keep them
     copy_logs(src, d, step, keep_last=lambda s: s % t.eval_every == 0 or s == t.max_steps)
     if any(k.startswith("probe.") for k in changed) and (d / METRICS).is_file():
-        from engine.train.trainer import Trainer
-
-        recolumn(d / METRICS, list(Trainer(cfg).columns))
+        recolumn(d / METRICS, metrics_columns(cfg))
     parent = _where(src, d.parent)
     old = lineage(psum)
     ancestors = [{"run": parent, "fork_step": step}]
@@ -306,6 +303,26 @@ def _write(
     state = {**state, "step": step, "window_step": step, "window_updates": state["updates"].clone()}
     save_checkpoint(d, state, cfg)
     return d
+
+
+def metrics_columns(cfg: RunConfig) -> list[str]:
+    """metrics.csv's columns for `cfg`, as its Trainer logs them, from the config alone: the probes are built
+    over the model on torch's meta device (engine/train/footprint.py) with an empty training set, so nothing is
+    loaded, drawn or allocated and torch's thread settings stay as they are."""
+    import torch
+
+    from engine.probes import ProbeSet
+    from engine.probes.base import ProbeContext
+    from engine.rundir.columns import BASE_COLUMNS
+    from engine.train.footprint import meta_model
+
+    empty = torch.zeros((0, cfg.data.seq_len), dtype=torch.long)
+    ctx = ProbeContext.of_model(cfg, meta_model(cfg), _no_loss, empty, empty[:, 0], lambda: False)
+    return [*BASE_COLUMNS, *ProbeSet(ctx).columns()]
+
+
+def _no_loss(*args: Any) -> Any:
+    raise AssertionError("metrics_columns builds probes to read their columns, never to measure")
 
 
 def _training_set(cfg: RunConfig) -> dict[str, Any]:

@@ -258,7 +258,8 @@ def initial_embedding(cfg: RunConfig, e_name: str) -> torch.Tensor:
     state = torch.get_rng_state()
     try:
         torch.manual_seed(cfg.train.seed)
-        return build_model(cfg).state_dict()[e_name].detach().clone()
+        e: torch.Tensor = build_model(cfg).state_dict()[e_name].detach().clone()
+        return e
     finally:
         torch.set_rng_state(state)
 

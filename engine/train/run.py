@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from engine.config import ConfigError, RunConfig, from_dict
+from engine.config.resolve import resolve
 from engine.events import Event, RunFinished, RunStarted, StepsTaken
 from engine.rundir.checkpoints import Keeper
 from engine.rundir.dirs import (
@@ -284,8 +285,7 @@ class Run:
         """Continue a run from its checkpoint, bit-for-bit on the CPU; `max_steps` may extend it."""
         path = Path(run_dir)
         cfg = read_config(path)
-        given: dict[str, Any] = {k: v for k, v in (("max_steps", max_steps), ("device", device)) if v is not None}
-        cfg = dataclasses.replace(cfg, train=dataclasses.replace(cfg.train, **given))
+        cfg = resolve(cfg, steps=max_steps, device=device)  # the run's own config: only these may change
         if read_summary(path).status == "finished" and max_steps is None:
             raise ConfigError(f"{path}: run already finished; pass --steps N to extend it")
         return cls(cfg, _resume=path)

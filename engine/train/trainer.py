@@ -13,8 +13,9 @@ from engine.config import RunConfig
 from engine.events import Event
 from engine.train.device import resolve_device as resolve_device
 from engine.train.loop import PROGRESS_EVERY as PROGRESS_EVERY
-from engine.train.loop import OneModel, TrainLoop
+from engine.train.loop import TrainLoop
 from engine.train.phases import PhaseTracker
+from engine.train.weights import OneModel
 
 
 class Trainer(TrainLoop):

@@ -149,7 +149,8 @@ class StackedModels(Weights):
 
     def _logits(self, x: torch.Tensor) -> torch.Tensor:
         """(N, B, L) -> (N, B, p): the member model applied to its own parameters and batch."""
-        return torch.vmap(lambda p, xb: functional_call(self.template, p, (xb,)))(self.stacked, x)
+        logits: torch.Tensor = torch.vmap(lambda p, xb: functional_call(self.template, p, (xb,)))(self.stacked, x)
+        return logits
 
     def losses(self, x: torch.Tensor, y: torch.Tensor, loss_fn: Loss) -> torch.Tensor:
         return torch.vmap(loss_fn)(self._logits(x), y)  # (N,)

@@ -92,28 +92,38 @@ def render_bars(
             out.append((RARE_GLYPH if is_rare else " ").center(bar_w), style="" if mono else "bold red")
         out.append("\n")
     if strip is not None:
-        out.append(f"{strip_label:>{LABEL_W}}│", style="dim")
-        for g in groups:
-            vs = [strip[i] for i in g if i < len(strip) and math.isfinite(strip[i])]
-            if not vs:
-                out.append(" " * bar_w)
-                continue
-            v = min(max(sum(vs) / len(vs), 0.0), 1.0)
-            k = min(int(v * len(ACC_COLORS)), len(ACC_COLORS) - 1)
-            shade = SHADES[1 + min(int(v * 4), 3)]
-            out.append(shade * bar_w, style="" if mono else ACC_COLORS[k])
-        out.append("\n")
+        _strip_row(out, strip, strip_label, groups, bar_w, mono)
+    out.append(" " * LABEL_W + "└", style="dim")
+    out.append(_tick_axis(ticks or {}, groups, bar_w, pw), style="dim")
+    return out
+
+
+def _strip_row(out: Lines, strip: list[float], label: str, groups: list[range], bar_w: int, mono: bool) -> None:
+    """One row under the bars: each bar group's mean of `strip` (in [0, 1]) as a shade and a colour."""
+    out.append(f"{label:>{LABEL_W}}│", style="dim")
+    for g in groups:
+        vs = [strip[i] for i in g if i < len(strip) and math.isfinite(strip[i])]
+        if not vs:
+            out.append(" " * bar_w)
+            continue
+        v = min(max(sum(vs) / len(vs), 0.0), 1.0)
+        k = min(int(v * len(ACC_COLORS)), len(ACC_COLORS) - 1)
+        shade = SHADES[1 + min(int(v * 4), 3)]
+        out.append(shade * bar_w, style="" if mono else ACC_COLORS[k])
+    out.append("\n")
+
+
+def _tick_axis(ticks: dict[int, str], groups: list[range], bar_w: int, pw: int) -> str:
+    """The x axis under the bars: each tick's label under its bar group, where it does not touch another."""
     axis = [" "] * pw
-    for i, label in (ticks or {}).items():
+    for i, label in ticks.items():
         col = next((k for k, g in enumerate(groups) if i in g), None)
         if col is None:
             continue
         c = min(col * bar_w, pw - len(label))
         if all(ch == " " for ch in axis[max(c - 1, 0) : c + len(label) + 1]):
             axis[c : c + len(label)] = label
-    out.append(" " * LABEL_W + "└", style="dim")
-    out.append("".join(axis), style="dim")
-    return out
+    return "".join(axis)
 
 
 def render_heat(

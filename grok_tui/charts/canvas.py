@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from rich.text import Text
@@ -273,43 +274,8 @@ def render_plot(plot: Plot, width: int, height: int, mono: bool) -> Lines:
     chars: dict[tuple[int, int], str] = {}
     styles: dict[tuple[int, int], str] = {}
     for line in plot.lines:
-        pixels: set[tuple[int, int]] = set()
-        prev: tuple[int, int] | None = None
-        for p in line.points:
-            x = round(p.fx * (W - 1))
-            a, b = py(p.lo), py(p.hi)
-            for y in range(min(a, b), max(a, b) + 1):
-                pixels.add((x, y))
-            cur = (x, py(p.last))
-            if prev is not None:  # join to the previous point along its longer side: a steep jump stays a line
-                dx, dy = cur[0] - prev[0], cur[1] - prev[1]
-                n = max(abs(dx), abs(dy))
-                for i in range(1, n):
-                    pixels.add((prev[0] + round(dx * i / n), prev[1] + round(dy * i / n)))
-            prev = cur
-        bits: dict[tuple[int, int], int] = {}
-        for x, y in pixels:
-            cell = (x // xres, y // yres)
-            if mono:
-                chars[cell] = line.glyph
-            else:
-                bits[cell] = bits.get(cell, 0) | BRAILLE[y % 4][x % 2]
-            styles[cell] = line.color
-        for cell, b in bits.items():  # a later line's cell keeps the earlier dots it shares
-            prev_ch = chars.get(cell)
-            old = ord(prev_ch) - 0x2800 if prev_ch and 0x2800 <= ord(prev_ch) < 0x2900 else 0
-            chars[cell] = chr(0x2800 + (b | old))
-    for step, _ in plot.markers:
-        if plot.x_lo <= step <= plot.x_max:
-            cx = round(axis_frac(step, plot.x_max, plot.x_log, plot.x_lo) * (pw - 1))
-            for r in range(ph):
-                if (cx, r) not in chars:
-                    chars[(cx, r)], styles[(cx, r)] = "┊", "dim"
-    if plot.cursor is not None:
-        cx = round(axis_frac(plot.cursor, plot.x_max, plot.x_log, plot.x_lo) * (pw - 1))
-        for r in range(ph):
-            if (cx, r) not in chars or chars[(cx, r)] == "┊":
-                chars[(cx, r)], styles[(cx, r)] = "│", "bold"
+        _draw(chars, styles, line, _pixels(line, W, py), (xres, yres), mono)
+    _draw_verticals(chars, styles, plot, pw, ph)
     labels = {0: y1, ph - 1: y0, (ph - 1) // 2: (y0 + y1) / 2}
     for r in range(ph):
         if r in labels:
@@ -322,3 +288,63 @@ def render_plot(plot: Plot, width: int, height: int, mono: bool) -> Lines:
     out.append(" " * (LABEL_W - 4) + ("log " if plot.x_log else "lin ") + "└", style="dim")
     out.append(_axis_row(plot, pw), style="dim")
     return out
+
+
+def _pixels(line: Line, W: int, py: Callable[[float], int]) -> set[tuple[int, int]]:
+    """The pixels of one line: each point's lo–hi span, joined to the previous point along its longer side."""
+    pixels: set[tuple[int, int]] = set()
+    prev: tuple[int, int] | None = None
+    for p in line.points:
+        x = round(p.fx * (W - 1))
+        a, b = py(p.lo), py(p.hi)
+        for y in range(min(a, b), max(a, b) + 1):
+            pixels.add((x, y))
+        cur = (x, py(p.last))
+        if prev is not None:  # a steep jump stays a line
+            dx, dy = cur[0] - prev[0], cur[1] - prev[1]
+            n = max(abs(dx), abs(dy))
+            for i in range(1, n):
+                pixels.add((prev[0] + round(dx * i / n), prev[1] + round(dy * i / n)))
+        prev = cur
+    return pixels
+
+
+def _draw(
+    chars: dict[tuple[int, int], str],
+    styles: dict[tuple[int, int], str],
+    line: Line,
+    pixels: set[tuple[int, int]],
+    res: tuple[int, int],
+    mono: bool,
+) -> None:
+    """Put a line's pixels into the character cells: its glyph (mono) or braille dots, in its colour."""
+    xres, yres = res
+    bits: dict[tuple[int, int], int] = {}
+    for x, y in pixels:
+        cell = (x // xres, y // yres)
+        if mono:
+            chars[cell] = line.glyph
+        else:
+            bits[cell] = bits.get(cell, 0) | BRAILLE[y % 4][x % 2]
+        styles[cell] = line.color
+    for cell, b in bits.items():  # a later line's cell keeps the earlier dots it shares
+        prev_ch = chars.get(cell)
+        old = ord(prev_ch) - 0x2800 if prev_ch and 0x2800 <= ord(prev_ch) < 0x2900 else 0
+        chars[cell] = chr(0x2800 + (b | old))
+
+
+def _draw_verticals(
+    chars: dict[tuple[int, int], str], styles: dict[tuple[int, int], str], plot: Plot, pw: int, ph: int
+) -> None:
+    """The markers' dotted columns where no line is drawn, then the cursor's column over them."""
+    for step, _ in plot.markers:
+        if plot.x_lo <= step <= plot.x_max:
+            cx = round(axis_frac(step, plot.x_max, plot.x_log, plot.x_lo) * (pw - 1))
+            for r in range(ph):
+                if (cx, r) not in chars:
+                    chars[(cx, r)], styles[(cx, r)] = "┊", "dim"
+    if plot.cursor is not None:
+        cx = round(axis_frac(plot.cursor, plot.x_max, plot.x_log, plot.x_lo) * (pw - 1))
+        for r in range(ph):
+            if (cx, r) not in chars or chars[(cx, r)] == "┊":
+                chars[(cx, r)], styles[(cx, r)] = "│", "bold"

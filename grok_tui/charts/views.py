@@ -10,6 +10,7 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
+from engine.events import Status
 from grok_tui.charts.canvas import Line, Plot, fmt_num, fmt_step
 from grok_tui.charts.series import Point, Raw, Trace, axis_frac, axis_step, bucketed, ema
 from grok_tui.rundata import RunData
@@ -85,7 +86,7 @@ def _plot(data: RunData, title: str, columns: list[tuple[str, str]], axis: Axis,
             if under:
                 faint.append(Line("", under, f"dim {color}", "·"))
         note = ""
-        if data.status == "idle":
+        if data.status == Status.IDLE:
             note = "no run: press n to start one"
         elif not data.columns:
             note = "waiting for the run…"
@@ -246,7 +247,7 @@ def token_bars(data: RunData, at: int | None = None) -> dict[str, Any]:
         step = snap[0] if snap else 0
         updates, accs = snap[1] if snap else ((), ())
         p = data.p or max(len(updates) - 2, 0)
-        idle = data.status == "idle"
+        idle = data.status == Status.IDLE
     values = [float(v) for v in updates]
     rare = rare_mask(data, len(values)) if values else []
     ops = values[:p] or values

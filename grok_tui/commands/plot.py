@@ -122,7 +122,7 @@ def render(chart: Chart, log_x: bool, k: int, width: int, height: int, color: bo
             tint = {"M": "red", "F": "blue", "I": "blue"}.get(mark, "green")
             plt.vline(step, tint)
             plt.text(mark, step, _top(chart), color=tint)
-    text = plt.build()
+    text: str = plt.build()
     return text if color else plt.uncolorize(text)
 
 

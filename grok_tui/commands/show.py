@@ -13,11 +13,13 @@ from grok_tui.errors import user_errors
 
 def liveness(status: str, pid: int | None, run_dir: Path) -> str | None:
     """One line on who holds the run: a live process, or none and how to go on."""
+    from engine.events import Status
+
     if pid is not None:
         return f"live: pid {pid} holds this run ({status})"
-    if status == "dead":
+    if status == Status.DEAD:
         return f"no process: interrupted or killed; resume with:\n  grok run --resume {run_dir}"
-    if status == "interrupted":
+    if status == Status.INTERRUPTED:
         return f"stopped before its end; resume with:\n  grok run --resume {run_dir}"
     return None
 

@@ -24,7 +24,8 @@ def plan_group(opts: RunOptions, seeds: int | None) -> tuple[str, RunConfig, Swe
     """Expand the preset's [sweep] table with the command's options; every member is checked, nothing is made."""
     import dataclasses
 
-    from engine.config import ConfigError, apply_overrides
+    from engine.config import ConfigError
+    from engine.config.resolve import resolve
     from engine.sweep.spec import check_sets, expand, parse_sweep
 
     p = opts.source(SWEEP_SOURCE)
@@ -38,7 +39,7 @@ def plan_group(opts: RunOptions, seeds: int | None) -> tuple[str, RunConfig, Swe
         spec = dataclasses.replace(spec, seeds=tuple(range(seeds)))
     over = opts.overrides()
     check_sets(spec, over)
-    base = apply_overrides(p.config, over)
+    base = resolve(p, over)
     members = expand(base, spec, where)
     return p.name, base, spec, [m for m, _ in members]
 

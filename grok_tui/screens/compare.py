@@ -170,7 +170,8 @@ class CompareScreen(Screen[None]):
         return [v for v in out if v]
 
     def x_max(self) -> float:
-        return self.query_one(LineChart).source().x_max
+        x_max: float = self.query_one(LineChart).source().x_max
+        return x_max
 
     def selected_runs(self) -> list[tuple[int, RunData]]:
         runs = {LIVE: self.app.data, **{d: data for d, (_, data) in self.loaded.items()}}  # type: ignore[attr-defined]

@@ -89,13 +89,13 @@ class PickerScreen(Screen[RunConfig | None]):
         opts.focus()
 
     def _fill(self, preset: Any, cfg: RunConfig | None = None) -> None:
-        from engine.config import apply_overrides
+        from engine.config.resolve import resolve
 
         self.chosen = preset
         base = cfg if cfg is not None and cfg.preset == preset.name else preset.config
         try:
-            base = apply_overrides(base, {k: v for k, v in self.overrides.items() if k not in dict(FIELDS)})
-            shown = apply_overrides(base, {k: v for k, v in self.overrides.items() if k in dict(FIELDS)})
+            base = resolve(base, {k: v for k, v in self.overrides.items() if k not in dict(FIELDS)})
+            shown = resolve(base, {k: v for k, v in self.overrides.items() if k in dict(FIELDS)})
         except ValueError:
             shown = base
         note = "  (a sweep: this starts its base config; `grok sweep` runs the grid)" if preset.is_sweep else ""
@@ -114,13 +114,13 @@ class PickerScreen(Screen[RunConfig | None]):
 
     def validate(self) -> RunConfig | None:
         """The engine's own checks (apply_overrides and the config dataclasses); errors shown inline."""
-        from engine.config import apply_overrides
+        from engine.config.resolve import resolve
 
         error = self.query_one("#picker-error", Static)
         values = {key: self.query_one("#f-" + key.replace(".", "-"), Input).value.strip() for key, _ in FIELDS}
         extra = {k: v for k, v in self.overrides.items() if k not in values}
         try:
-            cfg = apply_overrides(self.chosen.config, {**extra, **values})
+            cfg = resolve(self.chosen, {**extra, **values})
         except ValueError as e:  # ConfigError is a ValueError
             error.update(f"error: {e}")
             return None

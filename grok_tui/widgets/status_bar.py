@@ -7,22 +7,24 @@ import math
 
 from rich.text import Text
 
+from engine.events import Status
 from grok_tui.charts.lines import Lines
 from grok_tui.eta import format_eta
 from grok_tui.guide import guide
 from grok_tui.rundata import RunData, clean_text
 from grok_tui.widgets.drawn import Drawn
 
-STATUS_STYLE = {
-    "starting": "dim",
-    "running": "bold green",
-    "paused": "bold yellow",
-    "finished": "bold cyan",
-    "interrupted": "bold magenta",
-    "diverged": "bold red",
-    "failed": "bold red",
-    "idle": "dim",
-    "dead": "bold red",  # its writer died without closing it (engine/records/run.py read_run)
+STATUS_STYLE: dict[str, str] = {  # every Status (engine/events.py) has its style
+    Status.STARTING: "dim",
+    Status.RUNNING: "bold green",
+    Status.PAUSED: "bold yellow",
+    Status.FINISHED: "bold cyan",
+    Status.INTERRUPTED: "bold magenta",
+    Status.DIVERGED: "bold red",
+    Status.FAILED: "bold red",
+    Status.PREPARED: "bold magenta",  # a fork written and not started
+    Status.IDLE: "dim",
+    Status.DEAD: "bold red",  # its writer died without closing it (engine/records/run.py read_run)
 }
 
 
@@ -35,10 +37,10 @@ def status_text(d: RunData) -> Text:
     with d.lock:
         t = Text(no_wrap=True, overflow="ellipsis")
         t.append(f" {d.status.upper()} ", style="reverse " + STATUS_STYLE.get(d.status, ""))
-        if d.status == "idle":
+        if d.status == Status.IDLE:
             t.append("  no run: press n to start one  ·  ? help  ·  q quit", style="bold")
             return t
-        if d.status != "starting":  # before RunStarted the step budget is not known yet
+        if d.status != Status.STARTING:  # before RunStarted the step budget is not known yet
             t.append(f" step {d.step:,}/{d.max_steps:,}")
         va = d.latest("val_acc")
         if math.isfinite(va):

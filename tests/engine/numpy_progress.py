@@ -10,7 +10,7 @@ from typing import Any
 
 import numpy as np
 
-from engine.probes.progress import Measures  # the same record: the frozen copy fills it as the old code did
+from tests.engine.progress_host import Measures  # the same record: the frozen copy fills it as the old code did
 
 KEY_FACTOR = 10.0
 KEY_MAX = 8

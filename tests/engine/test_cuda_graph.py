@@ -6,7 +6,7 @@ again. What that checks on the CPU is everything but the CUDA capture: the warm-
 the sampler and the per-step probes see the step's gradient before the update, a short last batch gets
 its own recording, a warm-up, a cosine and adaptive c reach the replay through the lr tensors, and a
 checkpoint taken between replays resumes as an eager run. All bit for bit: on one CPU the same
-kernels in the same order give the same floats. bench/gpu_graph.py compares real replays on a GPU.
+kernels in the same order give the same floats. bench/gpu_speed.py graph compares real replays on a GPU.
 """
 
 from __future__ import annotations

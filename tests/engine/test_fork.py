@@ -13,7 +13,7 @@ from engine.config import ConfigError
 from engine.events import StepsTaken
 from engine.rundir.checkpoints import checkpoint_at, list_kept
 from engine.rundir.lineage import read_interventions
-from engine.train.fork import fork_run
+from engine.train.fork import fork_run, metrics_columns
 from engine.train.run import Run
 from tests.conftest import logged_rows as metrics
 from tests.conftest import logged_tokens as tokens
@@ -162,6 +162,43 @@ def test_a_fork_that_turns_a_probe_on_gains_its_columns(tmp_path: Path) -> None:
     rows = metrics(fork)
     assert [r["norm_E"] != "" for r in rows] == [False, False, True, True]  # steps 0, 20 the parent's; 40, 60
     assert [r["val_acc"] for r in rows[:2]] == [r["val_acc"] for r in metrics(parent)[:2]]
+
+
+ALL_PROBES = {
+    f"probe.{k}_every": 10 for k in ("hessian", "rank", "grad", "fourier", "med", "norm", "update", "progress")
+}
+
+
+@pytest.mark.parametrize(
+    "sets",
+    [
+        {},
+        ALL_PROBES,
+        {**ALL_PROBES, "probe.hessian_w": "all", "probe.hessian_all": True, "probe.hessian_l2": True},
+        {**ALL_PROBES, "model.kind": "transformer"},
+        {**ALL_PROBES, "model.freeze_embedding": True},
+        {**ALL_PROBES, "data.starve_k": 2, "probe.targets_every": 10},
+    ],
+)
+def test_metrics_columns_from_the_config_are_the_trainers(
+    sets: dict[str, Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A fork that changes a probe key recolumns metrics.csv from the config: the Trainer's columns, without
+    loading the data set or touching torch's threads (neither is called here)."""
+    from engine.config import apply_overrides
+    from engine.train.trainer import Trainer
+
+    cfg = apply_overrides(tiny_config(), sets)
+    want = list(Trainer(cfg).columns)
+
+    def refuse(*args: Any, **kwargs: Any) -> None:
+        raise AssertionError("metrics_columns must not load data or set threads")
+
+    monkeypatch.setattr(torch, "set_num_threads", refuse)
+    monkeypatch.setattr("engine.task.dataset.load_dataset", refuse)
+    state = torch.get_rng_state()
+    assert metrics_columns(cfg) == want
+    assert torch.equal(torch.get_rng_state(), state)  # no random draw either
 
 
 def test_a_fork_that_changes_a_probes_cadence_starts_it_at_the_fork(tmp_path: Path) -> None:

@@ -9,10 +9,12 @@ import numpy as np
 import pytest
 
 from engine.config import ConfigError, DataConfig, RunConfig, apply_overrides
-from engine.probes.progress import (
-    KEY_FACTOR,
+from engine.probes.progress import KEY_FACTOR, chance_share
+from engine.task.data import labels, operand_pairs
+from engine.task.dlog import dlog_order, group_axis
+from engine.train.phases import CircuitPhases, circuit_phases_from_rows, join_steps
+from tests.engine.progress_host import (
     answer_positions,
-    chance_share,
     cross_entropy,
     embedding_norms,
     frequency_shares,
@@ -26,9 +28,6 @@ from engine.probes.progress import (
     ring,
     shuffled,
 )
-from engine.task.data import labels, operand_pairs
-from engine.task.dlog import dlog_order, group_axis
-from engine.train.phases import CircuitPhases, circuit_phases_from_rows, join_steps
 
 P = 13
 

@@ -86,7 +86,7 @@ def test_row_equals_the_numpy_probe_on_a_real_run(op: str, kind: str, keys: str)
 def test_measures_equal_the_numpy_ones_with_keys_at_the_paper_size(n: int, sign: int) -> None:
     """Keys picked by the threshold (the tiny runs above have none yet): noise plus three planted
     frequencies at the paper's n = 96 (mul mod 97) and an odd n, and a noisy ring in E."""
-    from engine.probes import progress
+    from tests.engine import progress_host as progress
 
     rng = np.random.default_rng(7)
     i, j, c = np.meshgrid(np.arange(n), np.arange(n), np.arange(n), indexing="ij")

@@ -80,3 +80,15 @@ def test_results_rows_carry_the_fields_marked_for_them_in_results_csv_order() ->
     )
     every = [f.name for f in dataclasses.fields(RunSummary)]
     assert every[: len(RESULTS_FIELDS)] == list(RESULTS_FIELDS) and every[-1] == "extra"
+
+
+def test_every_status_a_face_shows_is_a_status() -> None:
+    """The statuses are one StrEnum (engine/events.py): what summary.json may hold, and what the faces add."""
+    from engine.events import Status
+    from engine.rundir.schema import ENDED, STATUSES
+    from grok_tui.widgets.status_bar import STATUS_STYLE
+
+    assert set(STATUS_STYLE) == set(Status)
+    assert set(STATUSES) < set(Status) and {Status.DEAD, Status.STARTING, Status.IDLE}.isdisjoint(STATUSES)
+    assert Status.PREPARED in STATUSES and set(ENDED) == {Status.FINISHED, Status.DIVERGED}
+    assert Status.FINISHED == "finished" and f"{Status.DEAD}" == "dead"  # a StrEnum reads and prints as its text

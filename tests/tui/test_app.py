@@ -10,6 +10,8 @@ from pathlib import Path
 from rich.console import Console
 from textual.widgets import Input, OptionList, TabbedContent
 
+from engine.config.presets import load_preset
+from engine.config.resolve import resolve
 from grok_tui.app import create_app
 from grok_tui.screens.compare import CompareScreen
 from grok_tui.screens.help import HelpScreen
@@ -126,6 +128,7 @@ async def test_r_restarts_with_a_new_seed(tmp_path: Path, scripted) -> None:
         await wait_for(pilot, lambda: len(factory.runs) == 2 and app.data.step == 10000)
         assert app.data is not first
         assert [r.cfg.train.seed for r in factory.runs] == [0, 1]
+        assert factory.runs[1].cfg == resolve(factory.runs[0].cfg, seed=1)  # the one resolver (test_resolve.py)
         await wait_for(pilot, lambda: factory.runs[0].closed)
         assert _summary(factory.runs[0])["status"] == "interrupted"
         await pilot.press("q")
@@ -165,6 +168,9 @@ async def test_n_picker_validates_with_the_engine(tmp_path: Path, scripted) -> N
         cfg = factory.runs[0].cfg
         assert (cfg.optim.lr, cfg.data.op, cfg.train.max_steps, cfg.preset) == (0.005, "add", 300, "skewed_mul")
         assert (cfg.probe.hessian_every, cfg.probe.rank_every, cfg.probe.grad_every) == (0, 50, 100)
+        fields = {"optim.lr": "0.005", "data.op": "add", "train.max_steps": "300"}
+        fields |= {"probe.hessian_every": "0", "probe.rank_every": "50"}
+        assert cfg == resolve(load_preset("skewed_mul"), fields)  # the one resolver (tests/test_resolve.py)
         await pilot.press("n")
         assert isinstance(app.screen, PickerScreen)
         await pilot.press("escape")

@@ -107,10 +107,11 @@ async def test_circuit_view_fills_and_scrubs_at_80x24_without_colour(tmp_path: P
 
 def test_run_dir_round_trip_and_join_steps(tmp_path: Path) -> None:
     """The run log writes keyfreq.csv, ring.csv, joins.csv; load_run reads the ring back (grok-tui --open)."""
-    from engine.config.presets import resolve_config
+    from engine.config.presets import load_preset
+    from engine.config.resolve import resolve
     from engine.rundir.dirs import read_csv
 
-    cfg, _ = resolve_config(preset="progress_mul")
+    cfg = resolve(load_preset("progress_mul"))
     run = CircuitRun(cfg, tmp_path)
     for _ in run.events():
         pass

@@ -74,12 +74,13 @@ async def test_flagship_preset_fills_every_panel_with_no_probe_off(tmp_path: Pat
 
 @aio
 async def test_resume_continues_a_run_in_the_app(tmp_path: Path) -> None:
-    from engine.config.presets import resolve_config
+    from engine.config.presets import load_preset
+    from engine.config.resolve import resolve
     from engine.events import EvalLogged
     from engine.train.run import Run
 
     sets = {"data.p": 7, "model.d_embed": 8, "train.batch_size": 16, "train.eval_every": 50, "train.device": "cpu"}
-    cfg, _ = resolve_config("skewed_mul", None, sets, steps=1000)
+    cfg = resolve(load_preset("skewed_mul"), sets, steps=1000)
     run = Run(cfg, tmp_path / "runs")
     for ev in run.events():
         if isinstance(ev, EvalLogged) and ev.step >= 100:

@@ -22,7 +22,7 @@ What a recording needs, and how the trajectory stays the eager one:
   any other shape takes the eager step.
 
 Replays run the eager step's kernels in its order: on an H200 the first 20 steps of random_mul and
-adamlr_mul were equal bit for bit (bench/gpu_graph.py; docs/PERFORMANCE.md). On the CPU the same warm-up,
+adamlr_mul were equal bit for bit (bench/gpu_speed.py graph; docs/PERFORMANCE.md). On the CPU the same warm-up,
 undo and replay bookkeeping runs with `eager_recorder`, which tests/engine/test_cuda_graph.py checks
 bit for bit against the eager loop.
 """
