@@ -43,7 +43,7 @@ class BalanceProbe(Probe):
 
         self.grad = ctx.grad
         self.e_name = blocks.e_names[0]
-        self.E = blocks.params[self.e_name]
+        self.E: torch.Tensor = blocks.params[self.e_name]
         sets = split_tokens(cfg)
         p = cfg.data.p
         watched = sorted(set(sets.target) or set(sets.rare))
@@ -66,7 +66,8 @@ class BalanceProbe(Probe):
         self.steps = 0
 
     def _norms(self) -> torch.Tensor:
-        return self.E.detach().double().norm(dim=1)
+        norms: torch.Tensor = self.E.detach().double().norm(dim=1)
+        return norms
 
     @torch.no_grad()
     def on_step(self, x: torch.Tensor) -> None:

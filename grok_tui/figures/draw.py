@@ -247,6 +247,9 @@ def _draw_bar_panel(ax: Any, p: Panel) -> None:
     ax.set_xlim(0, max((max(c.x) for c in p.curves if c.x), default=1) + 1)
 
 
+KINDS = {"bar": _draw_bar_panel, "scatter": _draw_scatter_panel, "dots": _draw_dots_panel}  # a panel kind's drawer
+
+
 def draw(panels: list[Panel], log_x: bool = True, k: int = 1, legend: str = "each", ncols: int = 0) -> Any:
     """A Figure of `panels` in a grid sized for a paper column (one panel) or the page width (more).
 
@@ -278,12 +281,8 @@ def draw(panels: list[Panel], log_x: bool = True, k: int = 1, legend: str = "eac
             lx = p.log_x if p.log_x is not None else log_x
             if shared is not None and p.share_x and p.xlim is None and lx == log_x:
                 p = dataclasses.replace(p, xlim=shared)
-            if p.kind == "bar":
-                _draw_bar_panel(ax, p)
-            elif p.kind == "scatter":
-                _draw_scatter_panel(ax, p)
-            elif p.kind == "dots":
-                _draw_dots_panel(ax, p)
+            if p.kind in KINDS:
+                KINDS[p.kind](ax, p)
             elif p.heat is not None:
                 _draw_heat_panel(ax, fig, p.heat)
             else:
