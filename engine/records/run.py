@@ -30,6 +30,7 @@ from engine.rundir.lineage import lineage, read_interventions
 from engine.rundir.lock import lock_holder
 from engine.rundir.probe_logs import read_circuit, read_fourier, read_tokens
 from engine.rundir.safetext import clean_text
+from engine.rundir.schema import PREPARED
 from engine.rundir.summary import RunSummary, read_summary
 from engine.train.phases import Phases, early_stop_note, phases_of_rows
 
@@ -177,7 +178,7 @@ def read_run(path: str | Path) -> RunRecord:
         status = "dead"  # its writer died without closing the run (SIGKILL, power loss)
     check_logs(d, status, summary.steps)
     phases = Phases.of(summary.doc())
-    if status in ("running", "dead") and rows and rows[0].keys() >= PHASE_COLUMNS:
+    if status in ("running", "dead", PREPARED) and rows and rows[0].keys() >= PHASE_COLUMNS:
         phases = phases_of_rows(config.train, rows, config.data.p if config.probe.progress_every else 0)
     if rows:  # a summary without the final val_acc (an old or a crafted one): the last row's
         phases = Phases(final_val_acc=rows[-1].get("val_acc", math.nan)).merged(phases)

@@ -18,7 +18,8 @@ from engine.config import ConfigError
 
 # Every status a run's summary.json can hold: "running" and "paused" while a writer holds the run
 # (engine/train/run.py), the rest once it ended (RunFinished).
-STATUSES = ("running", "paused", "finished", "interrupted", "failed", "diverged")
+PREPARED = "prepared"  # a fork written and not yet trained (`grok fork --prepare`, engine/train/fork.py)
+STATUSES = ("running", "paused", "finished", "interrupted", "failed", "diverged", PREPARED)
 # The statuses of a run that ended by its own rule (its budget, train.patience, a NaN loss): a sweep's
 # --resume does not run such a member again, and a group's curves hold a finished member's last value.
 ENDED = ("finished", "diverged")

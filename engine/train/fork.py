@@ -39,6 +39,7 @@ from engine.rundir.dirs import (
 )
 from engine.rundir.files import CONFIG, METRICS
 from engine.rundir.lineage import copy_logs, lineage, read_interventions, recolumn, write_interventions
+from engine.rundir.schema import PREPARED
 from engine.rundir.summary import RunSummary, write_summary
 from engine.task.dlog import SIGNS, group_axis
 from engine.train.run import config_changes
@@ -170,6 +171,8 @@ def _rows(iv: Intervention, state: dict[str, Any], cfg: RunConfig, sets: Any) ->
         raise ConfigError(f"--intervene {iv}: this model ({cfg.model.kind}) has no embedding E")
     e = names[0]
     tokens = resolve_tokens(parse_tokens(iv.what), sets, cfg.data.p, f"--intervene {iv}")
+    if not tokens:  # e.g. targets on a run whose split has none: an intervention that would do nothing
+        raise ConfigError(f"--intervene {iv}: {iv.what} names no token of this run ({_roles(sets)})")
     source = None
     if iv.kind == "reset":
         source = initial_embedding(cfg, e)
@@ -178,6 +181,14 @@ def _rows(iv: Intervention, state: dict[str, Any], cfg: RunConfig, sets: Any) ->
         iv = dataclasses.replace(iv, arg=where)
     detail = apply_rows(iv, state["model"], e, tokens, cfg.data.p, source, axis_tokens(cfg.data))
     return f"tokens {' '.join(map(str, tokens)) or '-'}: {detail}"
+
+
+def _roles(sets: Any) -> str:
+    """How many tokens each role holds in the run's split: `targets 0, rare 12, absent 0`."""
+    return ", ".join(
+        f"{name} {len(getattr(sets, attr))}"
+        for name, attr in (("targets", "target"), ("rare", "rare"), ("absent", "absent"))
+    )
 
 
 def _built(cfg: RunConfig) -> Any:
@@ -279,7 +290,7 @@ def _write(
         meta.update(_training_set(cfg))  # the training set the fork trains on, as RunStarted would log it
     write_json_atomic(d / CONFIG, {**cfg.to_dict(), "_meta": {**meta, "fork": {**fork, "optimizer_state": opt_note}}})
     summary = {
-        "status": "interrupted",
+        "status": PREPARED,  # until it trains: then it is a run like any other
         "steps": step,
         "preset": cfg.preset,
         "seed": cfg.train.seed,

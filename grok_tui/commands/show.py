@@ -19,6 +19,8 @@ def liveness(status: str, pid: int | None, run_dir: Path) -> str | None:
         return f"no process: interrupted or killed; resume with:\n  grok run --resume {run_dir}"
     if status == "interrupted":
         return f"stopped before its end; resume with:\n  grok run --resume {run_dir}"
+    if status == "prepared":
+        return f"not trained yet; train it with:\n  grok run --resume {run_dir}"
     return None
 
 
@@ -42,7 +44,7 @@ def register(app: typer.Typer) -> None:
         summary = {**rec.summary.fields(), "status": rec.status, "steps": rec.step}
         phase_keys = ("memorized_step", "generalized_step", "grokking_delay", "final_train_acc", "final_val_acc")
         summary.update({k: e[k] for k in (*phase_keys, "best_val_acc", "wall_s")})
-        device = clean_text(rec.summary.device or "?")
+        device = clean_text(rec.summary.device or ("- (not trained yet)" if rec.status == "prepared" else "?"))
         echo(f"{clean_text(d)}  preset {rec.preset or '-'}  seed {rec.config.train.seed}  device {device}", wide)
         typer.echo(format_summary(summary))
         note = liveness(rec.status, rec.pid, d)

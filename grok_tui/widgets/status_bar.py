@@ -19,6 +19,7 @@ STATUS_STYLE = {
     "paused": "bold yellow",
     "finished": "bold cyan",
     "interrupted": "bold magenta",
+    "prepared": "dim",  # a fork not trained yet (grok fork --prepare)
     "diverged": "bold red",
     "failed": "bold red",
     "idle": "dim",
