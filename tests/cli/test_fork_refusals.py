@@ -91,3 +91,17 @@ def test_forking_a_run_still_training_says_which_checkpoint_it_took(parent: Path
         lock.release()
     assert r.returncode == 0, r.stderr
     assert f"note: {parent} is still training (pid {os.getpid()}); forked its checkpoint at step 60" in r.stdout
+
+
+def test_plot_of_parent_and_fork_shows_the_markers_of_both(parent: Path, tmp_path: Path) -> None:
+    from grok_tui.commands.plot import charts, run_chart
+
+    r = grok("fork", str(parent), "--at", "40", "--steps", "80", "-q", "--out", str(tmp_path))
+    assert r.returncode == 0, r.stderr
+    fork = next(tmp_path.iterdir())
+    (chart,) = charts([str(parent), str(fork)], ["val_loss"])
+    want = set(run_chart(parent, ["val_loss"], True).markers) | set(run_chart(fork, ["val_loss"], True).markers)
+    assert (40.0, "F") in want and set(chart.markers) == want
+    plot = grok("plot", str(parent), str(fork), "-m", "val_loss", "--linear-x")
+    assert plot.returncode == 0, plot.stderr
+    assert "F" in plot.stdout.splitlines()[2]  # the marker row above the plot, as for the fork alone
