@@ -125,15 +125,15 @@ def torn(path: Path) -> bool:
 
 
 def last_step(path: Path) -> int | None:
-    """The largest step in a log's `step` column (None: no rows, or no step column)."""
+    """The largest step in a log's `step` column (None: no rows, or no step column); a cell that is not a
+    number is the log's reader's to name (engine/rundir/probe_logs.py, `read_metrics`)."""
     rows = csv_lines(path)
     if len(rows) < 2 or "step" not in rows[0]:
         return None
     i = rows[0].index("step")
-    try:
-        return max(int(float(r[i])) for r in rows[1:])
-    except ValueError:
-        raise ConfigError(f"{path}: a step is not a number") from None
+    steps = [float(r[i]) for r in rows[1:] if _is_float(r[i]) and r[i]]
+    finite = [int(s) for s in steps if math.isfinite(s)]
+    return max(finite) if finite else None
 
 
 def log_fault(path: Path, status: str, steps: int | None, ends: bool = True) -> str | None:

@@ -78,7 +78,7 @@ def register(app: typer.Typer) -> None:
             step = read_summary(d).fork_step
             say(f"note: {run_dir} is still training (pid {pid}); forked its checkpoint at step {step}")
         if prepare:
-            say(f"train it with `grok run --resume {d}`")
+            say(f"train it with:\n  grok run --resume {d}")
             return
         from engine.train.run import Run
 

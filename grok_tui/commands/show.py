@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from grok_tui.commands.width import echo, fold, num
+from grok_tui.commands.width import columns, echo, fold, num
 from grok_tui.errors import user_errors
 
 
@@ -45,7 +45,13 @@ def register(app: typer.Typer) -> None:
         phase_keys = ("memorized_step", "generalized_step", "grokking_delay", "final_train_acc", "final_val_acc")
         summary.update({k: e[k] for k in (*phase_keys, "best_val_acc", "wall_s")})
         device = clean_text(rec.summary.device or ("- (not trained yet)" if rec.status == "prepared" else "?"))
-        echo(f"{clean_text(d)}  preset {rec.preset or '-'}  seed {rec.config.train.seed}  device {device}", wide)
+        about = f"preset {rec.preset or '-'}  seed {rec.config.train.seed}  device {device}"
+        head = f"{clean_text(d)}  {about}"
+        if wide or len(head) <= columns():
+            typer.echo(head)
+        else:  # the directory on a line of its own (a fork's name is long), then what it ran
+            echo(clean_text(d))
+            echo(f"  {about}")
         typer.echo(format_summary(summary))
         note = liveness(rec.status, rec.pid, d)
         if note:

@@ -56,7 +56,7 @@ def test_bad_input_is_one_line_exit_2_and_writes_nothing(parent: Path, tmp_path:
     r = grok("fork", *args, "-q", env={"COLUMNS": "80"})
     assert r.returncode == 2, (case, r.stdout, r.stderr)
     lines = r.stderr.splitlines()  # one message, folded to 80 columns
-    assert lines[0].startswith("error: ") and all(ln.startswith("  ") for ln in lines[1:]), (case, r.stderr)
+    assert lines[0].startswith("error:") and all(ln.startswith("  ") for ln in lines[1:]), (case, r.stderr)
     assert all(len(line) <= 80 for line in lines), r.stderr
     assert _tree(parent.parent) == before and _tree(tmp_path) == siblings, case  # nothing written anywhere
 
