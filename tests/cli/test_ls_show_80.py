@@ -26,7 +26,9 @@ def test_ls_and_show_of_a_long_named_fork_fit_80_columns(tmp_path: Path) -> None
     assert any(ln.startswith(parent.name) for ln in lines)  # the parent whole, its date first
     assert any(ln.startswith("└ …-fork40 ") for ln in lines), "\n".join(lines)  # under it, by what follows its name
     assert any(re.match(r"broken +unreadable", ln) for ln in lines) and any(ln.startswith("broken: ") for ln in lines)
-    fork = parent.with_name(parent.name + "-fork40").relative_to(tmp_path)
+    r = grok("fork", str(parent), "--at", "40", "--prepare", "--out", "forks-of-the-skewed-run", cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    fork = next((tmp_path / "forks-of-the-skewed-run").iterdir()).relative_to(tmp_path)
     show = grok("show", str(fork), cwd=tmp_path, env=NARROW).stdout.splitlines()
     assert all(len(ln) <= 80 for ln in show), "\n".join(show)
-    assert show[0] == str(fork) and show[1].startswith("  preset skewed_mul  seed 0  device cpu")
+    assert show[0] == str(fork) and show[1].startswith("  preset skewed_mul  seed 0  device -")
