@@ -48,8 +48,9 @@ class GrokApp(AxisKeys, RunKeys, App[None]):
     CSS_PATH = "app.tcss"
     TITLE = "grok-tui"
     ENABLE_COMMAND_PALETTE = False
-    # The footer shows the keys in this order and cuts what does not fit: at 80 columns it must keep
-    # help, quit, pause, the cursor, zoom, smoothing and the scrubber (reading a chart) before the rest.
+    # The footer shows the keys in this order; at 80 columns all of them fit (tests/tui/test_80_columns.py):
+    # help, quit, pause, the view, the cursor, zoom, smoothing, the scrubber, stop and compare. The rest
+    # (rerun, new, export, log axis, loss, fork) are in `?`'s help.
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("question_mark", "help", "help", key_display="?", tooltip="this help"),
         Binding("q", "quit", "quit", tooltip="quit: stop the engine, log the run as interrupted"),
@@ -91,11 +92,11 @@ class GrokApp(AxisKeys, RunKeys, App[None]):
             tooltip="scrub forward (past the last: follow the run again)",
         ),
         Binding("s", "stop", "stop", tooltip="stop: finish the run cleanly (status finished)"),
-        Binding("r", "restart", "rerun", tooltip="restart with the same config and the next seed"),
-        Binding("n", "new", "new", tooltip="new run from the preset picker (probes included)"),
-        Binding("e", "export", "csv", tooltip="export the run to CSV beside it, and a figure of the view"),
-        Binding("l", "toggle_log", "log", tooltip="toggle the log / linear step axis"),
-        Binding("o", "toggle_loss", "loss", tooltip="show loss instead of accuracy (narrow terminals)"),
+        Binding("r", "restart", "rerun", show=False, tooltip="restart with the same config and the next seed"),
+        Binding("n", "new", "new", show=False, tooltip="new run from the preset picker (probes included)"),
+        Binding("e", "export", "csv", show=False, tooltip="export the run to CSV beside it, and a figure of the view"),
+        Binding("l", "toggle_log", "log", show=False, tooltip="toggle the log / linear step axis"),
+        Binding("o", "toggle_loss", "loss", show=False, tooltip="show loss instead of accuracy (narrow terminals)"),
         Binding("c", "compare", "compare", tooltip="overlay a column (y cycles it) of several runs"),
         Binding("escape", "escape", "hide cursor", key_display="esc", show=False, tooltip="hide the cursor"),
         # Textual reads ctrl+c as a key (the terminal is raw), so no SIGINT arrives: exit as SIGINT would (130)
@@ -190,6 +191,14 @@ class GrokApp(AxisKeys, RunKeys, App[None]):
         elif not self.opened:
             self.action_new()
         self.redraw(force=True)
+
+    MAIN_ONLY = frozenset({"next_view", "scrub", "compare"})  # keys of the main screen's views
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """The main screen's view keys are neither shown nor acted on over another screen (compare, help):
+        the compare view's own keys and the app's fit its 80-column footer."""
+        over = hasattr(self, "main_screen") and self.screen is not self.main_screen
+        return not (over and action in self.MAIN_ONLY)
 
     def on_unmount(self) -> None:
         """However the app ends (q, a signal, an exception in a test), the engine thread stops too."""

@@ -15,12 +15,27 @@ EXIT_DIVERGED = 3
 
 
 def fail(msg: str, code: int = EXIT_USAGE) -> NoReturn:
-    """Print `error: msg` on one line and exit; control characters from a crafted file never reach the terminal."""
+    """Print `error: msg` and exit: one message, folded to the terminal's width (the continuation lines
+    indented, a path longer than a line broken, nothing cut); control characters from a crafted file never
+    reach the terminal."""
     from engine.rundir.dirs import clean_text
 
     with contextlib.suppress(OSError):
-        print(f"error: {clean_text(' '.join(str(msg).splitlines()))}", file=sys.stderr)
+        print(error_text(f"error: {clean_text(' '.join(str(msg).splitlines()))}"), file=sys.stderr)
     raise SystemExit(code)
+
+
+def error_text(line: str, width: int | None = None) -> str:
+    """An error line folded at spaces to `width` (the terminal's: grok_tui/commands/width.py), continuation
+    lines indented by two spaces; a word longer than a line (a path) is broken, never cut."""
+    import textwrap
+
+    from grok_tui.commands.width import columns
+
+    width = width or columns()
+    if len(line) <= width:
+        return line
+    return "\n".join(textwrap.wrap(line, width, subsequent_indent="  ", break_on_hyphens=False))
 
 
 def user_errors(fn: F) -> F:

@@ -85,10 +85,13 @@ class RunKeys(App[None]):
 
     def action_fork(self) -> None:
         """The fork form at the cursor's step, snapped to the latest kept checkpoint at or before it
-        (the scrubber's step, else the latest checkpoint); the fork then trains here (docs/FORK.md)."""
+        (the scrubber's step, else the latest checkpoint); the fork then trains here (docs/FORK.md).
+
+        The form writes the fork in a thread worker (grok_tui/screens/fork_form.py): a live parent's stop and
+        its wait, fork_run's checkpoint I/O and the fork's loading all happen off the event loop."""
         from engine.config import ConfigError
         from engine.records.run import read_run
-        from grok_tui.screens.fork_form import ForkForm, ForkRequest, snap
+        from grok_tui.screens.fork_form import Forked, ForkForm, ForkRequest, snap
 
         if not self.data.run_dir:
             self.notify("no run directory to fork yet", severity="warning")
@@ -101,37 +104,30 @@ class RunKeys(App[None]):
             return
         at = self.axis.cursor_step(float(self.data.max_steps)) if self.axis.cursor is not None else self.scrub
         step = snap(kept, at) if at is not None else None
+        engine, done, live = self.engine, self.engine_done, self.data.live
 
-        def fork(req: ForkRequest) -> Path:
-            from engine.config import ConfigError, parse_set
+        def fork(req: ForkRequest) -> Forked:  # in the form's thread worker
+            from engine.config import parse_set
             from engine.train.fork import fork_run
             from engine.train.interventions import parse_intervention
 
-            if req.step is None and self.engine is not None and self.data.live:
+            if req.step is None and engine is not None and live:
                 # now: the checks first, then the run stops and checkpoints at this step, and the fork starts there
                 parse_set([f"{k}={v}" for k, v in req.sets.items()])
                 for spec in req.interventions:
                     parse_intervention(spec)
-                self.engine.stop("interrupted")
-                done = self.engine_done
+                engine.stop("interrupted")
                 if done is not None and not done.wait(STOP_WAIT_S):
                     raise ConfigError(f"the run did not stop within {STOP_WAIT_S:g} s; fork at a kept step")
-            return fork_run(parent, req.step, req.sets, req.interventions, None, req.steps)
+            path = fork_run(parent, req.step, req.sets, req.interventions, None, req.steps)
+            cfg, factory = runner.resume_factory(path, None, None)
+            return Forked(path, cfg, factory)
 
-        def forked(path: Path | None) -> None:
-            if path is None:
+        def forked(result: Forked | None) -> None:
+            if result is None:
                 return
-            from engine.config import ConfigError
-
-            if self.engine is not None and self.data.live:  # the parent stops here; its fork trains
-                self.engine.stop("interrupted")
-            try:
-                cfg, factory = runner.resume_factory(path, None, None)
-            except ConfigError as e:
-                self.notify(clean_text(e), severity="error", markup=False)
-                return
-            self.compare_dirs = [str(parent), str(path)]  # `c` shows the parent and its fork
-            self.start_run(cfg, factory)
-            self.notify(f"fork {clean_text(path.name)}", timeout=8, markup=False)
+            self.compare_dirs = [str(parent), str(result.path)]  # `c` shows the parent and its fork
+            self.start_run(result.cfg, result.factory)  # stops the parent, if it still trains
+            self.notify(f"fork {clean_text(result.path.name)}", timeout=8, markup=False)
 
         self.push_screen(ForkForm(parent, step, kept, fork, live=self.data.live), forked)

@@ -33,7 +33,7 @@ from grok_tui.charts.series import Raw, Snapshots, Trace
 
 HISTORY = 512  # logged evaluations kept for the time scrubber (evenly spaced once a run has more)
 
-__all__ = ["RunData", "clean_text", "load_run"]
+__all__ = ["RunData", "clean_text", "history", "load_run"]
 
 
 class RunData:
@@ -118,6 +118,14 @@ class RunData:
             trace.add(step, float(y))
             self.raw[col].add(step, float(y))
 
+    def preload(self, events: list[Event], phases: Phases) -> None:
+        """A resumed run's or a fork's logged history before its first step (`history`)."""
+        for ev in events:
+            self.apply(ev)
+        with self.lock:
+            self.phases = phases.merged(self.phases)
+            self.plot_version += 1
+
     def fail(self, error: str) -> None:
         """The engine thread raised: keep what arrived, mark the run failed."""
         with self.lock:
@@ -160,6 +168,19 @@ class RunData:
         """Steps of the evaluations the scrubber can show (token counts and, when on, spectra)."""
         steps = {s for s, _ in self.token_history.items} | {s for s, _ in self.fourier_history.items}
         return sorted(steps | {s for s, _ in self.circuit_history.items})
+
+
+def history(run_dir: str | Path, upto: int) -> tuple[list[Event], Phases]:
+    """What a run directory logged up to step `upto`, as the events that wrote it, and its phases: a resumed
+    run or a fork starts at `upto` with its parent's rows before it (engine/train/fork.py copies them), and
+    the charts draw them, so a fork shows its parent's history before F and its own after."""
+    from engine.records.run import read_run
+
+    rec = read_run(run_dir)  # ConfigError naming the file for anything unreadable
+    out: list[Event] = [EvalLogged(int(r["step"]), r) for r in rec.rows if r["step"] <= upto]
+    logged: list[Event] = [*rec.tokens_logged, *rec.fourier, *rec.circuit]  # engine/rundir/probe_logs.py
+    out += [ev for ev in logged if getattr(ev, "step", 0) <= upto]
+    return out, rec.phases
 
 
 def load_run(run_dir: str | Path) -> RunData:

@@ -7,7 +7,8 @@ from pathlib import Path
 from typing import Any
 
 from engine.config import RunConfig
-from grok_tui.rundata import RunData
+from engine.events import RunStarted
+from grok_tui.rundata import RunData, history
 
 RunFactory = Callable[[RunConfig, str | Path], Any]  # returns an engine.train.run.Run or a stand-in
 
@@ -63,6 +64,8 @@ def consume(
     try:
         for ev in events:
             data.apply(ev)
+            if isinstance(ev, RunStarted) and ev.step > 0 and ev.run_dir:  # a resume or a fork: its history
+                data.preload(*history(ev.run_dir, ev.step))
             if cancelled():
                 break
     except Exception as e:  # noqa: BLE001

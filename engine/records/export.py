@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import IO
 
 from engine.config import ConfigError
+from engine.records.run import check_run
 from engine.rundir.dirs import clean_text, is_group, is_run_dir, read_config_doc, read_csv, read_summary
 from engine.rundir.lineage import lineage
 
@@ -58,8 +59,10 @@ def _text(s: str) -> str:
 
 def group_sources(group_dir: Path) -> list[Source]:
     """A group's members that have a run directory, in member order, with their group columns."""
-    from engine.sweep.spec import member_fields
+    from engine.records.group import check_results
+    from engine.sweep.spec import Group, member_fields
 
+    check_results(Group.open(group_dir))  # a results.csv that lies about its group: one line
     members = member_fields(group_dir).items()  # group, arm, member and the swept keys
     # a member that has not started has no config.json yet
     return [Source(d, {k: _cell(v) for k, v in fields.items()}) for d, fields in members if is_run_dir(d)]
@@ -140,6 +143,7 @@ def export_rows(
     if any(forks.values()):  # a fork's parent and step, and its interventions on the rows they follow
         header += [*FORK_COLUMNS, *(["intervention"] if not (tokens or interventions) else [])]
     for s in srcs:
+        check_run(s.path)  # a closed run's logs that lie about it: one line, not wrong rows
         meta = {**_run_meta(s.path), **forks[s.path], **s.member}
         data = read_csv(s.path / name)
         if forks[s.path] and not (tokens or interventions):

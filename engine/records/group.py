@@ -23,10 +23,15 @@ from typing import Any
 
 import numpy as np
 
+from engine.config import ConfigError
 from engine.events import Status
 from engine.records.frames import data_frame
 from engine.records.run import RunRecord, read_run
-from engine.rundir.files import GROUP_FILE, METRICS, is_run_dir, mtime
+from engine.rundir.csvlog import torn
+from engine.rundir.files import GROUP_FILE, METRICS, RESULTS, SUMMARY, is_run_dir, mtime
+from engine.rundir.safetext import clean_text
+from engine.rundir.schema import ENDED
+from engine.rundir.summary import read_summary
 from engine.sweep.report.tables import DEFAULT_TAIL, member_finals
 from engine.sweep.spec import Group, Member
 from engine.sweep.stats import seed_interval_rows
@@ -172,9 +177,31 @@ class GroupRecord:
         return data_frame(self.metrics)
 
 
+def check_results(group: Group) -> None:
+    """ConfigError, one line naming results.csv, where it lies about the group: a row cut mid-line (the
+    sweep replaces the file whole, engine/rundir/dirs.py write_results), or a member that ended (its
+    summary says finished or diverged) without a row though results.csv was written after it ended."""
+    path = group.dir / RESULTS
+    if torn(path):
+        raise ConfigError(f"{clean_text(path)}: the last row is cut mid-line (the sweep writes this file whole)")
+    if not path.is_file():
+        return
+    written, rows = mtime(path), group.results()
+    for m in group.members:
+        d = group.member_dir(m)
+        if m.id in rows or not is_run_dir(d) or mtime(d / SUMMARY) > written:
+            continue
+        status = read_summary(d).status
+        if status in ENDED:
+            raise ConfigError(f"{clean_text(path)}: member {clean_text(m.id)} ended ({status}) but has no row")
+
+
 def read_group(path: str | Path) -> GroupRecord:
-    """Read a sweep group directory without taking any lock; ConfigError naming the file for a bad one."""
-    return GroupRecord(Path(path), Group.open(path))
+    """Read a sweep group directory without taking any lock; ConfigError naming the file for a bad one, or for
+    a results.csv that lies about it (`check_results`)."""
+    group = Group.open(path)
+    check_results(group)
+    return GroupRecord(Path(path), group)
 
 
 def stamp(path: str | Path) -> tuple[float, ...]:

@@ -22,9 +22,9 @@ from engine.config import ConfigError, RunConfig, from_dict
 from engine.events import CircuitLogged, FourierLogged, Status, TokenSets, TokensLogged
 from engine.records.frames import data_frame
 from engine.rundir.checkpoints import Kept, list_kept
-from engine.rundir.csvlog import read_metrics
+from engine.rundir.csvlog import log_fault, read_metrics
 from engine.rundir.dirs import read_config_doc
-from engine.rundir.files import CONFIG, METRICS, is_run_dir, mtime
+from engine.rundir.files import CONFIG, FOURIER, KEYFREQ, METRICS, RING, TOKENS, is_run_dir, mtime
 from engine.rundir.lineage import fork_marks as fork_marks  # a live run's markers, before it has a record
 from engine.rundir.lineage import lineage, read_interventions
 from engine.rundir.lock import lock_holder
@@ -136,6 +136,27 @@ def run_stamp(path: str | Path) -> float:
     return mtime(Path(path) / METRICS)
 
 
+STEP_LOGS = (METRICS, TOKENS)  # a row at every evaluation: a finished run's end at its last step
+PROBE_LOGS = (FOURIER, KEYFREQ, RING)  # rows when a probe is due: they may end before it
+
+
+def check_logs(d: Path, status: str, steps: int | None) -> None:
+    """ConfigError, one line naming the file, for a closed run's log that is cut, runs past its summary, or
+    (metrics.csv, tokens.csv) ends before a finished run's last step (engine/rundir/csvlog.py `log_fault`)."""
+    for name in (*STEP_LOGS, *PROBE_LOGS):
+        fault = log_fault(d / name, status, steps, ends=name in STEP_LOGS)
+        if fault is not None:
+            raise ConfigError(fault)
+
+
+def check_run(path: str | Path) -> None:
+    """`check_logs` for a run directory read without its record (`grok export`): a live writer's logs pass."""
+    d = Path(path)
+    if lock_holder(d) is None:
+        summary = read_summary(d)
+        check_logs(d, clean_text(summary.status or ""), summary.steps)
+
+
 def read_run(path: str | Path) -> RunRecord:
     """Read a run directory without taking its lock; ConfigError naming the file for a bad one."""
     d = Path(path)
@@ -154,8 +175,9 @@ def read_run(path: str | Path) -> RunRecord:
         status = Status.RUNNING  # a paused run's summary says running too: pausing is not written down
     elif status in ("", Status.RUNNING):
         status = Status.DEAD  # its writer died without closing the run (SIGKILL, power loss)
+    check_logs(d, status, summary.steps)
     phases = Phases.of(summary.doc())
-    if status in (Status.RUNNING, Status.DEAD) and rows and rows[0].keys() >= PHASE_COLUMNS:
+    if status in (Status.RUNNING, Status.DEAD, Status.PREPARED) and rows and rows[0].keys() >= PHASE_COLUMNS:
         phases = phases_of_rows(config.train, rows, config.data.p if config.probe.progress_every else 0)
     if rows:  # a summary without the final val_acc (an old or a crafted one): the last row's
         phases = Phases(final_val_acc=rows[-1].get("val_acc", math.nan)).merged(phases)

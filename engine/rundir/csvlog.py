@@ -1,7 +1,11 @@
-"""A run's CSV logs read back: complete rows only, checked against their header; and cut back on resume.
+"""A run's CSV logs read back: complete rows only, checked against their header and against the run's
+summary; and cut back on resume.
 
 Rows are appended and flushed as they happen (engine/rundir/writer.py), so a crash, a signal or a killed
-process leaves every row written so far readable; a torn last line is never read.
+process leaves every row written so far readable; a torn last line is never read. Once a run's summary
+closes it (finished, interrupted, failed, diverged), its logs are whole: `log_fault` names a log cut
+mid-line, one with a step past the summary's, or one that ends before a finished run's last step, so no
+face prints numbers from a log that lies about its run.
 """
 
 from __future__ import annotations
@@ -102,6 +106,56 @@ def _is_float(v: str) -> bool:
     except ValueError:
         return v == ""
     return True
+
+
+CLOSED = ("finished", "interrupted", "failed", "diverged")  # a summary that closed its run: its logs are whole
+
+
+def torn(path: Path) -> bool:
+    """The file's last line has no newline: a row cut mid-write (a kill, a full disk, a cut copy)."""
+    try:
+        with path.open("rb") as fh:
+            fh.seek(0, 2)
+            if fh.tell() == 0:
+                return False
+            fh.seek(-1, 2)
+            return fh.read(1) != b"\n"
+    except OSError:
+        return False
+
+
+def last_step(path: Path) -> int | None:
+    """The largest step in a log's `step` column (None: no rows, or no step column); a cell that is not a
+    number is the log's reader's to name (engine/rundir/probe_logs.py, `read_metrics`)."""
+    rows = csv_lines(path)
+    if len(rows) < 2 or "step" not in rows[0]:
+        return None
+    i = rows[0].index("step")
+    steps = [float(r[i]) for r in rows[1:] if _is_float(r[i]) and r[i]]
+    finite = [int(s) for s in steps if math.isfinite(s)]
+    return max(finite) if finite else None
+
+
+def log_fault(path: Path, status: str, steps: int | None, ends: bool = True) -> str | None:
+    """What is wrong with a log of a run whose summary says `status` after `steps` steps, else None; `ends`:
+    the log has a row at every evaluation, so a finished run's ends at its last step.
+
+    Only a summary that closed its run (CLOSED) is held to it: a run still running, or one whose writer
+    died (its summary still says running), may end in a half-written line and run ahead of its summary.
+    """
+    if status not in CLOSED or not path.is_file():
+        return None
+    name = clean_text(path)
+    if torn(path):
+        return f"{name}: the last line is cut mid-row (the run is {status}, its logs should be whole)"
+    last = last_step(path)
+    if steps is None or last is None:
+        return None
+    if last > steps:
+        return f"{name}: step {last} is past the summary's last step {steps}"
+    if ends and status == "finished" and last < steps:
+        return f"{name}: ends at step {last}, before the finished run's last step {steps}"
+    return None
 
 
 def truncate_csv(path: Path, max_step: int, keep_last: Callable[[int], bool] | None = None) -> None:

@@ -22,6 +22,7 @@ from engine.events import Status
 STATUSES = tuple(Status.written())
 # The statuses of a run that ended by its own rule (Status.ended).
 ENDED = tuple(s for s in Status if s.ended)
+PREPARED = Status.PREPARED  # a fork written and not yet trained (`grok fork --prepare`, engine/train/fork.py)
 
 Check = tuple[Callable[[Any], bool], str]  # a test of the value, and what it must be
 

@@ -40,6 +40,7 @@ from engine.rundir.dirs import (
 )
 from engine.rundir.files import CONFIG, METRICS
 from engine.rundir.lineage import copy_logs, lineage, read_interventions, recolumn, write_interventions
+from engine.rundir.schema import PREPARED
 from engine.rundir.summary import RunSummary, write_summary
 from engine.task.dlog import SIGNS, group_axis
 from engine.train.run import config_changes
@@ -171,6 +172,8 @@ def _rows(iv: Intervention, state: dict[str, Any], cfg: RunConfig, sets: Any, sr
         raise ConfigError(f"--intervene {iv}: this model ({cfg.model.kind}) has no embedding E")
     e = names[0]
     tokens = resolve_tokens(parse_tokens(iv.what), sets, cfg.data.p, f"--intervene {iv}")
+    if not tokens:  # e.g. targets on a run whose split has none: an intervention that would do nothing
+        raise ConfigError(f"--intervene {iv}: {iv.what} names no token of this run ({_roles(sets)})")
     source = None
     if iv.kind == "reset":
         source = initial_embedding(cfg, e)
@@ -191,6 +194,14 @@ def _memorized_embedding(src: Path, e: str, iv: Intervention) -> Any:
     if not marked:
         raise ConfigError(f"--intervene {iv}: {src.name} has no kept checkpoint at memorization (train.keep_every)")
     return load_state(checkpoint_at(src, marked[0].step)[0])["model"][e]
+
+
+def _roles(sets: Any) -> str:
+    """How many tokens each role holds in the run's split: `targets 0, rare 12, absent 0`."""
+    return ", ".join(
+        f"{name} {len(getattr(sets, attr))}"
+        for name, attr in (("targets", "target"), ("rare", "rare"), ("absent", "absent"))
+    )
 
 
 def _built(cfg: RunConfig) -> Any:
@@ -290,7 +301,7 @@ def _write(
         meta.update(_training_set(cfg))  # the training set the fork trains on, as RunStarted would log it
     write_json_atomic(d / CONFIG, {**cfg.to_dict(), "_meta": {**meta, "fork": {**fork, "optimizer_state": opt_note}}})
     summary = {
-        "status": "interrupted",
+        "status": PREPARED,  # until it trains: then it is a run like any other
         "steps": step,
         "preset": cfg.preset,
         "seed": cfg.train.seed,

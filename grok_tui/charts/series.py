@@ -102,8 +102,10 @@ class Raw:
             self.xs, self.ys = self.xs[::2], self.ys[::2]
 
     def at(self, x: float) -> tuple[float, float] | None:
-        """The logged (step, value) nearest to step `x`."""
-        if not self.xs:
+        """The logged (step, value) nearest to step `x`; None outside the logged steps, where no line is
+        drawn (a fork opened without its parent's rows must not read its first row at the parent's steps)."""
+        eps = 1e-9 * max(1.0, abs(self.xs[-1])) if self.xs else 0.0  # an axis position's float rounding
+        if not self.xs or not self.xs[0] - eps <= x <= self.xs[-1] + eps:
             return None
         i = bisect.bisect_left(self.xs, x)
         cands = [j for j in (i - 1, i) if 0 <= j < len(self.xs)]

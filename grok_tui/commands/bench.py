@@ -39,7 +39,10 @@ def register(app: typer.Typer) -> None:
         try:
             run_bench(device, quick, threads, sizes)
         except (ValueError, RuntimeError) as e:  # an unavailable or unknown device
-            raise ConfigError(f"--device {device}: {str(e).splitlines()[0]}") from None
+            why = str(e).splitlines()[0]
+            if why.startswith("Expected one of"):  # torch lists its twenty device types
+                why = "not a device type torch knows (cpu, cuda, mps, xpu, ...)"
+            raise ConfigError(f"--device {device}: {why}") from None
 
 
 def run_bench(device: str, quick: bool, threads: int, many_sizes: tuple[int, ...] | None = None) -> None:
@@ -53,7 +56,11 @@ def run_bench(device: str, quick: bool, threads: int, many_sizes: tuple[int, ...
     dev = resolve_device(device)
     cfg = B.bench_config("random_mul", str(dev), threads, **{"optim.lr": 1e-3})
     reps, steps = (3, 30) if quick else (7, 50)
-    echo = typer.echo
+    from grok_tui.commands.width import wrap
+
+    def echo(text: str) -> None:  # prose folded to the terminal's width (the tables fit 80 columns)
+        typer.echo(wrap(text))
+
     echo(
         f"grok bench: random_mul (p=97, d=128, batch 512), device {dev}, threads {torch.get_num_threads()}, "
         f"{reps} interleaved repetitions of {steps} steps, medians"

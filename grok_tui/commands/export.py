@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import sys
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
@@ -18,7 +18,10 @@ def register(app: typer.Typer) -> None:
         run_dirs: Annotated[
             list[str], typer.Argument(help="Run directories, sweep group directories or folders of runs.")
         ],
-        output: o.Output = "-",
+        output: Annotated[
+            str | None,
+            typer.Option("--output", "-o", help="Output file, or - for stdout (default: stdout unless a terminal)."),
+        ] = None,
         out_old: Annotated[
             str | None, typer.Option("--out", hidden=True, help="Old spelling of --output (deprecated).")
         ] = None,
@@ -39,6 +42,20 @@ def register(app: typer.Typer) -> None:
             output = out_old
         sources = resolve(run_dirs)
         cols = [m.strip() for m in metrics.split(",") if m.strip()] if metrics else None
+        if output is None and sys.stdout.isatty():  # hundreds of columns of CSV are for a file, not a terminal
+            summarize(sources, cols, tokens, interventions)
+            return
+        output = output or "-"
         n = export_runs(sources, output, cols, tokens, interventions)
         if output != "-":
             print(f"wrote {n} rows from {len(sources)} run(s) to {output}", file=sys.stderr)
+
+
+def summarize(sources: list[Any], metrics: list[str] | None, tokens: bool, interventions: bool) -> None:
+    """What the CSV would hold, in lines that fit the terminal, and how to write it."""
+    from engine.records.export import export_rows
+    from grok_tui.commands.width import echo
+
+    header, rows = export_rows(sources, metrics, tokens, interventions)
+    echo(f"{len(rows)} rows × {len(header)} columns of CSV from {len(sources)} run(s): {', '.join(header)}")
+    echo("write them with -o FILE.csv, or -o - to print them here (or pipe: grok export ... | ...)")

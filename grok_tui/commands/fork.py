@@ -65,14 +65,21 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Fork a run at a kept step, with --set changes and --intervene interventions, and train the fork."""
         from engine.config import parse_set
+        from engine.rundir.lock import lock_holder
         from engine.train.fork import fork_run
         from grok_tui.commands.run import execute
         from grok_tui.commands.signals import say
 
+        pid = lock_holder(run_dir)  # a parent still training: the fork takes the checkpoint it has now
         d = fork_run(run_dir, at, parse_set(sets or []), intervene or [], out, steps)
         say(f"fork: {d}")
+        if pid is not None:
+            from engine.records.run import read_run
+
+            step = read_run(d).lineage.get("fork_step")
+            say(f"note: {run_dir} is still training (pid {pid}); forked its checkpoint at step {step}")
         if prepare:
-            say(f"train it with `grok run --resume {d}`")
+            say(f"train it with:\n  grok run --resume {d}")
             return
         from engine.train.run import Run
 

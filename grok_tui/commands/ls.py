@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from grok_tui.commands.width import ELLIPSIS, columns
+from grok_tui.commands.width import ELLIPSIS, columns, echo
 from grok_tui.commands.width import table as text_table
 from grok_tui.errors import user_errors
 
@@ -75,13 +75,16 @@ def fork_tree(found: list[dict[str, Any]]) -> list[dict[str, Any]]:
         else:
             roots.append(e)
     out: list[dict[str, Any]] = []
+    parent_name: list[str] = [""]  # the names of the entries walked into: a fork's parent is the last
 
     def walk(e: dict[str, Any], depth: int) -> None:
         if any(x is e for x in out):  # a cycle in crafted summaries: each entry once
             return
-        out.append({**e, "depth": depth} if depth else e)
+        out.append({**e, "depth": depth, "under": parent_name[-1]} if depth else e)
+        parent_name.append(e["name"])
         for c in sorted(children.get(id(e), []), key=lambda c: (c.get("fork_step") or 0, c["name"])):
             walk(c, depth + 1)
+        parent_name.pop()
 
     for r in roots:
         walk(r, 0)
@@ -185,11 +188,11 @@ def row_cells(e: dict[str, Any]) -> list[str]:
             "-",
             _wall(e["wall_s"]),
         ]
-    if e["status"] == "unreadable":
-        return [e["name"], "-", "unreadable", e.get("error", ""), "", "", "", ""]
+    if e["status"] == "unreadable":  # the reason follows the table (`unreadable_lines`)
+        return [e["name"], "-", "unreadable", "-", "", "", "", ""]
     status = e["status"] + (f" pid {e['pid']}" if e["pid"] else "")
     depth = e.get("depth", 0)
-    name = ("  " * (depth - 1) + "└ " if depth else "") + e["name"] + (f" @{e['fork_step']}" if depth else "")
+    name = (TREE * (depth - 1) + FORK_MARK if depth else "") + e["name"] + (f" @{e['fork_step']}" if depth else "")
     return [
         name,
         e["preset"] or "-",
@@ -205,18 +208,54 @@ def row_cells(e: dict[str, Any]) -> list[str]:
 Header = tuple[str, ...]
 
 
-def narrow(rows: list[list[str]], header: tuple[str, ...], width: int | None = None) -> tuple[list[list[str]], Header]:
+TREE, FORK_MARK = "  ", "└ "  # a fork sits under its parent, one indent per generation
+
+
+def unreadable_lines(found: list[dict[str, Any]]) -> list[str]:
+    """Each unreadable entry's reason, after the table: `NAME: error` (folded to the terminal by the caller)."""
+    return [f"{e['name']}: {e.get('error', '')}" for e in found if e.get("status") == "unreadable"]
+
+
+def short_name(e: dict[str, Any]) -> str | None:
+    """A fork listed under its parent, named by what follows the parent's name: `└ …-fork40` (its @step
+    is in that name); None for any other entry."""
+    depth, under, name = int(e.get("depth", 0)), str(e.get("under") or ""), str(e["name"])
+    if not depth or not under or not name.startswith(under) or name == under:
+        return None
+    rest = name[len(under) :]
+    at = "" if rest.endswith(f"-fork{e.get('fork_step')}") else f" @{e.get('fork_step')}"
+    return TREE * (depth - 1) + FORK_MARK + ELLIPSIS + rest + at
+
+
+def cut_name(name: str, room: int) -> str:
+    """A name cut to `room` characters in its middle with …, its fork marker and its start (the date and
+    time) and end (preset, seed, fork step) kept: `└ 20261128-0407…mul-s0-fork40`."""
+    if len(name) <= room:
+        return name
+    body = name.lstrip(" ")
+    lead = name[: len(name) - len(body)] + (FORK_MARK if body.startswith(FORK_MARK) else "")
+    body = name[len(lead) :]
+    keep = max(room - len(lead) - 1, 2)
+    head = (keep + 1) // 2
+    return lead + body[:head] + ELLIPSIS + body[len(body) - (keep - head) :]
+
+
+def narrow(
+    rows: list[list[str]], header: tuple[str, ...], width: int | None = None, shorter: list[str | None] | None = None
+) -> tuple[list[list[str]], Header]:
     """The table for an 80-column terminal: without the PRESET column where every name already holds its
-    preset (`<date>-<preset>-s<seed>`), and names cut at the start with … when the lines are still too
-    wide (the time, preset and seed or `sweep` at the end stay; `--wide` gives whole names)."""
-    if all(r[1] == "-" or r[1] in r[0] for r in rows):
+    preset (`<date>-<preset>-s<seed>`), and names cut in the middle with … when the lines are still too
+    wide (`cut_name`: the date and time, and the preset, seed or fork at the end stay; `--wide` gives whole names)."""
+    forks = [r[0].lstrip(TREE).startswith(FORK_MARK) for r in rows]  # a fork under its parent: the same preset
+    if all(r[1] == "-" or r[1] in r[0] or fork for r, fork in zip(rows, forks, strict=True)):
         rows, header = [[r[0], *r[2:]] for r in rows], (header[0], *header[2:])
     width = width or columns()
     others = sum(max(len(h), *(len(r[i]) for r in rows)) + 2 for i, h in enumerate(header) if i)
     room = max(width - others, 12)
-    for r in rows:
-        if len(r[0]) > room:
-            r[0] = ELLIPSIS + r[0][len(r[0]) - room + 1 :]
+    for i, r in enumerate(rows):
+        if len(r[0]) > room and shorter and shorter[i]:  # a fork under its parent: the part after its name
+            r[0] = str(shorter[i])
+        r[0] = cut_name(r[0], room)
     return rows, header
 
 
@@ -253,4 +292,8 @@ def register(app: typer.Typer) -> None:
             return
         header = ("name", "preset", "status", "step/max", "mem", "gen", "val_acc", "wall")
         rows = [row_cells(e) for e in found]
-        typer.echo(table(rows, header) if wide else table(*narrow(rows, header)))
+        typer.echo(
+            table(rows, header) if wide else table(*narrow(rows, header, shorter=[short_name(e) for e in found]))
+        )
+        for line in unreadable_lines(found):
+            echo(line, wide)

@@ -147,7 +147,9 @@ def charts(paths: list[str], metrics: list[str]) -> list[Chart]:
         run_charts = [run_chart(r, metrics, many=len(runs) > 1) for r in runs]
         merged = run_charts[0]
         if len(run_charts) > 1:
-            merged = Chart(f"{len(run_charts)} runs", metrics, [s for c in run_charts for s in c.series])
+            # every run's markers, once each: a parent and its fork share M before F, and F is the fork's
+            marks = list(dict.fromkeys(m for c in run_charts for m in c.markers))
+            merged = Chart(f"{len(run_charts)} runs", metrics, [s for c in run_charts for s in c.series], marks)
         out.insert(0, merged)
     return out
 

@@ -76,6 +76,7 @@ def register(app: typer.Typer) -> None:
             text = clean_block(render_paper(Paper.open(group_dir), running=lock_holder(group_dir) is not None))
             typer.echo(text if wide else fold_text(text), nl=False)
             return
+        from engine.records.group import check_results
         from engine.sweep.report.tables import FORMATS, render, write_csv
         from engine.sweep.spec import Group
         from grok_tui.options import parse_metrics
@@ -88,6 +89,7 @@ def register(app: typer.Typer) -> None:
         if plot and fmt == "csv":
             raise ConfigError("--plot draws text; it goes with --format text or markdown, not csv")
         group = Group.open(group_dir)
+        check_results(group)  # a results.csv cut mid-row or missing an ended member: one line, exit 2
         if seeds is not None:
             try:
                 chosen = {int(x) for x in seeds.split(",") if x.strip()}

@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from grok_tui.commands.width import echo, fold, num
+from grok_tui.commands.width import columns, echo, fold, num
 from grok_tui.errors import user_errors
 
 
@@ -21,6 +21,8 @@ def liveness(status: str, pid: int | None, run_dir: Path) -> str | None:
         return f"no process: interrupted or killed; resume with:\n  grok run --resume {run_dir}"
     if status == Status.INTERRUPTED:
         return f"stopped before its end; resume with:\n  grok run --resume {run_dir}"
+    if status == "prepared":
+        return f"not trained yet; train it with:\n  grok run --resume {run_dir}"
     return None
 
 
@@ -44,8 +46,14 @@ def register(app: typer.Typer) -> None:
         summary = {**rec.summary.fields(), "status": rec.status, "steps": rec.step}
         phase_keys = ("memorized_step", "generalized_step", "grokking_delay", "final_train_acc", "final_val_acc")
         summary.update({k: e[k] for k in (*phase_keys, "best_val_acc", "wall_s")})
-        device = clean_text(rec.summary.device or "?")
-        echo(f"{clean_text(d)}  preset {rec.preset or '-'}  seed {rec.config.train.seed}  device {device}", wide)
+        device = clean_text(rec.summary.device or ("- (not trained yet)" if rec.status == "prepared" else "?"))
+        about = f"preset {rec.preset or '-'}  seed {rec.config.train.seed}  device {device}"
+        head = f"{clean_text(d)}  {about}"
+        if wide or len(head) <= columns():
+            typer.echo(head)
+        else:  # the directory on a line of its own (a fork's name is long), then what it ran
+            echo(clean_text(d))
+            echo(f"  {about}")
         typer.echo(format_summary(summary))
         note = liveness(rec.status, rec.pid, d)
         if note:

@@ -87,7 +87,7 @@ class CompareScreen(Screen[None]):
         Binding("y", "next_column", "column", tooltip="overlay the next logged column"),
     ]
     DEFAULT_CSS = """
-    CompareScreen #runs { width: 42; height: 1fr; }
+    CompareScreen #runs { width: 36%; min-width: 24; max-width: 48; height: 1fr; }
     CompareScreen #compare-body { height: 1fr; }
     CompareScreen #compare-title { height: 1; }
     """
@@ -104,7 +104,7 @@ class CompareScreen(Screen[None]):
         self.version = 0
 
     def compose(self) -> ComposeResult:
-        yield Label("compare: ␣ toggles a run, y the column, , . cursor, z zoom, l log x, esc back", id="compare-title")
+        yield Label("compare: ␣ select, y column, , . cursor, z zoom, l log x, esc back", id="compare-title")
         with Horizontal(id="compare-body"):
             yield OptionList(id="runs")
             yield LineChart(

@@ -1,8 +1,9 @@
 """The `f` form: fork the run on screen at a kept step, with settings and interventions (docs/FORK.md).
 
 The engine does the work and the checks (engine/train/fork.py): a bad key, a step with no checkpoint or an
-intervention that does not parse is shown inline and the form stays open; a good one writes the fork's
-run directory and the app trains it.
+intervention that does not parse is shown inline, whole, and the form stays open; a good one writes the
+fork's run directory and the app trains it. The fork itself (stopping a live parent, the checkpoint's I/O,
+loading the fork) runs in a thread worker: the screen keeps drawing meanwhile. The form fits 80 columns.
 """
 
 from __future__ import annotations
@@ -10,9 +11,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import ClassVar
+from typing import Any, ClassVar
 
-from textual import on
+from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
@@ -32,6 +33,15 @@ class ForkRequest:
     steps: int | None
 
 
+@dataclass(frozen=True)
+class Forked:
+    """A fork written and ready to train: its directory, its config and the factory that resumes it."""
+
+    path: Path
+    cfg: Any  # engine.config.RunConfig
+    factory: Any  # grok_tui.runner.RunFactory
+
+
 def snap(kept: list[int], step: float | None) -> int | None:
     """The latest kept step at or before `step` (None: the latest of all; None when there is none)."""
     if not kept:
@@ -42,36 +52,46 @@ def snap(kept: list[int], step: float | None) -> int | None:
     return max(below) if below else min(kept)
 
 
-class ForkForm(ModalScreen[Path | None]):
+class ForkForm(ModalScreen[Forked | None]):
     BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "cancel", "cancel"), Binding("ctrl+s", "fork", "fork")]
     DEFAULT_CSS = """
     ForkForm { align: center middle; }
-    ForkForm #fork-box { width: 90; height: auto; border: round $accent; padding: 0 1; background: $surface; }
+    ForkForm #fork-box {
+        width: 100%; max-width: 90; height: auto; max-height: 100%;
+        border: round $accent; padding: 0 1; background: $surface;
+    }
     ForkForm .row { height: 1; }
-    ForkForm .row Label { width: 15; }
-    ForkForm Input { height: 1; border: none; padding: 0 1; width: 1fr; }
-    ForkForm Input:focus { border: none; text-style: underline; background: $boost; }
+    ForkForm .row Label { width: 14; }
+    ForkForm Input { height: 1; border: none; padding: 0 1; width: 1fr; background: $boost; }
+    ForkForm Input:focus { border: none; text-style: underline; }
+    ForkForm Input > .input--placeholder { color: $text-disabled; text-style: italic; }
     ForkForm #fork-kept { height: auto; color: $text-muted; }
-    ForkForm #fork-error { height: auto; color: $error; text-style: bold; }
+    ForkForm #fork-error { height: auto; width: 100%; color: $error; text-style: bold; }
     ForkForm #fork-buttons { height: 1; margin-top: 1; }
     ForkForm Button { margin-right: 2; }
     """
 
     def __init__(
-        self, run_dir: Path, step: int | None, kept: list[int], fork: Callable[[ForkRequest], Path], live: bool = False
+        self,
+        run_dir: Path,
+        step: int | None,
+        kept: list[int],
+        fork: Callable[[ForkRequest], Forked],
+        live: bool = False,
     ) -> None:
         super().__init__()
         self.run_dir, self.step, self.kept, self.fork, self.live = run_dir, step, kept, fork, live
+        self.busy = False  # a fork is being written: the form waits for it
 
     def compose(self) -> ComposeResult:
         with Vertical(id="fork-box"):
-            yield Label(clean_text(f"Fork {self.run_dir.name}: settings and interventions from the fork step on"))
+            yield Static(clean_text(f"Fork {self.run_dir.name}: settings and interventions from the fork step on"))
             shown = ", ".join(map(str, self.kept[-10:])) or "none (latest checkpoint only)"
             yield Static(f"kept steps: {shown}", id="fork-kept")
             for key, label, value, hint in (
                 ("step", "at step", "" if self.step is None else str(self.step), self._now),
-                ("sets", "settings", "", "optim.lr_ratio=10 train.sampler=balanced"),
-                ("intervene", "interventions", "", "rescale:targets=ring only:E[targets]"),
+                ("sets", "settings", "", "e.g. optim.lr_ratio=10 train.sampler=balanced"),
+                ("intervene", "interventions", "", "e.g. rescale:rare=ring only:E[rare]"),
                 ("steps", "train to step", "", "empty: the run's max_steps"),
             ):
                 with Horizontal(classes="row"):
@@ -84,7 +104,7 @@ class ForkForm(ModalScreen[Path | None]):
 
     @property
     def _now(self) -> str:
-        return "empty: now (the run stops and checkpoints)" if self.live else "a kept step; empty: the latest"
+        return "empty: now (the run stops and checkpoints)" if self.live else "a kept step; empty: latest"
 
     def on_mount(self) -> None:
         self.query_one("#fork-sets", Input).focus()
@@ -112,14 +132,41 @@ class ForkForm(ModalScreen[Path | None]):
     def action_fork(self) -> None:
         from engine.config import ConfigError
 
+        if self.busy:
+            return
         error = self.query_one("#fork-error", Static)
         try:
-            path = self.fork(self.request())
+            req = self.request()
         except ConfigError as e:
             error.update(clean_text(f"error: {e}"))
             return
-        self.dismiss(path)
+        self.busy = True
+        self.query_one("#fork-go", Button).disabled = True
+        error.update("forking…")
+        self._write_fork(req)
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="fork")
+    def _write_fork(self, req: ForkRequest) -> None:
+        """The fork off the event loop: the live parent's stop, the checkpoint's I/O, the fork's loading."""
+        from engine.config import ConfigError
+
+        try:
+            forked = self.fork(req)
+        except ConfigError as e:
+            self.app.call_from_thread(self._failed, f"error: {e}")
+        except Exception as e:  # noqa: BLE001 - the form stays open and says what happened
+            self.app.call_from_thread(self._failed, f"error: {type(e).__name__}: {e}")
+        else:
+            self.app.call_from_thread(self.dismiss, forked)
+
+    def _failed(self, text: str) -> None:
+        self.busy = False
+        self.query_one("#fork-go", Button).disabled = False
+        self.query_one("#fork-error", Static).update(clean_text(text))
 
     @on(Button.Pressed, "#fork-cancel")
     def action_cancel(self) -> None:
+        if self.busy:  # the fork is being written: it finishes, then the app trains it
+            self.notify("forking: wait for it to finish", severity="warning")
+            return
         self.dismiss(None)

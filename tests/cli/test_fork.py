@@ -59,7 +59,7 @@ def test_prepared_fork_runs_with_resume(tmp_path: Path, tiny_toml: str) -> None:
     r = grok("fork", str(parent), "--at", "40", "--prepare", "--out", str(tmp_path / "forks"))
     assert r.returncode == 0, r.stderr
     (fork,) = list((tmp_path / "forks").iterdir())
-    assert json.loads((fork / "summary.json").read_text())["status"] == "interrupted"
+    assert json.loads((fork / "summary.json").read_text())["status"] == "prepared"  # not trained yet
     r = grok("run", "--resume", str(fork), "-q")
     assert r.returncode == 0, r.stderr
     assert json.loads((fork / "summary.json").read_text())["status"] == "finished"

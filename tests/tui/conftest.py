@@ -111,6 +111,7 @@ class ScriptedRun:
         self._pause = threading.Event()
         self.status, self.summary = "running", {}
         self.closed = False
+        self.step = 0  # the last step the script logged
 
     def stop(self, status: str = "interrupted") -> None:
         self._stop = status
@@ -122,7 +123,8 @@ class ScriptedRun:
         self._pause.clear()
 
     def _summary(self, status: str) -> dict[str, Any]:
-        return {"status": status, "steps": self.cfg.train.max_steps, "preset": self.cfg.preset}
+        # the steps the script took: a summary past its logs would be a log that lies (engine/rundir/csvlog.py)
+        return {"status": status, "steps": self.step, "preset": self.cfg.preset}
 
     def _events(self) -> Iterator[Event]:
         for ev in script(self.cfg, **self.kw):
@@ -144,6 +146,8 @@ class ScriptedRun:
             for ev in self._events():
                 if isinstance(ev, RunStarted):
                     ev = dataclasses.replace(ev, run_dir=str(self.dir))
+                if isinstance(ev, EvalLogged):
+                    self.step = ev.step
                 if isinstance(ev, RunFinished):
                     self.status, self.summary = ev.status, ev.summary
                 self.log.handle(ev)
