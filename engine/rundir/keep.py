@@ -43,7 +43,7 @@ class Provenance:
     command: str  # the sweep's command line, without paths
     created: str  # when the sweep started (group.json)
     kept: str  # when it was kept
-    commit: str  # the commit of the code that ran it, as given to --keep (or the source's, if known)
+    commit: str  # the code that ran it: `grok report --keep` takes the checkout's last commit before `created`
     machine: str  # the machine in words: "2-core CPU (torch cpu)", as given or from the runs' device
     members: int
     ended: int

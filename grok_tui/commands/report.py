@@ -137,13 +137,18 @@ def _keep(group_dir: str, dest: str) -> None:
     import subprocess
     from pathlib import Path
 
+    from engine.config import ConfigError
     from engine.rundir.keep import keep_group
+    from engine.sweep.spec import Group
 
+    try:  # the code the sweep ran: the last commit of this checkout made before the sweep started
+        created = str(Group.open(group_dir).doc.get("created", ""))
+    except ConfigError:
+        created = ""  # keep_group says what is wrong with the directory
     here = Path(__file__).resolve().parents[2]
+    git = ["git", "-C", str(here), "log", "-1", "--format=%h", *([f"--before={created}"] if created else []), "HEAD"]
     try:
-        commit = subprocess.run(
-            ["git", "-C", str(here), "rev-parse", "--short", "HEAD"], capture_output=True, text=True, check=False
-        ).stdout.strip()
+        commit = subprocess.run(git, capture_output=True, text=True, check=False).stdout.strip()
     except OSError:
         commit = ""
     machine = f"{os.cpu_count()}-core CPU"
