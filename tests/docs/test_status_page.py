@@ -115,3 +115,16 @@ def test_pages_stay_short() -> None:
 def test_kept_data_stay_small() -> None:
     size = sum(f.stat().st_size for f in (ROOT / "docs" / "data").rglob("*") if f.is_file())
     assert size < 5 * 2**20, f"docs/data/ holds {size / 2**20:.1f} MiB"
+
+
+def test_a_claim_figure_draws_from_kept_data(tmp_path: Path) -> None:
+    """`grok figure --claim NAME docs/data/PRESET` reads a kept directory as a group."""
+    from tests.conftest import grok
+
+    drawn = [c for c in CLAIMS if c.figure and kept(ROOT, c) is not None]
+    assert drawn, "no kept claim with a figure"
+    c = drawn[0]
+    out = tmp_path / "f.png"
+    r = grok("figure", "--claim", c.figure, str(ROOT / "docs" / "data" / c.preset), "-o", str(out))
+    assert r.returncode == 0, r.stderr
+    assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"

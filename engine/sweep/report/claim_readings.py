@@ -72,6 +72,7 @@ def fig2(group: Group) -> Reading:
         "emb_add": steps(median(ga)) if ga else "-",
         "emb_mul": steps(median(gm)) if gm else "-",
         "budget": b,
+        "delay_k": delay.k_of_n("seeds"),
     }
     head = (
         f"with embeddings, median step to 95% val: add {values['emb_add']}, mul {values['emb_mul']}; "

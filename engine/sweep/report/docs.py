@@ -27,7 +27,7 @@ from engine.sweep.report.verdicts import PENDING
 ROOT = Path(__file__).resolve().parents[3]
 REGION = re.compile(r"<!-- (?P<kind>table|n): (?P<name>[\w./-]+) -->(?P<body>.*?)<!-- end -->", re.S)
 PAGES = ("README.md", "docs/REPRODUCTION.md", "docs/data/README.md")  # and docs/claims/*.md
-CHANCE_NOTE = "no kept data from the current engine"
+NOT_KEPT = "no kept data from the current engine"
 
 
 def pages(root: Path = ROOT) -> list[Path]:
@@ -110,7 +110,7 @@ def verdict_block(root: Path, claim: Claim) -> str:
     r = reading(root, claim)
     if r is None:
         earlier = f" An earlier engine's runs gave *{claim.earlier}*; they are not kept, so" if claim.earlier else ""
-        return f"**Verdict: {PENDING}** ({CHANCE_NOTE}).{earlier} no number of theirs is repeated here."
+        return f"**Verdict: {PENDING}** ({NOT_KEPT}).{earlier} no number of theirs is repeated here."
     top = strongest(root, claim)
     lines = [f"**Verdict: {claim.verdict}** (the strongest word the kept data allow: {top}).", ""]
     for p in r.parts:
@@ -122,7 +122,7 @@ def verdict_block(root: Path, claim: Claim) -> str:
 def report_block(root: Path, claim: Claim) -> str:
     g = kept(root, claim)
     if g is None:
-        return f"No kept data ({CHANCE_NOTE}); `docs/data/{claim.preset}/` appears with the rerun."
+        return f"No results of the current engine are kept yet; `docs/data/{claim.preset}/` comes with the rerun."
     metrics = claim.metrics.split(",") if claim.metrics else None
     text = render(g, "markdown", claim.tail, metrics)
     return text.split("\n", 1)[1].strip()  # the first line names the kept directory: the provenance says it
@@ -131,7 +131,7 @@ def report_block(root: Path, claim: Claim) -> str:
 def provenance_line(root: Path, claim: Claim) -> str:
     d = data_dir(root, claim)
     if kept(root, claim) is None:
-        return f"No kept data ({CHANCE_NOTE})."
+        return "No results of the current engine are kept yet."
     p = read_provenance(d)
     return (
         f"Kept data: [docs/data/{claim.preset}](../data/{claim.preset}/), from group `{p.group}` "

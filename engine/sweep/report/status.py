@@ -9,7 +9,7 @@ rerun": its row names the verdict an earlier engine's runs gave, labelled as suc
 from __future__ import annotations
 
 import functools
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from engine.config import ConfigError
@@ -30,7 +30,7 @@ class Claim:
     title: str  # the claim in a few words, with the paper's figure or section
     preset: str  # the sweep preset; its kept group is docs/data/PRESET/
     verdict: str  # the page's word (verdicts.RANK), checked against what the data allow
-    note: str = ""  # after the verdict: a template whose {names} are the reading's values
+    note: str = ""  # after the verdict: a template of the reading's values ({p0}, {p1}, ...: each part's evidence)
     earlier: str = ""  # pending rerun: the verdict an earlier engine's runs gave (no kept data)
     tail: int = 5  # `grok report --tail` for the claim's tables
     metrics: str = ""  # `grok report --metrics`, comma-separated ("" = the default)
@@ -45,8 +45,9 @@ CLAIMS: tuple[Claim, ...] = (
         "1",
         "Embeddings let the MLP generalize; mul after a delay (Fig. 2)",
         "fig2_embeddings",
-        PENDING,
-        "with embeddings both tasks generalize; without, add is not learned",
+        "partly",
+        "with embeddings both tasks generalize; without, mul fails and add is not learned ({p2}); "
+        "mul after add in {delay_k}",
         tail=5,
         metrics="val_acc,train_acc",
         figure="fig2",
@@ -262,7 +263,9 @@ def _read(root: str, key: str) -> Reading | None:
     g = kept(Path(root), claim)
     if g is None or claim.preset not in READERS:
         return None
-    return READERS[claim.preset](g)
+    r = READERS[claim.preset](g)
+    parts = {f"p{i}": p.evidence for i, p in enumerate(r.parts)}  # a note quotes a part's evidence as {p0}, ...
+    return replace(r, values={**parts, **r.values})
 
 
 def reading(root: Path, claim: Claim) -> Reading | None:
