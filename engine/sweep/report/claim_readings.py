@@ -125,7 +125,12 @@ def fig6(group: Group) -> Reading:
         note = f"; Adam-LR/Adam {geo_ratio(both)}" if both else ""
         parts.append(part(f"faster on {op}", o, f"{o.k_of_n('seeds fewer steps')}{note}"))
     allp = Outcome(agree)
-    values = {"pooled": geo_ratio(pooled)}
+    held = [op for op, p in zip(_ops(group), parts, strict=True) if p.state == "holds"]
+    values = {
+        "pooled": geo_ratio(pooled),
+        "holds_on": ", ".join(held) or "no task",
+        "not_on": ", ".join(op for op in _ops(group) if op not in held) or "none",
+    }
     head = f"Adam-LR / Adam, steps to 95% val, pairs where both reached: {values['pooled']}"
     return Reading(parts, head, allp.k_of_n("pairs fewer"), _tasks(group), values)
 

@@ -71,7 +71,7 @@ class Outcome:
         k = sum(x is True for x in self.agree)
         unread = sum(x is None for x in self.agree)
         text = f"{k} of {len(self.agree)}" + (f" {what}" if what else "")
-        return text + (f" ({unread} a bound at the budget)" if unread else "")
+        return text + (f" ({unread} undecided: neither side reached 95% val by the budget)" if unread else "")
 
 
 def ceiling(parts: Sequence[Part], ours: bool = False) -> str:
