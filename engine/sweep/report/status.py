@@ -86,7 +86,7 @@ CLAIMS: tuple[Claim, ...] = (
         "5",
         "λmax(E) ≪ λmax(W) under Adam; Adam-LR brings them closer (Figs. 7, 9)",
         "fig7_hessian",
-        PENDING,
+        "partly",
         "{p0}; {p1}",
         tail=3,
         figure="fig7",
