@@ -202,7 +202,7 @@ def fig10(group: Group) -> Reading:
     ]
     ew = {a: [r.final["rank_EW"] for r in select(rs, a) if "rank_EW" in r.final] for a in group.spec.arms}
     values = {f"ew_{a}": spread(v, ".1f") for a, v in ew.items()}
-    values["e_change"] = spread([100 * c for c in change], ".0f", sign=True)
+    values["e_change"] = f"{100 * min(change):+.0f}% to {100 * max(change):+.0f}%".replace("-", "−")
     head = "last rank(EW): " + "; ".join(f"{a} {values[f'ew_{a}']}" for a in ew)
     return Reading(parts, head, falls.k_of_n("members, rank(EW) falls"), _tasks(group), values)
 

@@ -96,8 +96,9 @@ CLAIMS: tuple[Claim, ...] = (
         "6",
         "rank(EW) falls; rank(W) three phases; rank(E) stable (Fig. 10)",
         "fig10_rank",
-        PENDING,
-        "rank(EW) {p0}; rank(E) stable and rank(W)'s phases are judged",
+        "partly",
+        "rank(EW) falls, {p0}; rank(E) changes by {e_change} over the run (judged: not stable); "
+        "rank(W)'s phases judged from the figure",
         tail=3,
         figure="fig10",
     ),
