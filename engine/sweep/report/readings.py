@@ -95,7 +95,7 @@ def spread(xs: Sequence[float], f: str = ".3f", sign: bool = False) -> str:
     fmt = (lambda v: signed(v, f)) if sign else (lambda v: format(v, f).replace("-", "−"))
     if sp.kind == RANGE:
         lo, hi = fmt(sp.lo), fmt(sp.hi)
-        inner = f"{lo} to {hi}" if sp.lo < 0 else f"{lo}–{hi}"
+        inner = f"{lo} to {hi}" if sp.lo < 0 or sign else f"{lo}–{hi}"  # never "+0.774–+0.877"
         return f"{fmt(sp.mean)} ({inner}, n = {sp.n})" if sp.n > 1 else f"{fmt(sp.mean)} (n = 1)"
     return f"{fmt(sp.mean)} [{fmt(sp.lo)}, {fmt(sp.hi)}] ({sp.kind}, n = {sp.n})"
 

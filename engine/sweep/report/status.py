@@ -107,7 +107,7 @@ CLAIMS: tuple[Claim, ...] = (
         "7",
         "Clear Fourier peaks for add and mul, diffuse for div (Fig. 11)",
         "fig11_fourier",
-        PENDING,
+        "partly",
         "add: {p0}; mul: {p1}",
         tail=3,
         figure="fig11",
