@@ -25,7 +25,7 @@ from engine.sweep.spec import Group, parse_sweep
 class Claim:
     """One row of a status table and its page under docs/claims/."""
 
-    key: str  # the page: docs/claims/KEY.md
+    key: str  # the page under docs/claims/, named KEY with the .md suffix
     number: str  # "1".."8" for the paper's claims; "" for the second table
     title: str  # the claim in a few words, with the paper's figure or section
     preset: str  # the sweep preset; its kept group is docs/data/PRESET/
