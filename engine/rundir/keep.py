@@ -2,11 +2,11 @@
 
 What docs/REPRODUCTION.md's tables and figures read, and no more: group.json, results.csv, and per member
 its config.json, summary.json and a thinned metrics.csv (the columns that are not empty, at most
-`max_rows` evaluations spread over the run, plus the first, the last `tail_rows`, each column's largest,
-and every fork step so a fork's *before* value is the parent's own row), the last spectrum of fourier.csv
-and joins.csv where the run has them. Values are copied as written, digit for digit, so `grok report DIR`
-on the kept directory gives the same tables as on the group it was kept from, and `grok figure --claim`
-draws from it. Machine paths in the recorded command lines are dropped; `kept.json` says where the
+`max_rows` evaluations spread over the run at 4 significant digits, plus, as written, the first, the last
+TAIL_ROWS, each column's largest, and every fork step so a fork's *before* value is the parent's own row),
+the last spectrum of fourier.csv and joins.csv where the run has them. What a report reads is copied
+digit for digit, so `grok report DIR` on the kept directory gives the same tables as on the group, and
+`grok figure --claim` draws from it. Machine paths in the recorded command lines are dropped; `kept.json` says where the
 data come from (group, preset, commit, command, dates, machine).
 """
 
@@ -29,8 +29,8 @@ from engine.rundir.summary import read_summary
 
 KEPT = "kept.json"  # the provenance of a kept group
 DROPPED_COLUMNS = ("wall_s", "lr", "lr_embed")  # never drawn nor reported: wall time and the set learning rates
-MAX_ROWS = 100  # evaluations per member spread over the run: a figure's resolution (style.py draws ~100 points)
-TAIL_ROWS = 20  # the last evaluations kept whole: `grok report --tail N` for N up to this
+MAX_ROWS = 50  # evaluations per member spread over the run: a figure's resolution (a line of 50 points)
+TAIL_ROWS = 10  # the last evaluations kept as written: `grok report --tail N` for N up to this
 PATH_OPTIONS = ("--out", "-o", "--config", "--csv")  # command-line options whose value is a path on the machine
 
 
@@ -77,29 +77,45 @@ def _write_json(path: Path, obj: Any) -> None:
     replace_atomic(path, lambda tmp: tmp.write_text(text))
 
 
-def _kept_rows(header: list[str], rows: list[list[str]], keep_steps: set[float], max_rows: int) -> list[int]:
-    """Indices of the rows to keep: spread over the run, the first, the last TAIL_ROWS, each column's largest
-    value, and the rows at `keep_steps` (or the last before each: a fork's parent at the fork step)."""
+def _kept_rows(
+    header: list[str], rows: list[list[str]], keep_steps: set[float], max_rows: int
+) -> tuple[list[int], set[int]]:
+    """Indices of the rows to keep, and of those kept digit for digit: spread over the run (at the figure's
+    resolution), and exactly the first, the last TAIL_ROWS (a report's final values), each column's largest
+    value (`--metrics max:COL`) and the rows at `keep_steps` (or the last before each: a fork's parent at
+    the fork step, its *before*)."""
     n = len(rows)
     if n <= max_rows + TAIL_ROWS:
-        return list(range(n))
-    idx = {0, *range(max(0, n - TAIL_ROWS), n)}
-    idx |= {round(i * (n - 1) / (max_rows - 1)) for i in range(max_rows)}
+        return list(range(n)), set(range(n))
+    exact = {0, *range(max(0, n - TAIL_ROWS), n)}
     steps = [number(r[header.index("step")]) for r in rows]
     for s in keep_steps:
         before = [i for i, x in enumerate(steps) if x <= s]
         if before:
-            idx.add(before[-1])
+            exact.add(before[-1])
     for j, col in enumerate(header):
         vals = [number(r[j]) if r[j] else math.nan for r in rows]
         finite = [(v, i) for i, v in enumerate(vals) if math.isfinite(v)]
         if finite and col != "step":
-            idx.add(max(finite)[1])  # `--metrics max:COL` reads a member's largest value
-    return sorted(idx)
+            exact.add(max(finite)[1])
+    spread = {round(i * (n - 1) / (max_rows - 1)) for i in range(max_rows)}
+    return sorted(exact | spread), exact
+
+
+def _drawn(value: str) -> str:
+    """A value at a figure's resolution: 4 significant digits (empty and non-numeric cells as written)."""
+    try:
+        return format(float(value), ".4g") if value else value
+    except ValueError:
+        return value
+
+
+EXACT_COLUMNS = ("step", "epoch")  # the x axes: never rounded
 
 
 def thin_metrics(src: Path, dst: Path, keep_steps: set[float], max_rows: int = MAX_ROWS) -> int:
-    """Copy metrics.csv thinned (rows and columns, values as written); the rows written."""
+    """Copy metrics.csv thinned (rows and columns; the rows a report reads as written, the others at 4
+    significant digits); the rows written."""
     lines = csv_lines(src / METRICS)
     if not lines:
         return 0
@@ -107,8 +123,11 @@ def thin_metrics(src: Path, dst: Path, keep_steps: set[float], max_rows: int = M
     cols = [j for j, c in enumerate(header) if c not in DROPPED_COLUMNS and any(r[j] for r in rows)]
     if header.index("step") not in cols:
         cols.insert(0, header.index("step"))
-    kept = _kept_rows(header, rows, keep_steps, max_rows)
-    write_csv_atomic(dst / METRICS, [[header[j] for j in cols], *([rows[i][j] for j in cols] for i in kept)])
+    kept, exact = _kept_rows(header, rows, keep_steps, max_rows)
+    out = [[header[j] for j in cols]]
+    for i in kept:
+        out.append([rows[i][j] if i in exact or header[j] in EXACT_COLUMNS else _drawn(rows[i][j]) for j in cols])
+    write_csv_atomic(dst / METRICS, out)
     return len(kept)
 
 
