@@ -59,10 +59,22 @@ def register(app: typer.Typer) -> None:
             str | None,
             typer.Option("--seeds", help="Comma-separated seeds to report, e.g. 0,1: the rest of the group left out."),
         ] = None,
+        keep: Annotated[
+            str | None,
+            typer.Option(
+                "--keep",
+                help="Write a thin copy of the group into this directory (docs/data/NAME): group.json, results.csv "
+                "and per member its config, summary and a thinned metrics.csv, with kept.json saying where it came "
+                "from. `grok report` and `grok figure` read it as a group.",
+            ),
+        ] = None,
     ) -> None:
         from engine.config import ConfigError
         from engine.rundir.dirs import clean_block, is_paper_dir
 
+        if keep is not None:
+            _keep(group_dir, keep)
+            return
         if is_paper_dir(group_dir):
             from engine.records.paper import Paper
             from engine.records.paper import render as render_paper
@@ -118,3 +130,36 @@ def register(app: typer.Typer) -> None:
             except OSError as e:
                 raise ConfigError(f"--csv {csv}: cannot write: {e.strerror or e}") from None
             print(f"wrote {path}", file=sys.stderr if fmt == "csv" else sys.stdout)
+
+
+def _keep(group_dir: str, dest: str) -> None:
+    """`grok report GROUP --keep DIR`: the thin copy (engine/rundir/keep.py), stamped with the code's commit."""
+    import datetime
+    import os
+    import subprocess
+    from pathlib import Path
+
+    from engine.config import ConfigError
+    from engine.rundir.keep import keep_group
+    from engine.sweep.spec import Group
+
+    try:  # the code the sweep ran: the last commit of this checkout made before the sweep started
+        created = str(Group.open(group_dir).doc.get("created", ""))
+    except ConfigError:
+        created = ""  # keep_group says what is wrong with the directory
+    here = Path(__file__).resolve().parents[2]
+    git = ["git", "-C", str(here), "log", "-1", "--format=%h", *([f"--before={created}"] if created else []), "HEAD"]
+    try:
+        commit = subprocess.run(git, capture_output=True, text=True, check=False).stdout.strip()
+    except OSError:
+        commit = ""
+    machine = f"{os.cpu_count()}-core CPU"
+    prov = keep_group(
+        group_dir,
+        dest,
+        commit=commit or "unknown",
+        machine=machine,
+        kept=datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
+    )
+    size = sum(f.stat().st_size for f in Path(dest).rglob("*") if f.is_file())
+    typer.echo(f"kept {prov.ended}/{prov.members} members of {prov.group} in {dest} ({size / 1024:.0f} KB)")

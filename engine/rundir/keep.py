@@ -1,0 +1,228 @@
+"""A sweep group kept small (`grok report GROUP --keep DIR`): a thin group that reads back as a group.
+
+What docs/REPRODUCTION.md's tables and figures read, and no more: group.json, results.csv, and per member
+its config.json, summary.json and a thinned metrics.csv (the columns that are not empty, at most
+`max_rows` evaluations spread over the run at 4 significant digits, plus, as written, the first, the last
+TAIL_ROWS, each column's largest, and every fork step so a fork's *before* value is the parent's own row),
+the last spectrum of fourier.csv and joins.csv where the run has them. What a report reads is copied
+digit for digit, so `grok report DIR` on the kept directory gives the same tables as on the group, and
+`grok figure --claim` draws from it. Machine paths in the recorded command lines are dropped; `kept.json` says where the
+data come from (group, preset, commit, command, dates, machine).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from engine.config import ConfigError
+from engine.rundir.atomic import json_object, replace_atomic, write_csv_atomic
+from engine.rundir.csvlog import csv_lines, number
+from engine.rundir.dirs import read_config_doc, read_group_doc, read_results, write_results
+from engine.rundir.files import CONFIG, FOURIER, GROUP_FILE, JOINS, METRICS, RESULTS, SUMMARY, is_group
+from engine.rundir.schema import ENDED
+from engine.rundir.summary import read_summary
+
+KEPT = "kept.json"  # the provenance of a kept group
+DROPPED_COLUMNS = ("wall_s", "lr", "lr_embed")  # never drawn nor reported: wall time and the set learning rates
+MAX_ROWS = 50  # evaluations per member spread over the run: a figure's resolution (a line of 50 points)
+TAIL_ROWS = 10  # the last evaluations kept as written: `grok report --tail N` for N up to this
+PATH_OPTIONS = ("--out", "-o", "--config", "--csv")  # command-line options whose value is a path on the machine
+
+
+@dataclass(frozen=True)
+class Provenance:
+    """Where a kept group's numbers come from: `kept.json`, one per kept directory."""
+
+    group: str  # the source group directory's name (its date and preset)
+    preset: str
+    command: str  # the sweep's command line, without paths
+    created: str  # when the sweep started (group.json)
+    kept: str  # when it was kept
+    commit: str  # the code that ran it: `grok report --keep` takes the checkout's last commit before `created`
+    machine: str  # the machine in words: "2-core CPU (torch cpu)", as given or from the runs' device
+    members: int
+    ended: int
+
+    def to_dict(self) -> dict[str, Any]:
+        return dict(self.__dict__)
+
+
+def clean_argv(argv: list[Any]) -> list[str]:
+    """A command line without this machine's paths: the program's base name, no path option and its value."""
+    out: list[str] = []
+    skip = False
+    for i, a in enumerate(str(x) for x in argv):
+        if skip:
+            skip = False
+            continue
+        if i == 0:
+            out.append(Path(a).name)
+        elif a in PATH_OPTIONS:
+            skip = True
+        elif a.split("=", 1)[0] in PATH_OPTIONS or a.startswith("/"):
+            continue
+        else:
+            out.append(a)
+    return out
+
+
+def _write_json(path: Path, obj: Any) -> None:
+    """Compact JSON (one line): a kept file is read by code, not by eye."""
+    text = json.dumps(obj, separators=(",", ":"), default=str) + "\n"
+    replace_atomic(path, lambda tmp: tmp.write_text(text))
+
+
+def _kept_rows(
+    header: list[str], rows: list[list[str]], keep_steps: set[float], max_rows: int
+) -> tuple[list[int], set[int]]:
+    """Indices of the rows to keep, and of those kept digit for digit: spread over the run (at the figure's
+    resolution), and exactly the first, the last TAIL_ROWS (a report's final values), each column's largest
+    value (`--metrics max:COL`) and the rows at `keep_steps` (or the last before each: a fork's parent at
+    the fork step, its *before*)."""
+    n = len(rows)
+    if n <= max_rows + TAIL_ROWS:
+        return list(range(n)), set(range(n))
+    exact = {0, *range(max(0, n - TAIL_ROWS), n)}
+    steps = [number(r[header.index("step")]) for r in rows]
+    for s in keep_steps:
+        before = [i for i, x in enumerate(steps) if x <= s]
+        if before:
+            exact.add(before[-1])
+    for j, col in enumerate(header):
+        vals = [number(r[j]) if r[j] else math.nan for r in rows]
+        finite = [(v, i) for i, v in enumerate(vals) if math.isfinite(v)]
+        if finite and col != "step":
+            exact.add(max(finite)[1])
+    spread = {round(i * (n - 1) / (max_rows - 1)) for i in range(max_rows)}
+    return sorted(exact | spread), exact
+
+
+def _drawn(value: str) -> str:
+    """A value at a figure's resolution: 4 significant digits (empty and non-numeric cells as written)."""
+    try:
+        return format(float(value), ".4g") if value else value
+    except ValueError:
+        return value
+
+
+EXACT_COLUMNS = ("step", "epoch")  # the x axes: never rounded
+
+
+def thin_metrics(src: Path, dst: Path, keep_steps: set[float], max_rows: int = MAX_ROWS) -> int:
+    """Copy metrics.csv thinned (rows and columns; the rows a report reads as written, the others at 4
+    significant digits); the rows written."""
+    lines = csv_lines(src / METRICS)
+    if not lines:
+        return 0
+    header, rows = lines[0], lines[1:]
+    cols = [j for j, c in enumerate(header) if c not in DROPPED_COLUMNS and any(r[j] for r in rows)]
+    if header.index("step") not in cols:
+        cols.insert(0, header.index("step"))
+    kept, exact = _kept_rows(header, rows, keep_steps, max_rows)
+    out = [[header[j] for j in cols]]
+    for i in kept:
+        out.append([rows[i][j] if i in exact or header[j] in EXACT_COLUMNS else _drawn(rows[i][j]) for j in cols])
+    write_csv_atomic(dst / METRICS, out)
+    return len(kept)
+
+
+def _last_spectrum(src: Path, dst: Path) -> None:
+    """fourier.csv's rows at its last step (Fig. 11 draws the last spectrum)."""
+    lines = csv_lines(src / FOURIER)
+    if len(lines) < 2:
+        return
+    step = lines[-1][0]
+    write_csv_atomic(dst / FOURIER, [lines[0], *(r for r in lines[1:] if r[0] == step)])
+
+
+def _clean_config(doc: dict[str, Any]) -> dict[str, Any]:
+    meta = doc.get("_meta")
+    if isinstance(meta, dict) and "argv" in meta:
+        doc = {**doc, "_meta": {**meta, "argv": clean_argv(meta["argv"])}}
+    return doc
+
+
+def keep_group(
+    src: str | Path,
+    dst: str | Path,
+    *,
+    commit: str,
+    machine: str,
+    kept: str,
+    max_rows: int = MAX_ROWS,
+) -> Provenance:
+    """Write the thin copy of group `src` into `dst` (made if missing; an existing kept group is replaced).
+
+    ConfigError for a source that is not a group or a `dst` that holds something else."""
+    s, d = Path(src), Path(dst)
+    if not is_group(s):
+        raise ConfigError(f"{s}: not a sweep group directory (no {GROUP_FILE})")
+    if d.exists() and any(d.iterdir()) and not (d / KEPT).is_file():
+        raise ConfigError(f"--keep {d}: exists and is not a kept group ({KEPT} missing); choose another directory")
+    if d.resolve() == s.resolve():
+        raise ConfigError(f"--keep {d}: is the group itself")
+    doc = read_group_doc(s)
+    results = read_results(s)
+    if d.exists():
+        shutil.rmtree(d)
+    d.mkdir(parents=True)
+    by_id = {r.get("member"): r for r in results}
+    members = []
+    fork_steps: dict[str, set[float]] = {}  # parent member id -> the steps its forks start from
+    for m in doc["members"]:
+        run = (by_id.get(m["id"]) or {}).get("run_dir") or m.get("run_dir") or m.get("dir")
+        members.append((m, str(run or "")))
+    for m, run in members:
+        if m.get("fork_of") and run and (s / run).is_dir():
+            at = read_summary(s / run).fork_step
+            if at is not None:
+                fork_steps.setdefault(m["fork_of"], set()).add(float(at))
+    ended = 0
+    for m, run in members:
+        if not run or not (s / run / CONFIG).is_file():
+            continue
+        out = d / run
+        out.mkdir()
+        _write_json(out / CONFIG, _clean_config(read_config_doc(s / run)))
+        if (s / run / SUMMARY).is_file():
+            _write_json(out / SUMMARY, json_object(s / run / SUMMARY))
+        thin_metrics(s / run, out, fork_steps.get(m["id"], set()), max_rows)
+        _last_spectrum(s / run, out)
+        if (s / run / JOINS).is_file():
+            shutil.copyfile(s / run / JOINS, out / JOINS)
+        ended += (by_id.get(m["id"]) or {}).get("status") in ENDED
+    if results:
+        header = csv_lines(s / RESULTS)[0]
+        write_results(d, header, results)
+    argv = clean_argv(doc.get("argv") or [])
+    _write_json(d / GROUP_FILE, {**doc, "argv": argv})
+    prov = Provenance(
+        group=s.name,
+        preset=str(doc.get("preset", "")),
+        command=" ".join(argv),
+        created=str(doc.get("created", "")),
+        kept=kept,
+        commit=commit,
+        machine=machine,
+        members=len(doc["members"]),
+        ended=ended,
+    )
+    replace_atomic(d / KEPT, lambda tmp: tmp.write_text(json.dumps(prov.to_dict(), indent=2) + "\n"))
+    return prov
+
+
+def read_provenance(kept_dir: str | Path) -> Provenance:
+    """A kept group's kept.json; ConfigError naming the file when it is missing or malformed."""
+    path = Path(kept_dir) / KEPT
+    try:
+        doc = json_object(path)
+        return Provenance(**{k: doc[k] for k in Provenance.__dataclass_fields__})
+    except OSError:
+        raise ConfigError(f"{kept_dir}: not a kept group (no {KEPT})") from None
+    except (ValueError, KeyError, TypeError) as e:
+        raise ConfigError(f"{path}: malformed ({e})") from None

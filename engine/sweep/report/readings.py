@@ -1,0 +1,185 @@
+"""How each claim is read from its kept group: the parts and their states, the headline number, k of n.
+
+Every number the status page and a claim page state in prose comes from here (the named values a
+claim's note quotes) or from `grok report`'s tables (engine/sweep/report/tables.py), both computed from
+docs/data/. The statistics rule is engine/sweep/stats.py's: below 8 seeds a mean with its range and
+k of n, from 8 the 95% t-interval of the mean.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from engine.sweep.report.verdicts import HOLDS, Outcome, Part
+from engine.sweep.spec import Group, Member
+from engine.sweep.stats import RANGE, num, range_text, seed_interval
+
+
+@dataclass(frozen=True)
+class Reading:
+    """A claim read from its kept group."""
+
+    parts: list[Part]
+    headline: str  # the status table's headline number with its spread
+    k_of_n: str  # the status table's k of n seeds
+    seeds_tasks: str  # "10 × 1 (mul)"
+    values: dict[str, str] = field(default_factory=dict)  # named numbers a claim's prose quotes
+
+
+# --- the members of a kept group, as results.csv gives them ------------------------------------------
+
+
+@dataclass(frozen=True)
+class Row:
+    """One member's results row, as numbers."""
+
+    member: Member
+    status: str
+    gen: float | None  # generalized_step: 95% val accuracy (None: not within the budget)
+    budget: float
+    first: dict[str, float]
+    final: dict[str, float]
+    raw: dict[str, Any]
+
+
+def rows(group: Group) -> list[Row]:
+    """The ended members' rows, in member order."""
+    res = group.results()
+    out = []
+    for m in group.members:
+        r = res.get(m.id)
+        if not r or r.get("status") not in ("finished", "diverged"):
+            continue
+        first = {k[6:]: v for k, s in r.items() if k.startswith("first_") and (v := num(s)) is not None}
+        final = {k[6:]: v for k, s in r.items() if k.startswith("final_") and (v := num(s)) is not None}
+        out.append(
+            Row(m, str(r["status"]), num(r.get("generalized_step")), num(r.get("max_steps")) or 0.0, first, final, r)
+        )
+    return out
+
+
+def select(rs: Sequence[Row], arm: str | None = None, **values: Any) -> list[Row]:
+    """The rows of one arm (None: any) whose grid values equal `values` (keys with '.' as '__')."""
+    want = {k.replace("__", "."): v for k, v in values.items()}
+    return [
+        r
+        for r in rs
+        if (arm is None or r.member.arm == arm) and all(r.member.values.get(k) == v for k, v in want.items())
+    ]
+
+
+def by_seed(rs: Sequence[Row]) -> dict[int, Row]:
+    return {r.member.seed: r for r in rs}
+
+
+# --- numbers as the pages write them -----------------------------------------------------------------
+
+
+def steps(x: float) -> str:
+    return f"{x:,.0f}"
+
+
+def signed(x: float, f: str) -> str:
+    return f"{x:+{f}}".replace("-", "−")
+
+
+def spread(xs: Sequence[float], f: str = ".3f", sign: bool = False) -> str:
+    """ "0.842 (0.790–0.910, n = 3)" below 8 values (mean and range), "−490 [−691, −289] (95% t-interval,
+    n = 10)" from 8; `f` a format spec, `sign` a leading + on positive values."""
+    sp = seed_interval(xs)
+    if sp.n == 0:
+        return "-"
+    fmt = (lambda v: signed(v, f)) if sign else (lambda v: format(v, f).replace("-", "−"))
+    if sp.kind == RANGE:
+        lo, hi = fmt(sp.lo), fmt(sp.hi)
+        inner = f"{lo} to {hi}" if sp.lo < 0 or sign else f"{lo}–{hi}"  # never "+0.774–+0.877"
+        return f"{fmt(sp.mean)} ({inner}, n = {sp.n})" if sp.n > 1 else f"{fmt(sp.mean)} (n = 1)"
+    return f"{fmt(sp.mean)} [{fmt(sp.lo)}, {fmt(sp.hi)}] ({sp.kind}, n = {sp.n})"
+
+
+def median(xs: Sequence[float]) -> float:
+    s = sorted(xs)
+    n = len(s)
+    return math.nan if n == 0 else (s[n // 2] if n % 2 else (s[n // 2 - 1] + s[n // 2]) / 2)
+
+
+def geo_ratio(pairs: Sequence[tuple[float, float]]) -> str:
+    """Geometric mean of a/b over pairs with its range: "0.61× (0.52–0.73)"."""
+    rs = [a / b for a, b in pairs if a > 0 and b > 0]
+    if not rs:
+        return "-"
+    g = math.exp(sum(math.log(r) for r in rs) / len(rs))
+    return f"{g:.2f}× ({range_text(min(rs), max(rs), '.2f')}, n = {len(rs)})"
+
+
+# --- directions per seed ---------------------------------------------------------------------------
+
+
+def sooner(a: Sequence[Row], b: Sequence[Row]) -> tuple[Outcome, list[tuple[float, float]], int]:
+    """Does arm `a` reach 95% val in fewer steps than arm `b`, paired by seed? A pair where only `a` reached
+    agrees (a bound that decides), where only `b` reached is against, where neither reached cannot tell.
+    Also the (a, b) steps of the pairs where both reached, and how many pairs counted a budget."""
+    bs = by_seed(b)
+    agree: list[bool | None] = []
+    opp: list[bool] = []
+    both: list[tuple[float, float]] = []
+    bounds = 0
+    for ra in a:
+        rb = bs.get(ra.member.seed)
+        if rb is None:
+            continue
+        x, y = ra.gen, rb.gen
+        if x is not None and y is not None:
+            agree.append(x < y)
+            opp.append(x > y)
+            both.append((x, y))
+        elif x is not None:
+            agree.append(True)
+            opp.append(False)
+            bounds += 1
+        elif y is not None:
+            agree.append(False)
+            opp.append(True)
+            bounds += 1
+        else:
+            agree.append(None)
+            opp.append(False)
+    return Outcome(agree, opp), both, bounds
+
+
+def diffs(a: Sequence[Row], b: Sequence[Row], value: Callable[[Row], float | None]) -> list[float]:
+    """value(a) − value(b) per seed, where both have a value."""
+    bs = by_seed(b)
+    out = []
+    for ra in a:
+        rb = bs.get(ra.member.seed)
+        if rb is None:
+            continue
+        x, y = value(ra), value(rb)
+        if x is not None and y is not None:
+            out.append(x - y)
+    return out
+
+
+def direction(xs: Sequence[float], positive: bool = True) -> Outcome:
+    """Each value's sign against the claimed one (zero agrees with neither)."""
+    return Outcome([(x > 0) if positive else (x < 0) for x in xs], [(x < 0) if positive else (x > 0) for x in xs])
+
+
+def generalized(rs: Sequence[Row]) -> str:
+    return f"{sum(r.gen is not None for r in rs)} of {len(rs)}"
+
+
+def budget_of(rs: Sequence[Row]) -> str:
+    return steps(max((r.budget for r in rs), default=0))
+
+
+def part(text: str, outcome: Outcome, evidence: str, judged: str = "") -> Part:
+    return Part(text, outcome.state, evidence, judged)
+
+
+def holds(parts: Sequence[Part]) -> bool:
+    return all(p.state == HOLDS and not p.judged for p in parts)

@@ -1,0 +1,299 @@
+"""The claims of docs/REPRODUCTION.md: each one's preset, page, kept data and the verdict its page gives.
+
+A claim with kept data (docs/data/PRESET/, `grok report GROUP --keep`) is read by
+engine/sweep/report/claim_readings.py, and its verdict may be no stronger than that reading allows
+(engine/sweep/report/verdicts.py). A claim without kept data from the current engine is "pending
+rerun": its row names the verdict an earlier engine's runs gave, labelled as such, and no number.
+"""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+from engine.config import ConfigError
+from engine.config.presets import load_preset
+from engine.rundir.files import is_group
+from engine.sweep.report.claim_readings import READERS
+from engine.sweep.report.readings import Reading
+from engine.sweep.report.verdicts import PENDING, allowed, ceiling
+from engine.sweep.spec import Group, parse_sweep
+
+
+@dataclass(frozen=True)
+class Claim:
+    """One row of a status table and its page under docs/claims/."""
+
+    key: str  # the page under docs/claims/, named KEY with the .md suffix
+    number: str  # "1".."8" for the paper's claims; "" for the second table
+    title: str  # the claim in a few words, with the paper's figure or section
+    preset: str  # the sweep preset; its kept group is docs/data/PRESET/
+    verdict: str  # the page's word (verdicts.RANK), checked against what the data allow
+    note: str = ""  # after the verdict: a template of the reading's values ({p0}, {p1}, ...: each part's evidence)
+    earlier: str = ""  # pending rerun: the verdict an earlier engine's runs gave (no kept data)
+    tail: int = 5  # `grok report --tail` for the claim's tables
+    metrics: str = ""  # `grok report --metrics`, comma-separated ("" = the default)
+    figure: str = ""  # `grok figure --claim NAME`
+    ours: bool = False  # our extension: supported / not supported
+
+
+P = "paper"
+CLAIMS: tuple[Claim, ...] = (
+    Claim(
+        "claim1",
+        "1",
+        "Embeddings let the MLP generalize; mul after a delay (Fig. 2)",
+        "fig2_embeddings",
+        "partly",
+        "with embeddings both tasks generalize; without, mul fails and add is not learned ({p2}); "
+        "mul after add in {delay_k}",
+        tail=5,
+        metrics="val_acc,train_acc",
+        figure="fig2",
+    ),
+    Claim(
+        "claim2",
+        "2",
+        "A skewed split fits training data, plateaus lower (Fig. 4)",
+        "fig4_sampling",
+        PENDING,
+        earlier="not reproduced",
+        figure="fig4_sampling",
+    ),
+    Claim(
+        "claim3",
+        "3",
+        "Adam-LR groks faster than Adam on all four tasks (Fig. 6)",
+        "fig6_optimizers",
+        "partly",
+        "faster in every seed on {holds_on}; not shown on {not_on}",
+        tail=3,
+        metrics="val_acc,train_acc",
+        figure="fig6",
+    ),
+    Claim(
+        "claim4",
+        "4",
+        "Small c under-updates, large c unstable, c ≈ 10 balances (Fig. 5)",
+        "fig5_c_sensitivity",
+        PENDING,
+        earlier="partly",
+        figure="fig5",
+    ),
+    Claim(
+        "claim5",
+        "5",
+        "λmax(E) ≪ λmax(W) under Adam; Adam-LR brings them closer (Figs. 7, 9)",
+        "fig7_hessian",
+        "partly",
+        "{p0}; {p1}",
+        tail=3,
+        figure="fig7",
+    ),
+    Claim(
+        "claim6",
+        "6",
+        "rank(EW) falls; rank(W) three phases; rank(E) stable (Fig. 10)",
+        "fig10_rank",
+        "partly",
+        "rank(EW) falls, {p0}; rank(E) changes by {e_change} over the run (judged: not stable); "
+        "rank(W)'s phases judged from the figure",
+        tail=3,
+        figure="fig10",
+    ),
+    Claim(
+        "claim7",
+        "7",
+        "Clear Fourier peaks for add and mul, diffuse for div (Fig. 11)",
+        "fig11_fourier",
+        "partly",
+        "add: {p0}; mul: {p1}",
+        tail=3,
+        figure="fig11",
+    ),
+    Claim(
+        "claim8",
+        "8",
+        "Frozen embeddings converge slowly, small initial embeddings faster (§4.3)",
+        "sec43_init",
+        "partly",
+        "small init sooner in {small_k}; frozen: {frozen_gen} generalize by step {budget}",
+        tail=3,
+        metrics="val_acc,train_acc",
+        figure="sec43",
+    ),
+    # the paper's other predictions and our extensions
+    Claim(
+        "adaptive",
+        "",
+        "Adaptive Adam-LR, c from eq. 24 (paper, Prop. 4.1)",
+        "fig6_adaptive",
+        PENDING,
+        earlier="partly",
+        figure="fig6_adaptive",
+    ),
+    Claim(
+        "appb",
+        "",
+        "Update ratio ‖ΔE‖/‖ΔW‖ grows with c (paper, App. B, eq. 23)",
+        "appb_update_ratio",
+        PENDING,
+        earlier="not reproduced",
+        figure="appb",
+    ),
+    Claim(
+        "wd_init",
+        "",
+        "Time to converge against weight decay and init scale (paper, §4.1, eqs. 8–9)",
+        "wd_init",
+        PENDING,
+        earlier="partly",
+        figure="wd_init",
+    ),
+    Claim(
+        "fig12",
+        "",
+        "Grokking across lr × batch (paper, Figs. 12–13)",
+        "fig12_lr_batch",
+        "partly",
+        "grokking in every member at the two larger batches; the smallest unread ({p0})",
+        earlier="reproduced",
+        figure="fig12",
+    ),
+    Claim(
+        "app_c4",
+        "",
+        "Skewed split delays generalization (paper, App. C.4)",
+        "fig12_lr_batch_starved",
+        PENDING,
+        earlier="partly",
+        figure="fig12_starved",
+    ),
+    Claim(
+        "token_skew",
+        "",
+        "Token-starved split (ours): the lower plateau of Fig. 4",
+        "fig4_token_skew",
+        PENDING,
+        earlier="supported",
+        figure="fig4",
+        ours=True,
+    ),
+    Claim(
+        "fig4_epochs",
+        "",
+        "Equal epochs on the token-starved split (ours)",
+        "fig4_epochs",
+        PENDING,
+        earlier="supported",
+        figure="fig4_epochs",
+        ours=True,
+    ),
+    Claim(
+        "decouple",
+        "",
+        "Decoupling, quick variant (ours): few pairs or few updates?",
+        "decouple",
+        PENDING,
+        earlier="inconclusive",
+        figure="decouple",
+        ours=True,
+    ),
+    Claim(
+        "decouple_paper",
+        "",
+        "Decoupling at Fig. 4's settings (ours): row norm or data?",
+        "decouple_paper",
+        PENDING,
+        earlier="supported",
+        figure="decouple_paper",
+        ours=True,
+    ),
+    Claim(
+        "fixes",
+        "",
+        "The paper's fixes on the token-starved split, mul and add (ours)",
+        "skew_fixes_mul",
+        PENDING,
+        earlier="not supported",
+        figure="fixes_mul",
+        ours=True,
+    ),
+    Claim(
+        "progress",
+        "",
+        "Progress measures and the embedding ring (ours)",
+        "progress_phases",
+        PENDING,
+        earlier="supported",
+        figure="progress",
+        ours=True,
+    ),
+    Claim(
+        "forks",
+        "",
+        "Forks: Adam-LR at memorization; starved tokens fed (ours)",
+        "fork_feed_starved",
+        PENDING,
+        earlier="supported",
+        ours=True,
+    ),
+)
+
+
+def get(key: str) -> Claim:
+    for c in CLAIMS:
+        if c.key == key:
+            return c
+    raise ConfigError(f"unknown claim {key!r}; known: {', '.join(c.key for c in CLAIMS)}")
+
+
+def data_dir(root: Path, claim: Claim) -> Path:
+    return root / "docs" / "data" / claim.preset
+
+
+def kept(root: Path, claim: Claim) -> Group | None:
+    """The claim's kept group, or None (pending rerun)."""
+    d = data_dir(root, claim)
+    return Group.open(d) if is_group(d) else None
+
+
+@functools.lru_cache(maxsize=64)
+def _read(root: str, key: str) -> Reading | None:
+    claim = get(key)
+    g = kept(Path(root), claim)
+    if g is None or claim.preset not in READERS:
+        return None
+    r = READERS[claim.preset](g)
+    parts = {f"p{i}": p.evidence for i, p in enumerate(r.parts)}  # a note quotes a part's evidence as {p0}, ...
+    return replace(r, values={**parts, **r.values})
+
+
+def reading(root: Path, claim: Claim) -> Reading | None:
+    """The claim's reading from its kept data (cached per root), None while it is pending a rerun."""
+    return _read(str(root), claim.key)
+
+
+def strongest(root: Path, claim: Claim) -> str:
+    """The strongest verdict the kept data allow; PENDING without kept data."""
+    r = reading(root, claim)
+    return PENDING if r is None else ceiling(r.parts, claim.ours)
+
+
+def check(root: Path, claim: Claim) -> str | None:
+    """Why the claim's verdict is stronger than its data allow, or None when it is not."""
+    top = strongest(root, claim)
+    if top == PENDING:
+        return None if claim.verdict == PENDING else f"{claim.key}: verdict {claim.verdict!r} without kept data"
+    if claim.verdict == PENDING or allowed(claim.verdict, top):
+        return None
+    return f"{claim.key}: the page says {claim.verdict!r}; the data allow at most {top!r}"
+
+
+def planned(claim: Claim) -> str:
+    """ "seeds × tasks" from the preset, for a claim with no kept data yet."""
+    p = load_preset(claim.preset)
+    spec = parse_sweep(p.sweep, str(p.path))
+    ops = spec.grid.get("data.op") or [p.config.data.op]
+    return f"{len(spec.seeds)} × {len(ops)} ({', '.join(map(str, ops))})"

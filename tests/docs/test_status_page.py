@@ -1,0 +1,130 @@
+"""The status page and the claim pages against the kept data: every generated region as the data give it, every
+verdict no stronger than its data allow, and no measured number outside a generated region."""
+
+from __future__ import annotations
+
+import re
+import shutil
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from engine.sweep.report import docs
+from engine.sweep.report.status import CLAIMS, check, kept, reading
+from engine.sweep.report.verdicts import PENDING
+
+ROOT = Path(__file__).resolve().parents[2]
+STATUS = ROOT / "docs" / "REPRODUCTION.md"
+CLAIM_PAGES = sorted((ROOT / "docs" / "claims").glob("*.md"))
+# A measurement in prose: an accuracy-like value (0.934; not a setting such as "lr 0.001"), a ratio (0.61×), a
+# step reached ("at step 6,400", "steps 5,200–6,200"; a budget such as "10,000 steps" is a setting).
+MEASURED = re.compile(r"(?<!lr )(?<![\w.])\d\.\d{3}(?![\d])|\d\.\d+×|\bsteps? \d{1,3},\d{3}")
+
+
+def test_every_generated_region_is_what_the_data_give() -> None:
+    """`python -m engine.sweep.report.docs --check`: nothing differs, no verdict is stronger than its data."""
+    assert docs.differences(ROOT) == []
+
+
+def test_every_claim_has_a_page_with_its_regions_and_a_row() -> None:
+    keys = {p.stem for p in CLAIM_PAGES}
+    assert keys == {c.key for c in CLAIMS}
+    status = STATUS.read_text()
+    for c in CLAIMS:
+        page = (ROOT / "docs" / "claims" / f"{c.key}.md").read_text()
+        for what in ("command", "verdict", "report"):
+            assert f"<!-- table: {c.key}/{what} -->" in page, (c.key, what)
+        assert re.search(r"(?m)^## What the data do not show$", page), c.key
+        assert f"claims/{c.key}.md" in docs.region(ROOT, "table", "status/paper" if c.number else "status/beyond")
+    assert "<!-- table: status/paper -->" in status and "<!-- table: status/beyond -->" in status
+
+
+def test_a_claim_with_kept_data_is_read_and_one_without_is_pending() -> None:
+    for c in CLAIMS:
+        if kept(ROOT, c) is None:
+            assert c.verdict == PENDING, f"{c.key}: {c.verdict!r} with no kept data"
+        else:
+            assert reading(ROOT, c) is not None and check(ROOT, c) is None
+
+
+@pytest.fixture
+def copy(tmp_path: Path) -> Path:
+    """The docs, README and kept data in a scratch root, to edit by hand."""
+    for rel in ("README.md", "docs/REPRODUCTION.md", "docs/claims", "docs/data"):
+        src, dst = ROOT / rel, tmp_path / rel
+        dst.parent.mkdir(parents=True, exist_ok=True)
+        (shutil.copytree if src.is_dir() else shutil.copyfile)(src, dst)
+    return tmp_path
+
+
+def _digits_in_regions(text: str) -> list[int]:
+    """Offsets of the digits inside generated regions' bodies."""
+    return [m.start("body") + i for m in docs.REGION.finditer(text) for i, ch in enumerate(m["body"]) if ch.isdigit()]
+
+
+def test_one_digit_edited_by_hand_fails(copy: Path) -> None:
+    pages = [p for p in docs.pages(copy) if _digits_in_regions(p.read_text())]
+    assert pages, "no generated region holds a digit"
+    for page in pages:
+        text = page.read_text()
+        at = _digits_in_regions(text)[len(_digits_in_regions(text)) // 2]
+        page.write_text(text[:at] + str((int(text[at]) + 1) % 10) + text[at + 1 :])
+        diff = docs.differences(copy)
+        assert any(d.startswith(str(page.relative_to(copy))) for d in diff), page.name
+        page.write_text(text)
+    assert docs.differences(copy) == []
+
+
+def test_the_generator_rewrites_a_stale_region(copy: Path) -> None:
+    page = copy / "docs" / "REPRODUCTION.md"
+    text = page.read_text()
+    stale = re.sub(r"(<!-- table: status/paper -->).*?(<!-- end -->)", r"\1\nold table\n\2", text, flags=re.S)
+    page.write_text(stale)
+    assert "docs/REPRODUCTION.md: table: status/paper" in docs.differences(copy)
+    assert docs.main(["--root", str(copy)]) == 0
+    assert page.read_text() == text
+    assert docs.main(["--root", str(copy), "--check"]) == 0
+
+
+def test_a_verdict_stronger_than_the_data_fails() -> None:
+    import engine.sweep.report.status as status
+
+    read = [c for c in CLAIMS if reading(ROOT, c) is not None and status.strongest(ROOT, c) != "reproduced"]
+    assert read, "no kept claim below 'reproduced' to overstate"
+    overstated = replace(read[0], verdict="supported" if read[0].ours else "reproduced")
+    assert "the data allow at most" in (check(ROOT, overstated) or "")
+
+
+def test_no_measured_number_outside_a_generated_region() -> None:
+    """A number in prose either comes from the generator (an `n:` region) or goes."""
+    for page in [STATUS, *CLAIM_PAGES]:
+        text = docs.REGION.sub("", page.read_text())
+        text = re.sub(r"```.*?```", "", text, flags=re.S)
+        text = re.sub(r"`[^`]*`|\{[^}]*\}", "", text)  # code, and a preset's sets of values such as {0.01, 0.005}
+        for _i, line in enumerate(text.splitlines(), 1):
+            assert not MEASURED.search(line), f"{page.name}: {line.strip()}"
+
+
+def test_pages_stay_short() -> None:
+    assert len(STATUS.read_text().splitlines()) <= 200
+    for page in CLAIM_PAGES:
+        assert len(page.read_text().splitlines()) <= 250, page.name
+
+
+def test_kept_data_stay_small() -> None:
+    size = sum(f.stat().st_size for f in (ROOT / "docs" / "data").rglob("*") if f.is_file())
+    assert size < 5 * 2**20, f"docs/data/ holds {size / 2**20:.1f} MiB"
+
+
+def test_a_claim_figure_draws_from_kept_data(tmp_path: Path) -> None:
+    """`grok figure --claim NAME docs/data/PRESET` reads a kept directory as a group."""
+    from tests.conftest import grok
+
+    drawn = [c for c in CLAIMS if c.figure and kept(ROOT, c) is not None]
+    assert drawn, "no kept claim with a figure"
+    c = drawn[0]
+    out = tmp_path / "f.png"
+    r = grok("figure", "--claim", c.figure, str(ROOT / "docs" / "data" / c.preset), "-o", str(out))
+    assert r.returncode == 0, r.stderr
+    assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"

@@ -1,0 +1,104 @@
+"""A kept group (engine/rundir/keep.py, `grok report GROUP --keep DIR`) reads back as the group it was kept from."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import pytest
+
+from engine.config import ConfigError
+from engine.rundir.csvlog import read_csv
+from engine.rundir.keep import KEPT, clean_argv, keep_group, read_provenance
+from engine.sweep.report.tables import render
+from engine.sweep.spec import Group
+from tests.conftest import grok
+from tests.engine.sweep.fakegroup import fake_group
+from tests.engine.test_fork_sweep import run_whole, tiny_group
+
+STAMP = {"commit": "abc1234", "machine": "2-core CPU", "kept": "2026-01-01T00:00:00Z"}
+
+
+def _body(text: str) -> str:
+    """A report without its first line (which names the directory)."""
+    return text.split("\n", 1)[1]
+
+
+def test_clean_argv_drops_paths() -> None:
+    argv = ["/venv/bin/grok", "sweep", "--preset", "x", "--out", "/data/runs", "--config=/a/b.toml", "--workers", "1"]
+    assert clean_argv(argv) == ["grok", "sweep", "--preset", "x", "--workers", "1"]
+
+
+@pytest.fixture(scope="module")
+def fork_group(tmp_path_factory: pytest.TempPathFactory) -> Group:
+    over = {"train.max_steps": 120, "data.starve_k": 2, "train.keep_every": 20, "data.frac_train": 0.4}
+    g = tiny_group(tmp_path_factory.mktemp("forks"), "fork_feed_starved", over, fork_at="60")
+    run_whole(g)
+    return Group.open(g.dir)
+
+
+def test_a_kept_fork_group_reports_as_the_group(fork_group: Group, tmp_path: Path) -> None:
+    dst = tmp_path / "kept"
+    prov = keep_group(fork_group.dir, dst, **STAMP)
+    assert (prov.members, prov.ended, prov.preset) == (6, 6, "fork_feed_starved")
+    assert read_provenance(dst) == prov
+    kept = Group.open(dst)
+    assert _body(render(kept, "markdown")) == _body(render(fork_group, "markdown"))  # interventions included
+    assert "interventions" in render(kept)
+    for f in dst.rglob("*.json"):  # no path of the machine that ran it
+        text = f.read_text()
+        assert str(fork_group.dir.parent) not in text and str(tmp_path) not in text, f
+    members = [d for d in dst.iterdir() if d.is_dir()]
+    assert len(members) == 6 and not any(members[0].glob("*.pt"))
+
+
+def test_keep_thins_rows_but_keeps_tail_peak_and_fork_rows(tmp_path: Path) -> None:
+    steps = list(range(0, 5000, 10))  # 500 evaluations
+
+    def curve(m: object) -> dict[str, list[float]]:
+        loss = [1.0 / (1 + i) for i in range(len(steps))]
+        loss[137] = 9.5  # a spike: max:train_loss must survive thinning
+        return {"val_acc": [min(1.0, i / 400) for i in range(len(steps))], "train_loss": loss, "wall_s": steps}
+
+    table = {"seeds": 2, "compare": "a", "arms": {"a": {"optim.lr_ratio": 1.0}, "b": {"optim.lr_ratio": 10.0}}}
+    g = fake_group(tmp_path / "src", table, curve, steps)
+    dst = tmp_path / "kept"
+    keep_group(g.dir, dst, max_rows=50, **STAMP)
+    kept = Group.open(dst)
+    rows = read_csv(kept.member_dir(kept.members[0]) / "metrics.csv")
+    assert 50 <= len(rows) <= 50 + 20 + 2 and "wall_s" not in rows[0]
+    assert max(float(r["train_loss"]) for r in rows) == 9.5
+    assert rows[-1]["step"] == "4990"
+    for metrics in (None, ["max:train_loss"]):
+        assert _body(render(kept, "text", 5, metrics)) == _body(render(g, "text", 5, metrics))
+    # a row drawn between the exact ones is at 4 significant digits; the tail a report reads is as written
+    assert math.isclose(float(rows[1]["train_loss"]), 1.0 / (1 + int(rows[1]["step"]) / 10), rel_tol=1e-3)
+    assert len(rows[1]["train_loss"]) <= 7
+    assert float(rows[-1]["train_loss"]) == 1.0 / 500
+
+
+def test_keep_refuses_what_it_would_lose(fork_group: Group, tmp_path: Path) -> None:
+    other = tmp_path / "notes"
+    other.mkdir()
+    (other / "a.txt").write_text("mine")
+    with pytest.raises(ConfigError, match="not a kept group"):
+        keep_group(fork_group.dir, other, **STAMP)
+    assert (other / "a.txt").read_text() == "mine"
+    with pytest.raises(ConfigError, match="not a sweep group"):
+        keep_group(tmp_path, tmp_path / "x", **STAMP)
+    dst = tmp_path / "again"
+    keep_group(fork_group.dir, dst, **STAMP)
+    keep_group(fork_group.dir, dst, **{**STAMP, "commit": "def5678"})  # a kept group is replaced
+    assert json.loads((dst / KEPT).read_text())["commit"] == "def5678"
+
+
+def test_cli_keep_then_report_and_figure(fork_group: Group, tmp_path: Path) -> None:
+    dst = tmp_path / "data" / "forks"
+    r = grok("report", str(fork_group.dir), "--keep", str(dst))
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.startswith("kept 6/6 members of ")
+    a, b = grok("report", str(dst)), grok("report", str(fork_group.dir))
+    assert a.returncode == 0 and _body(a.stdout) == _body(b.stdout)
+    bad = grok("report", str(tmp_path), "--keep", str(tmp_path / "y"))
+    assert bad.returncode == 2 and "not a sweep group" in bad.stderr and "Traceback" not in bad.stderr
