@@ -113,13 +113,20 @@ def _drawn(value: str) -> str:
 EXACT_COLUMNS = ("step", "epoch")  # the x axes: never rounded
 
 
-def thin_metrics(src: Path, dst: Path, keep_steps: set[float], max_rows: int = MAX_ROWS) -> int:
+def thin_metrics(
+    src: Path, dst: Path, keep_steps: set[float], max_rows: int = MAX_ROWS, since: float | None = None
+) -> int:
     """Copy metrics.csv thinned (rows and columns; the rows a report reads as written, the others at 4
-    significant digits); the rows written."""
+    significant digits); the rows written. `since`: a fork's step: its rows before it, its parent's copied
+    into it at the fork, are the parent's own kept rows, so only the fork's window and the TAIL_ROWS rows
+    before it are kept."""
     lines = csv_lines(src / METRICS)
     if not lines:
         return 0
     header, rows = lines[0], lines[1:]
+    if since is not None:  # a tail of `grok report --tail` up to TAIL_ROWS still reads what it read
+        first = next((i for i, r in enumerate(rows) if number(r[header.index("step")]) >= since), len(rows))
+        rows = rows[max(0, first - TAIL_ROWS) :]
     cols = [j for j, c in enumerate(header) if c not in DROPPED_COLUMNS and any(r[j] for r in rows)]
     if header.index("step") not in cols:
         cols.insert(0, header.index("step"))
@@ -177,11 +184,13 @@ def keep_group(
     for m in doc["members"]:
         run = (by_id.get(m["id"]) or {}).get("run_dir") or m.get("run_dir") or m.get("dir")
         members.append((m, str(run or "")))
+    since: dict[str, float] = {}  # fork member id -> its fork step
     for m, run in members:
         if m.get("fork_of") and run and (s / run).is_dir():
             at = read_summary(s / run).fork_step
             if at is not None:
                 fork_steps.setdefault(m["fork_of"], set()).add(float(at))
+                since[m["id"]] = float(at)
     ended = 0
     for m, run in members:
         if not run or not (s / run / CONFIG).is_file():
@@ -191,7 +200,7 @@ def keep_group(
         _write_json(out / CONFIG, _clean_config(read_config_doc(s / run)))
         if (s / run / SUMMARY).is_file():
             _write_json(out / SUMMARY, json_object(s / run / SUMMARY))
-        thin_metrics(s / run, out, fork_steps.get(m["id"], set()), max_rows)
+        thin_metrics(s / run, out, fork_steps.get(m["id"], set()), max_rows, since.get(m["id"]))
         _last_spectrum(s / run, out)
         if (s / run / JOINS).is_file():
             shutil.copyfile(s / run / JOINS, out / JOINS)
