@@ -23,12 +23,14 @@ from typing import Any
 
 import numpy as np
 
+from engine.config import RunConfig
 from engine.events import Status
 from engine.records.frames import data_frame
 from engine.records.run import RunRecord, read_run
 from engine.rundir.files import GROUP_FILE, METRICS, is_run_dir, mtime
 from engine.sweep.report.tables import DEFAULT_TAIL, member_finals
-from engine.sweep.spec import Group, Member
+from engine.sweep.results import ResultsRow
+from engine.sweep.spec import Group, Member, SweepSpec
 from engine.sweep.stats import seed_interval_rows
 
 HELD = Status.FINISHED  # the one status whose last value a group curve holds to the end of the axis
@@ -61,7 +63,7 @@ def cell_key(m: Member) -> tuple[Any, ...]:
     return (m.arm, tuple((k, repr(v)) for k, v in m.values.items()))
 
 
-def cell_label(group: Group, m: Member, drop: tuple[str, ...] = ()) -> str:
+def cell_label(group: Group | GroupRecord, m: Member, drop: tuple[str, ...] = ()) -> str:
     """`adamlr op=mul`: the arm and the grid values (those that vary), less the keys in `drop`."""
     varying = [k for k, v in group.spec.grid.items() if len(v) > 1 and k not in drop]
     parts = [m.arm] if m.arm and "arm" not in drop else []
@@ -75,6 +77,48 @@ class GroupRecord:
 
     path: Path
     group: Group
+
+    # The group as written (engine/sweep/spec.py Group): what a face reads of it, through this record.
+    @property
+    def dir(self) -> Path:
+        return self.group.dir
+
+    @property
+    def doc(self) -> dict[str, Any]:
+        """group.json as read (checked by engine/rundir/schema.py)."""
+        return self.group.doc
+
+    @property
+    def spec(self) -> SweepSpec:
+        return self.group.spec
+
+    @property
+    def members(self) -> list[Member]:
+        return self.group.members
+
+    @property
+    def base(self) -> RunConfig:
+        return self.group.base
+
+    @property
+    def preset(self) -> str:
+        return self.group.preset
+
+    def config(self, m: Member) -> RunConfig:
+        return self.group.config(m)
+
+    def member_dir(self, m: Member) -> Path:
+        return self.group.member_dir(m)
+
+    def member(self, member_id: str) -> Member:
+        return self.group.member(member_id)
+
+    def pending(self) -> list[Member]:
+        return self.group.pending()
+
+    def with_seeds(self, seeds: set[int]) -> GroupRecord:
+        """The record of the group on these seeds only (engine/sweep/spec.py `with_seeds`)."""
+        return GroupRecord(self.path, self.group.with_seeds(seeds))
 
     @functools.cached_property
     def runs(self) -> dict[str, RunRecord]:
@@ -94,8 +138,8 @@ class GroupRecord:
             by_cell.setdefault(cell_key(m), []).append(m)
         return list(by_cell.values())
 
-    def results(self) -> dict[str, dict[str, Any]]:
-        """results.csv: member id -> its row (engine/sweep/results.py)."""
+    def results(self) -> dict[str, ResultsRow]:
+        """results.csv: member id -> its typed row (engine/sweep/results.py ResultsRow: None for an empty cell)."""
         return self.group.results()
 
     def finals(self, metrics: list[str] | None = None, tail: int = DEFAULT_TAIL) -> dict[str, dict[str, float]]:

@@ -9,13 +9,14 @@ side that bounds. The statistics are engine/sweep/stats.py's.
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from engine.config import ConfigError
 from engine.sweep.results import ENDED
 from engine.sweep.spec import Group
-from engine.sweep.stats import RANGE, Spread, cells, num, paired, pooled_interval, seed_interval
+from engine.sweep.stats import RANGE, Spread, cells, paired, pooled_interval, seed_interval
 from engine.train.phases import GENERALIZED
 
 
@@ -50,7 +51,7 @@ def paired_dimension(group: Group, baseline: str | None = None) -> tuple[str, st
 
 
 def paired_lines(
-    group: Group, rows: list[dict[str, Any]], finals: dict, tail: int, baseline: str | None = None
+    group: Group, rows: Sequence[Mapping[str, Any]], finals: dict, tail: int, baseline: str | None = None
 ) -> list[str]:
     """Each value of the paired dimension against its baseline, per metric and context, paired by seed.
 
@@ -146,20 +147,20 @@ def _bound(unreached: int, rel: str, open_: str = "; ", close: str = "") -> str:
     return f"{open_}{unreached} unreached counted at the budget, {what}{close}"
 
 
-def _steps_by_seed(rows: list[dict[str, Any]]) -> dict[str, tuple[float, bool]]:
+def _steps_by_seed(rows: Sequence[Mapping[str, Any]]) -> dict[Any, tuple[float, bool]]:
     """Seed -> (steps to 95% val, reached): an ended member that never reached it counts at its budget."""
-    out: dict[str, tuple[float, bool]] = {}
+    out: dict[Any, tuple[float, bool]] = {}
     for r in rows:
         if r.get("status") not in ENDED:
             continue
-        g, budget = num(r.get("generalized_step")), num(r.get("max_steps"))
+        g, budget = r.get("generalized_step"), r.get("max_steps")
         if g is not None or budget is not None:
-            out[r["seed"]] = (g, True) if g is not None else (float(budget or 0), False)
+            out[r["seed"]] = (float(g), True) if g is not None else (float(budget or 0), False)
     return out
 
 
 def _paired_steps_line(
-    rs: list[dict[str, Any]], base_rows: list[dict[str, Any]], label: str
+    rs: Sequence[Mapping[str, Any]], base_rows: Sequence[Mapping[str, Any]], label: str
 ) -> tuple[str, StepsPairs] | None:
     """Steps to 95% val, x - baseline paired by seed, e.g. "steps to 95% val: small_init - default = -290
     (range -450 to -130), 8/10 seeds fewer, ..., ratio = 0.71× (range 0.60 to 0.84)", and the cell's
