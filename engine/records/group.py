@@ -28,6 +28,7 @@ from engine.events import Status
 from engine.records.frames import data_frame
 from engine.records.run import RunRecord, read_run
 from engine.rundir.files import GROUP_FILE, METRICS, is_run_dir, mtime
+from engine.sweep.report.paired import PairedFinal, paired_finals
 from engine.sweep.report.tables import DEFAULT_TAIL, member_finals
 from engine.sweep.results import ResultsRow
 from engine.sweep.spec import Group, Member, SweepSpec
@@ -147,6 +148,16 @@ class GroupRecord:
         the mean of the member's last `tail` evaluations (engine/sweep/report/tables.py member_finals)."""
         return member_finals(self.group, metrics, tail)
 
+    def compare(
+        self, metric: str = "val_acc", arm: str | None = None, baseline: str | None = None, tail: int = DEFAULT_TAIL
+    ) -> list[PairedFinal]:
+        """`metric`'s final values of `arm` (a value of the paired dimension: an arm, or the swept grid value;
+        None: each one) against `baseline` (None: the report's), paired by seed, one per cell: the facts of
+        `grok report`'s paired lines (`.text()` is the line; engine/sweep/report/paired.py)."""
+        rows = list(self.results().values())
+        got = paired_finals(self.group, rows, self.finals([metric], tail), metric, baseline)
+        return [c for c in got if arm is None or arm in (c.label, c.label.partition("=")[2])]
+
     def curves(self, metric: str = "val_acc", x: str = "step") -> list[CellCurve]:
         """Each cell's curve of `metric` (see the module's rule for members that stopped early)."""
         return [self._curve(members, metric, x) for members in self.cells]
@@ -196,23 +207,26 @@ class GroupRecord:
 
     @functools.cached_property
     def metrics(self) -> dict[str, np.ndarray]:
-        """Every member's metrics.csv rows in one long table, as columns: `member`, `arm`, `seed`, each
-        grid key, then the metric columns (NaN where a member does not log a column)."""
+        """Every member's metrics.csv rows in one long table, as columns: `member`, `arm`, `seed`, `status`
+        (its run's), each swept key (the grid's and the arms'), then the metric columns (NaN where a member
+        does not log a column)."""
         rows: list[dict[str, Any]] = []
         for m in self.group.members:
             rec = self.runs.get(m.id)
+            head = {"member": m.id, "arm": m.arm, "seed": m.seed, "status": rec.status if rec else None}
             for r in rec.rows if rec is not None else []:
-                rows.append({"member": m.id, "arm": m.arm, "seed": m.seed, **m.values, **r})
+                rows.append({**head, **self.group.swept_values(m), **r})
         out: dict[str, np.ndarray] = {}
         for k in dict.fromkeys(k for r in rows for k in r):
-            if k in ("member", "arm", *self.group.spec.grid):  # names, and grid values as the sweep gave them
+            if k in ("member", "arm", "status", *self.group.spec.swept):  # names, and swept values as given
                 out[k] = np.array([r.get(k) for r in rows], dtype=object)
             else:
                 out[k] = np.array([r.get(k, math.nan) for r in rows], dtype=int if k == "seed" else float)
         return out
 
     def to_pandas(self) -> Any:
-        """`metrics` as a pandas DataFrame, one row per member and evaluation (pandas: the optional extra)."""
+        """`metrics` as a pandas DataFrame, one row per member and evaluation, with its swept values and its
+        run's status (pandas: the optional extra)."""
         return data_frame(self.metrics)
 
 
