@@ -66,11 +66,16 @@ class PairedFinal:
 
     def text(self) -> str:
         """The line `grok report` prints for it."""
-        where = "".join(f" [{k.split('.')[-1]}={v}]" for k, v in self.context)
+        where = _where(self.context)
         return (
             f"{self.metric}: {self.label} - {self.baseline} = {spread(self.diff, '+.3f')}, {self.wins}/{self.n} seeds "
             f"higher, sign p {_p(self.sign_p)}, Wilcoxon p {_p(self.wilcoxon_p)} (n={self.n}){where}"
         )
+
+
+def _where(context: tuple[tuple[str, str], ...]) -> str:
+    """A line's cell: " [op=mul]" for each swept key and value of its context."""
+    return "".join(f" [{k.split('.')[-1]}={v}]" for k, v in context)
 
 
 def _pairs(
@@ -135,7 +140,7 @@ def paired_lines(
     lines: list[str] = []
     pooled: dict[tuple[str, str], list[StepsPairs]] = {}  # (arm, baseline) -> each cell's paired seeds
     for context, label, base_label, rs, base_rows in _pairs(group, rows, baseline):
-        where = "".join(f" [{k.split('.')[-1]}={v}]" for k, v in context)
+        where = _where(context)
         if steps := _paired_steps_line(rs, base_rows, f"{label} - {base_label}"):
             lines.append(steps[0] + where)
             pooled.setdefault((label, base_label), []).append(steps[1])
