@@ -77,8 +77,9 @@ def failed_row(member: str, error: str, run_dir: str = "") -> dict[str, Any]:
     return {"member": member, "status": "failed", "error": error, "wall_s": 0.0, "run_dir": run_dir}
 
 
-def _cell_number(v: Any) -> float | None:
-    """A numeric cell: None for an empty one or NaN; a number as written (csvlog.number parses the text)."""
+def cell_number(v: Any) -> float | None:
+    """A numeric cell: None for an empty one or NaN; a number as written (csvlog.number parses the text);
+    ValueError or TypeError for anything else."""
     x = (
         float(v)
         if isinstance(v, int | float) and not isinstance(v, bool)
@@ -142,11 +143,11 @@ class ResultsRow(Mapping[str, Any]):
                 elif k in _TEXT:
                     kw[k] = str(v)
                 elif k in _INTS or k in RESULTS_FIELDS:
-                    x = _cell_number(v)
+                    x = cell_number(v)
                     kw[k] = int(x) if x is not None and k in _INTS else x
                 else:
                     try:
-                        probes[k] = _cell_number(v)
+                        probes[k] = cell_number(v)
                     except (TypeError, ValueError):  # a column no sweep writes, kept as its text
                         extra[k] = str(v)
             except (TypeError, ValueError):

@@ -20,8 +20,7 @@ import numpy as np
 from engine.config import ConfigError
 from engine.records.group import GroupRecord
 from engine.records.run import read_run
-from engine.rundir.csvlog import number
-from engine.sweep.results import ResultsRow
+from engine.sweep.results import ResultsRow, cell_number
 from engine.sweep.spec import Member
 from engine.sweep.stats import seed_interval, summarize
 from grok_tui.figures.data import Curve, member_dirs
@@ -39,12 +38,11 @@ def _value(group: GroupRecord, m: Member, key: str) -> Any:
 
 
 def _number(v: Any) -> float | None:
-    """A swept value as an x coordinate: a number as the sweep gave it, or the text results.csv holds."""
+    """A swept value as an x coordinate: a number as the sweep gave it or as results.csv holds it; None for text."""
     try:
-        x = float(v) if isinstance(v, int | float) else number(v) if isinstance(v, str) else math.nan
-    except ValueError:
+        return cell_number(v)
+    except (TypeError, ValueError):
         return None
-    return None if math.isnan(x) else x
 
 
 def last_logged(run_dir: Path | None, metric: str) -> float | None:
