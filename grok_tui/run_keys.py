@@ -10,6 +10,7 @@ from textual import work
 from textual.app import App
 
 from engine.config import RunConfig
+from engine.events import Status
 from grok_tui import runner
 from grok_tui.charts.views import Axis
 from grok_tui.rundata import RunData, clean_text
@@ -112,7 +113,7 @@ class RunKeys(App[None]):
                 parse_set([f"{k}={v}" for k, v in req.sets.items()])
                 for spec in req.interventions:
                     parse_intervention(spec)
-                self.engine.stop("interrupted")
+                self.engine.stop(Status.INTERRUPTED)
                 done = self.engine_done
                 if done is not None and not done.wait(STOP_WAIT_S):
                     raise ConfigError(f"the run did not stop within {STOP_WAIT_S:g} s; fork at a kept step")
@@ -124,7 +125,7 @@ class RunKeys(App[None]):
             from engine.config import ConfigError
 
             if self.engine is not None and self.data.live:  # the parent stops here; its fork trains
-                self.engine.stop("interrupted")
+                self.engine.stop(Status.INTERRUPTED)
             try:
                 cfg, factory = runner.resume_factory(path, None, None)
             except ConfigError as e:

@@ -74,7 +74,7 @@ def results_row(
 
 def failed_row(member: str, error: str, run_dir: str = "") -> dict[str, Any]:
     """The row of a member that could not start or whose worker died."""
-    return {"member": member, "status": "failed", "error": error, "wall_s": 0.0, "run_dir": run_dir}
+    return {"member": member, "status": Status.FAILED, "error": error, "wall_s": 0.0, "run_dir": run_dir}
 
 
 def cell_number(v: Any) -> float | None:

@@ -27,6 +27,7 @@ from typing import Any, TypeVar
 
 import numpy as np
 
+from engine.events import Status
 from engine.sweep.results import ENDED
 
 INF = math.inf
@@ -71,7 +72,7 @@ def summarize(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
         "stop_median": quantile(stops, 0.5),
         "stop_min": min(stops, default=math.nan),
         "stop_max": max(stops, default=math.nan),
-        "status": ", ".join(f"{v} {k}" for k, v in sorted(statuses.items()) if k != "finished"),
+        "status": ", ".join(f"{v} {k}" for k, v in sorted(statuses.items()) if k != Status.FINISHED),
     }
 
 

@@ -27,6 +27,7 @@ from typing import Any
 from engine.config import ConfigError, DataConfig, RunConfig
 from engine.config.param_sets import ROW_KINDS, Intervention, parse_intervention, parse_tokens
 from engine.config.resolve import resolve
+from engine.events import Status
 from engine.rundir.atomic import write_json_atomic
 from engine.rundir.checkpoints import checkpoint_at, load_state
 from engine.rundir.dirs import (
@@ -276,7 +277,7 @@ def _write(
         meta.update(_training_set(cfg))  # the training set the fork trains on, as RunStarted would log it
     write_json_atomic(d / CONFIG, {**cfg.to_dict(), "_meta": {**meta, "fork": {**fork, "optimizer_state": opt_note}}})
     summary = {
-        "status": "interrupted",
+        "status": Status.INTERRUPTED,
         "steps": step,
         "preset": cfg.preset,
         "seed": cfg.train.seed,
