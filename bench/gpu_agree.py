@@ -74,7 +74,7 @@ from engine.rundir.dirs import read_config, read_metrics
 from engine.sweep.batched import plan
 from engine.sweep.member import MemberSpec
 from engine.sweep.report.paired import spread
-from engine.sweep.stats import num, paired, seed_interval
+from engine.sweep.stats import paired, seed_interval
 from engine.train.many import train_many
 from engine.train.run import Run
 from engine.train.trainer import Trainer
@@ -269,7 +269,7 @@ def steps_by_member(group: Path) -> dict[str, float | None]:
     if not rows:
         print(f"error: {group} has no results.csv rows (the sweep did not run)", file=sys.stderr)
         sys.exit(2)
-    return {m: num(r.get("generalized_step")) for m, r in rows.items()}
+    return {m: None if r.generalized_step is None else float(r.generalized_step) for m, r in rows.items()}
 
 
 def tf32_main(argv: list[str]) -> None:

@@ -1,12 +1,15 @@
-"""grok-tui's faces: the `grok` CLI and the Textual lab app; and, for notebooks, `open_run` and `open_group`.
+"""grok-tui's faces: the `grok` CLI and the Textual lab app; and, for notebooks, `open_run`, `open_group` and
+`open_runs`.
 
     from grok_tui import open_group
     g = open_group("runs/20260101-120000-fig6_optimizers-sweep")
     g.curves("val_acc")  # per arm × grid cell: mean, its spread (range below 8 seeds), min–max band
+    g.compare("val_acc", "adamlr")  # the paired differences `grok report` prints
 
-Both return the engine's read-only records (engine/records/run.py RunRecord, engine/records/group.py
-GroupRecord), the same ones every face reads; docs/API.md walks through a session. They are imported on
-first use, so `grok` itself starts without them.
+They return the engine's read-only records (engine/records/run.py RunRecord, engine/records/group.py
+GroupRecord, engine/records/runs.py RunTable), the same ones every face reads, and a directory they cannot
+read raises `ConfigError` with one line; docs/API.md walks through a session. They are imported on first
+use, so `grok` itself starts without them.
 """
 
 from __future__ import annotations
@@ -15,10 +18,12 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from engine.config import ConfigError
     from engine.records.group import GroupRecord
     from engine.records.run import RunRecord
+    from engine.records.runs import RunTable
 
-__all__ = ["GroupRecord", "RunRecord", "open_group", "open_run"]
+__all__ = ["ConfigError", "GroupRecord", "RunRecord", "RunTable", "open_group", "open_run", "open_runs"]
 
 
 def open_run(path: Any) -> RunRecord:
@@ -37,9 +42,23 @@ def open_group(path: Any) -> GroupRecord:
     return read_group(path)
 
 
+def open_runs(root: Any) -> RunTable:
+    """Every run under `root` (sweep members included), one row each as wandb's `api.runs` lists them: a list
+    of RunRecords (`.config`, `.summary`), `.rows()` and `.to_pandas()` of their config keys and summary
+    fields, and `.errors` for run directories that could not be read."""
+    from engine.records.runs import read_runs
+
+    return read_runs(root)
+
+
 def __getattr__(name: str) -> Any:
-    """`grok_tui.RunRecord` and `grok_tui.GroupRecord`, imported on first use."""
-    modules = {"RunRecord": "engine.records.run", "GroupRecord": "engine.records.group"}
+    """`grok_tui.RunRecord`, `GroupRecord`, `RunTable` and `ConfigError`, imported on first use."""
+    modules = {
+        "RunRecord": "engine.records.run",
+        "GroupRecord": "engine.records.group",
+        "RunTable": "engine.records.runs",
+        "ConfigError": "engine.config",
+    }
     if name in modules:
         return getattr(importlib.import_module(modules[name]), name)
     raise AttributeError(f"module 'grok_tui' has no attribute {name!r}")

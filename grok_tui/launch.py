@@ -53,9 +53,9 @@ def resolve(
 
     for d in compare or []:
         if is_group(d):  # a sweep: one mean curve and band per arm × grid cell
-            from engine.sweep.spec import Group
+            from engine.records.group import read_group
 
-            Group.open(d)  # an unreadable group.json is a one-line error now, not in the screen
+            read_group(d)  # an unreadable group.json is a one-line error now, not in the screen
         elif not is_run_dir(d):
             raise ConfigError(f"{d}: not a run directory (no config.json) or sweep group directory (no group.json)")
         else:

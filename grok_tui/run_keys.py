@@ -10,6 +10,7 @@ from textual import work
 from textual.app import App
 
 from engine.config import RunConfig
+from engine.events import Status
 from grok_tui import runner
 from grok_tui.charts.views import Axis
 from grok_tui.rundata import RunData, clean_text
@@ -116,7 +117,7 @@ class RunKeys(App[None]):
                 parse_set([f"{k}={v}" for k, v in req.sets.items()])
                 for spec in req.interventions:
                     parse_intervention(spec)
-                engine.stop("interrupted")
+                engine.stop(Status.INTERRUPTED)
                 if done is not None and not done.wait(STOP_WAIT_S):
                     raise ConfigError(f"the run did not stop within {STOP_WAIT_S:g} s; fork at a kept step")
             path = fork_run(parent, req.step, req.sets, req.interventions, None, req.steps)

@@ -93,7 +93,7 @@ class RunData:
             self.config, self.columns, self.device = ev.config, ev.columns, clean_text(ev.device)
             self.tokens = ev.tokens
             self.run_dir, self.step, self.max_steps = ev.run_dir, ev.step, max(ev.max_steps, 1)
-            self.status = "running"
+            self.status = Status.RUNNING
             if ev.run_dir:  # a fork's lineage and interventions.csv, written before its first step
                 from engine.records.run import fork_marks
 
@@ -129,7 +129,7 @@ class RunData:
     def fail(self, error: str) -> None:
         """The engine thread raised: keep what arrived, mark the run failed."""
         with self.lock:
-            self.status, self.error = "failed", clean_text(error)
+            self.status, self.error = Status.FAILED, clean_text(error)
             self.plot_version += 1
 
     # --- read by the UI ------------------------------------------------------------------------
@@ -215,7 +215,7 @@ def load_run(run_dir: str | Path) -> RunData:
     ]  # the probes' logs (engine/rundir/probe_logs.py)
     for ev in logged:
         data.apply(ev)
-    if rec.status != "running":  # a run another process is writing shows as it stands
+    if rec.status != Status.RUNNING:  # a run another process is writing shows as it stands
         data.apply(RunFinished(rec.status, rec.summary.fields(), rec.summary.error or ""))
     with data.lock:
         data.status, data.step, data.phases = rec.status, rec.step, rec.phases

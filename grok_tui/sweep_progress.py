@@ -7,6 +7,7 @@ import sys
 import time
 from typing import IO, Any
 
+from engine.events import Status
 from engine.sweep.events import MemberEnded, MemberProgressed, MemberStarted, SweepEvent
 from engine.sweep.spec import Group
 from engine.train.phases import GENERALIZED
@@ -33,7 +34,7 @@ class SweepState:
             self.running[ev.member] = (ev.step, self.running[ev.member][1])
         elif isinstance(ev, MemberEnded):
             self.running.pop(ev.member, None)
-            if ev.row.get("status") in ("finished", "diverged"):
+            if ev.row.get("status") in (Status.FINISHED, Status.DIVERGED):
                 self.done += 1
             else:
                 self.failed += 1
@@ -112,7 +113,7 @@ class RichSweepProgress:
     def handle(self, ev: SweepEvent) -> None:
         st = self.state
         st.handle(ev)
-        if isinstance(ev, MemberEnded) and ev.row.get("status") not in ("finished", "diverged"):
+        if isinstance(ev, MemberEnded) and ev.row.get("status") not in (Status.FINISHED, Status.DIVERGED):
             self.progress.console.print(f"{ev.member} {st.labels.get(ev.member, '')}: {describe(ev.row)}")
         now = ", ".join(f"{st.labels.get(m, m)} {s}/{mx}" for m, (s, mx) in list(st.running.items())[:3])
         self.progress.update(

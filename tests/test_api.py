@@ -96,3 +96,82 @@ def test_a_bad_directory_is_one_config_error(tmp_path: Path) -> None:
         open_run(tmp_path)
     with pytest.raises(ConfigError, match="not a sweep group directory"):
         open_group(tmp_path)
+
+
+def test_compare_gives_the_lines_grok_report_prints(group_dir: Path) -> None:
+    """GroupRecord.compare: typed paired differences whose text is exactly the report's paired lines."""
+    g = open_group(group_dir)
+    got = g.compare("val_acc", "adamlr")
+    assert [(c.label, c.baseline, dict(c.context)["data.op"], c.n) for c in got] == [
+        ("adamlr", "adam", "add", 2),
+        ("adamlr", "adam", "mul", 2),
+    ]
+    report = grok("report", str(group_dir), "--wide").stdout.splitlines()
+    assert [c.text() for c in got] == [line.strip() for line in report if line.strip().startswith("val_acc: ")]
+    assert got == g.compare("val_acc", "adamlr", baseline="adam") and g.compare("val_acc", "adam") == []
+    finals = g.finals()
+    c = got[0]
+    mine = [finals[m.id]["val_acc"] for m in g.members if m.arm == "adamlr" and m.values["data.op"] == "add"]
+    base = [finals[m.id]["val_acc"] for m in g.members if m.arm == "adam" and m.values["data.op"] == "add"]
+    assert c.diff.mean == pytest.approx(np.mean(np.subtract(mine, base)), abs=1e-12)
+
+
+def test_results_rows_are_typed(group_dir: Path) -> None:
+    from engine.sweep.results import ResultsRow
+
+    g = open_group(group_dir)
+    rows = g.results()
+    assert len(rows) == 8 and all(isinstance(r, ResultsRow) for r in rows.values())
+    r = rows["m000"]
+    assert (r.status, r.steps, r.max_steps, r.seed, r.arm) == ("finished", 40, 40, 0, "adam")
+    assert r.generalized_step is None and r.memorized_step is None  # empty cells: never reached
+    assert isinstance(r.final_val_acc, float) and r.swept["data.op"] == "add" and r["data.op"] == "add"
+    with open(group_dir / "results.csv", newline="") as fh:
+        raw = next(csv.DictReader(fh))
+    assert raw["generalized_step"] == "" and float(raw["final_val_acc"]) == r.final_val_acc
+
+
+def test_a_bad_results_cell_is_one_config_error(tmp_path: Path) -> None:
+    from engine.config import ConfigError
+    from engine.sweep.results import ResultsRow
+
+    row = ResultsRow.of({"member": "m0", "steps": "40", "generalized_step": "", "final_norm_E": "1.5"}, [])
+    assert (row.steps, row.generalized_step, row.probes) == (40, None, {"final_norm_E": 1.5})
+    with pytest.raises(ConfigError, match=r"results\.csv: member m0: steps: not a value the sweep writes"):
+        ResultsRow.of({"member": "m0", "steps": "forty"}, [])
+    with pytest.raises(ConfigError, match="status"):
+        ResultsRow.of({"member": "m0", "status": "grokked"}, [])
+
+
+def test_to_pandas_holds_the_swept_values_and_the_status(group_dir: Path) -> None:
+    import pandas  # noqa: F401 - the test extra installs it (pyproject.toml)
+
+    df = open_group(group_dir).to_pandas()
+    assert list(df.columns[:6]) == ["member", "arm", "seed", "status", "optim.lr_ratio", "data.op"]
+    assert set(df["status"]) == {"finished"} and set(df["optim.lr_ratio"]) == {1.0, 10.0}
+    assert len(df.groupby(["arm", "data.op", "step"])) == 2 * 2 * 3
+
+
+def test_open_runs_lists_every_run_with_its_config_and_summary(group_dir: Path) -> None:
+    from grok_tui import ConfigError, RunTable, open_runs
+
+    runs = open_runs(group_dir.parent)
+    assert isinstance(runs, RunTable) and len(runs) == 8 and runs.errors == []
+    assert all(isinstance(r, RunRecord) for r in runs)
+    rows = runs.rows()
+    assert {r["status"] for r in rows} == {"finished"} and {r["data.op"] for r in rows} == {"add", "mul"}
+    assert {r["optim.lr_ratio"] for r in rows} == {1.0, 10.0} and all(r["step"] == 40 for r in rows)
+    assert [r["final_val_acc"] for r in rows] == [r.summary.final_val_acc for r in runs]
+    with pytest.raises(ConfigError, match="not a directory"):
+        open_runs(group_dir / "results.csv")
+
+
+def test_api_md_shapes_hold(group_dir: Path) -> None:
+    """The table sizes docs/API.md quotes for this sweep."""
+    import pandas  # noqa: F401 - the test extra installs it (pyproject.toml)
+
+    from grok_tui import open_runs
+
+    assert open_group(group_dir).to_pandas().shape == (24, 22)
+    assert "24 rows × 22 columns" in (Path(__file__).parents[1] / "docs/API.md").read_text()
+    assert len(open_runs(group_dir)) == 8

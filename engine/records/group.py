@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from engine.config import ConfigError
+from engine.config import ConfigError, RunConfig
 from engine.events import Status
 from engine.records.frames import data_frame
 from engine.records.run import RunRecord, read_run
@@ -32,8 +32,10 @@ from engine.rundir.files import GROUP_FILE, METRICS, RESULTS, SUMMARY, is_run_di
 from engine.rundir.safetext import clean_text
 from engine.rundir.schema import ENDED
 from engine.rundir.summary import read_summary
+from engine.sweep.report.paired import PairedFinal, paired_finals
 from engine.sweep.report.tables import DEFAULT_TAIL, member_finals
-from engine.sweep.spec import Group, Member
+from engine.sweep.results import ResultsRow
+from engine.sweep.spec import Group, Member, SweepSpec
 from engine.sweep.stats import seed_interval_rows
 
 HELD = Status.FINISHED  # the one status whose last value a group curve holds to the end of the axis
@@ -66,7 +68,7 @@ def cell_key(m: Member) -> tuple[Any, ...]:
     return (m.arm, tuple((k, repr(v)) for k, v in m.values.items()))
 
 
-def cell_label(group: Group, m: Member, drop: tuple[str, ...] = ()) -> str:
+def cell_label(group: Group | GroupRecord, m: Member, drop: tuple[str, ...] = ()) -> str:
     """`adamlr op=mul`: the arm and the grid values (those that vary), less the keys in `drop`."""
     varying = [k for k, v in group.spec.grid.items() if len(v) > 1 and k not in drop]
     parts = [m.arm] if m.arm and "arm" not in drop else []
@@ -80,6 +82,48 @@ class GroupRecord:
 
     path: Path
     group: Group
+
+    # The group as written (engine/sweep/spec.py Group): what a face reads of it, through this record.
+    @property
+    def dir(self) -> Path:
+        return self.group.dir
+
+    @property
+    def doc(self) -> dict[str, Any]:
+        """group.json as read (checked by engine/rundir/schema.py)."""
+        return self.group.doc
+
+    @property
+    def spec(self) -> SweepSpec:
+        return self.group.spec
+
+    @property
+    def members(self) -> list[Member]:
+        return self.group.members
+
+    @property
+    def base(self) -> RunConfig:
+        return self.group.base
+
+    @property
+    def preset(self) -> str:
+        return self.group.preset
+
+    def config(self, m: Member) -> RunConfig:
+        return self.group.config(m)
+
+    def member_dir(self, m: Member) -> Path:
+        return self.group.member_dir(m)
+
+    def member(self, member_id: str) -> Member:
+        return self.group.member(member_id)
+
+    def pending(self) -> list[Member]:
+        return self.group.pending()
+
+    def with_seeds(self, seeds: set[int]) -> GroupRecord:
+        """The record of the group on these seeds only (engine/sweep/spec.py `with_seeds`)."""
+        return GroupRecord(self.path, self.group.with_seeds(seeds))
 
     @functools.cached_property
     def runs(self) -> dict[str, RunRecord]:
@@ -99,14 +143,24 @@ class GroupRecord:
             by_cell.setdefault(cell_key(m), []).append(m)
         return list(by_cell.values())
 
-    def results(self) -> dict[str, dict[str, Any]]:
-        """results.csv: member id -> its row (engine/sweep/results.py)."""
+    def results(self) -> dict[str, ResultsRow]:
+        """results.csv: member id -> its typed row (engine/sweep/results.py ResultsRow: None for an empty cell)."""
         return self.group.results()
 
     def finals(self, metrics: list[str] | None = None, tail: int = DEFAULT_TAIL) -> dict[str, dict[str, float]]:
         """Member id -> {metric: its final value} for the members that ended, as `grok report` compares them:
         the mean of the member's last `tail` evaluations (engine/sweep/report/tables.py member_finals)."""
         return member_finals(self.group, metrics, tail)
+
+    def compare(
+        self, metric: str = "val_acc", arm: str | None = None, baseline: str | None = None, tail: int = DEFAULT_TAIL
+    ) -> list[PairedFinal]:
+        """`metric`'s final values of `arm` (a value of the paired dimension: an arm, or the swept grid value;
+        None: each one) against `baseline` (None: the report's), paired by seed, one per cell: the facts of
+        `grok report`'s paired lines (`.text()` is the line; engine/sweep/report/paired.py)."""
+        rows = list(self.results().values())
+        got = paired_finals(self.group, rows, self.finals([metric], tail), metric, baseline)
+        return [c for c in got if arm is None or arm in (c.label, c.label.partition("=")[2])]
 
     def curves(self, metric: str = "val_acc", x: str = "step") -> list[CellCurve]:
         """Each cell's curve of `metric` (see the module's rule for members that stopped early)."""
@@ -157,23 +211,26 @@ class GroupRecord:
 
     @functools.cached_property
     def metrics(self) -> dict[str, np.ndarray]:
-        """Every member's metrics.csv rows in one long table, as columns: `member`, `arm`, `seed`, each
-        grid key, then the metric columns (NaN where a member does not log a column)."""
+        """Every member's metrics.csv rows in one long table, as columns: `member`, `arm`, `seed`, `status`
+        (its run's), each swept key (the grid's and the arms'), then the metric columns (NaN where a member
+        does not log a column)."""
         rows: list[dict[str, Any]] = []
         for m in self.group.members:
             rec = self.runs.get(m.id)
+            head = {"member": m.id, "arm": m.arm, "seed": m.seed, "status": rec.status if rec else None}
             for r in rec.rows if rec is not None else []:
-                rows.append({"member": m.id, "arm": m.arm, "seed": m.seed, **m.values, **r})
+                rows.append({**head, **self.group.swept_values(m), **r})
         out: dict[str, np.ndarray] = {}
         for k in dict.fromkeys(k for r in rows for k in r):
-            if k in ("member", "arm", *self.group.spec.grid):  # names, and grid values as the sweep gave them
+            if k in ("member", "arm", "status", *self.group.spec.swept):  # names, and swept values as given
                 out[k] = np.array([r.get(k) for r in rows], dtype=object)
             else:
                 out[k] = np.array([r.get(k, math.nan) for r in rows], dtype=int if k == "seed" else float)
         return out
 
     def to_pandas(self) -> Any:
-        """`metrics` as a pandas DataFrame, one row per member and evaluation (pandas: the optional extra)."""
+        """`metrics` as a pandas DataFrame, one row per member and evaluation, with its swept values and its
+        run's status (pandas: the optional extra)."""
         return data_frame(self.metrics)
 
 

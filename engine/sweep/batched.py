@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from engine.config import RunConfig
-from engine.events import EvalLogged, RunStarted, StepsTaken
+from engine.events import EvalLogged, RunStarted, Status, StepsTaken
 from engine.rundir.dirs import RunLock, empty_run_dir
 from engine.sweep.card_memory import CPU_MEMBERS, free_bytes, members_per_batch
 from engine.sweep.events import MemberEnded, MemberProgressed, MemberStarted
@@ -173,7 +173,7 @@ def _drive(
                     if not sink.ended:
                         say(MemberProgressed(s.id, ev.step))
                 if stop():
-                    trainer.stop("interrupted")
+                    trainer.stop(Status.INTERRUPTED)
     except Exception as e:  # noqa: BLE001 - an engine or write fault: every running member fails with it
         for sink in sinks:
             if not sink.ended:

@@ -7,6 +7,7 @@ keys (lowest median steps to 95%), so no arm wins by a larger effective learning
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from engine.sweep.spec import Group
@@ -14,7 +15,7 @@ from engine.sweep.stats import cells, summarize
 from engine.train.phases import GENERALIZED
 
 
-def _best(group: Group, rows: list[dict[str, Any]], arm: str, ctx: dict[str, str]) -> tuple[dict, list[dict]]:
+def _best(group: Group, rows: Sequence[Mapping[str, Any]], arm: str, ctx: dict[str, str]) -> tuple[dict, list[Any]]:
     """The tuned values (if any) and the rows of `arm` in context `ctx` at those values."""
     tune = list(group.spec.tune)
     mine = [r for r in rows if r.get("arm") == arm and all(str(r.get(k, "")) == v for k, v in ctx.items())]
@@ -34,7 +35,7 @@ def _ctx_label(ctx: dict[str, str]) -> str:
     return f" [{', '.join(parts)}]" if parts else ""
 
 
-def compare_lines(group: Group, rows: list[dict[str, Any]], baseline: str | None = None) -> list[str]:
+def compare_lines(group: Group, rows: Sequence[Mapping[str, Any]], baseline: str | None = None) -> list[str]:
     """E.g. "adamlr reaches 95% val acc in 0.60× the steps of adam (5/5 seeds) [op=mul]", against the
     preset's `compare` arm or the arm `baseline` (grok report --baseline)."""
     base = baseline if baseline in group.spec.arms else group.spec.compare

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from engine.config import RunConfig
-from engine.events import EvalLogged, RunStarted, StepsTaken
+from engine.events import EvalLogged, RunStarted, Status, StepsTaken
 from engine.rundir.dirs import CHECKPOINT, empty_run_dir, read_metrics, read_summary
 from engine.sweep.events import MemberEnded, MemberProgressed, MemberStarted, SweepEvent
 from engine.sweep.results import ENDED, ProbeTally, failed_row, results_row
@@ -107,7 +107,7 @@ def run_member(spec: MemberSpec, notify: Notify | None, stop: Stopped) -> dict[s
             mark = time.monotonic()
             say(MemberProgressed(spec.id, ev.step))
             if stop():
-                run.stop("interrupted")
+                run.stop(Status.INTERRUPTED)
     row = results_row(spec.id, run.summary, max_steps=run.cfg.train.max_steps, run_dir=run.dir.name, tally=tally)
     say(MemberEnded(spec.id, row))
     return row

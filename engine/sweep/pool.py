@@ -18,6 +18,7 @@ from contextlib import contextmanager
 from typing import Any
 
 from engine.config import ConfigError
+from engine.events import Status
 from engine.rundir.dirs import RunLock, lock_holder
 from engine.sweep.batched import plan
 from engine.sweep.drain import Backend, Outcome, drain, receive_all
@@ -200,7 +201,7 @@ class Sweep:
                 specs.append(got)
             else:  # it ended before the last sweep process died, or a fork that cannot be made
                 self.group.record(got)
-                yield MemberEnded(m.id, got, adopted=got.get("status") != "failed")
+                yield MemberEnded(m.id, got, adopted=got.get("status") != Status.FAILED)
         if not specs or self.stopping:
             return
         wait_for_orphans(specs)

@@ -28,7 +28,8 @@ from engine.rundir.dirs import (
     write_json_atomic,
     write_results,
 )
-from engine.sweep.results import ENDED, SUMMARY_FIELDS
+from engine.rundir.files import RESULTS
+from engine.sweep.results import ENDED, SUMMARY_FIELDS, ResultsRow
 
 SWEEP_KEYS = ("seeds", "compare", "tune", "grid", "arms", "fork_at", "forks")
 FORK_PHASES = ("memorized", "generalized")  # fork_at: a phase the run logs (its kept checkpoint), or a step
@@ -278,7 +279,8 @@ class Group:
         self._dirs = {
             m.id: str(d.get("dir") or m.dir_name()) for m, d in zip(self.members, doc["members"], strict=True)
         }
-        self._results: dict[str, dict[str, Any]] | None = None
+        self._cells: dict[str, dict[str, Any]] | None = None  # results.csv's rows as written (text)
+        self._results: dict[str, ResultsRow] | None = None
 
     @classmethod
     def create(cls, out: str | Path, preset: str, base: RunConfig, spec: SweepSpec, members: list[Member]) -> Group:
@@ -324,14 +326,22 @@ class Group:
 
     def member_dir(self, m: Member) -> Path:
         """The member's run directory: the one its recorded row names, else its planned one."""
-        recorded = self.results().get(m.id, {}).get("run_dir")
+        recorded = self._rows().get(m.id, {}).get("run_dir")
         return self.dir / (recorded or self._dirs[m.id])
 
-    def results(self) -> dict[str, dict[str, Any]]:
-        """results.csv as {member id: row}; values are strings as written ('' = none)."""
-        if self._results is None:
+    def _rows(self) -> dict[str, dict[str, Any]]:
+        """results.csv's rows as written: {member id: {column: text}} ('' = none)."""
+        if self._cells is None:
             ids = {m.id for m in self.members}  # a view on some seeds (`with_seeds`) reads only their rows
-            self._results = {r["member"]: r for r in read_results(self.dir) if r.get("member") in ids}
+            self._cells = {r["member"]: r for r in read_results(self.dir) if r.get("member") in ids}
+        return self._cells
+
+    def results(self) -> dict[str, ResultsRow]:
+        """results.csv as {member id: its typed row} (engine/sweep/results.py ResultsRow, None for an empty cell);
+        ConfigError naming the file for a cell the sweep does not write."""
+        if self._results is None:
+            where = str(self.dir / RESULTS)
+            self._results = {k: ResultsRow.of(r, self.spec.swept, where) for k, r in self._rows().items()}
         return self._results
 
     def with_seeds(self, seeds: set[int]) -> Group:
@@ -339,21 +349,21 @@ class Group:
         --seeds`: the seeds a sweep still running has finished, each a paired comparison of every cell)."""
         view = copy.copy(self)
         view.members = [m for m in self.members if m.seed in seeds]
-        view._results = None
+        view._cells = view._results = None
         return view
 
     def pending(self) -> list[Member]:
         """Members missing from results.csv or whose status is not final (interrupted, failed), seed by seed:
         every cell's first seed before any cell's second, so a sweep stopped early leaves whole seeds, each
         a paired comparison of every cell, rather than whole arms."""
-        res = self.results()
+        res = self._rows()
         rank = {s: i for i, s in enumerate(self.spec.seeds)}
         todo = [m for m in self.members if res.get(m.id, {}).get("status") not in ENDED]
         return sorted(todo, key=lambda m: rank.get(m.seed, len(rank)))
 
     def ready(self, m: Member) -> bool:
         """Whether a member can start: any member but a fork, and a fork once the member it forks has ended."""
-        return not m.fork_of or self.results().get(m.fork_of, {}).get("status") in ENDED
+        return not m.fork_of or self._rows().get(m.fork_of, {}).get("status") in ENDED
 
     def member(self, member_id: str) -> Member:
         return next(m for m in self.members if m.id == member_id)
@@ -367,8 +377,9 @@ class Group:
         m = self.member(row["member"])
         full = {"member": m.id, "arm": m.arm, "seed": m.seed, **self.swept_values(m)}
         full.update({k: _cell(v) for k, v in row.items() if k != "member"})
-        res = self.results()
+        res = self._rows()
         res[m.id] = {k: _cell(v) for k, v in full.items()}
+        self._results = None  # read again from the rows as written
         extra = sorted({k for r in res.values() for k in r} - set(self.columns))  # probe columns
         cols = self.columns + extra
         write_results(self.dir, cols, [{c: res[mm.id].get(c, "") for c in cols} for mm in self.members if mm.id in res])

@@ -21,26 +21,16 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 
+from engine.events import Status
 from engine.sweep.results import ENDED
 
 INF = math.inf
-
-
-def num(v: Any) -> float | None:
-    """A results.csv cell as a number; None for an empty cell, text, or NaN (never measured)."""
-    if v in (None, ""):
-        return None
-    try:
-        x = float(v)
-    except (TypeError, ValueError):
-        return None
-    return None if math.isnan(x) else x
 
 
 def quantile(xs: list[float], q: float) -> float:
@@ -55,16 +45,16 @@ def quantile(xs: list[float], q: float) -> float:
     return s[lo] + (s[hi] - s[lo]) * (pos - lo)
 
 
-def summarize(rows: list[dict[str, Any]]) -> dict[str, Any]:
+def summarize(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     """One cell: seeds, how many generalized, medians and IQRs, and the last step each member ran."""
     n = len(rows)
     ended = [r for r in rows if r.get("status") in ENDED]
-    gen = [num(r.get("generalized_step")) for r in ended]
-    steps = [g if g is not None else INF for g in gen]
-    delays = [d for d in (num(r.get("grokking_delay")) for r in ended) if d is not None]
-    vals = [v for v in (num(r.get("final_val_acc")) for r in ended) if v is not None]
-    budget = max((num(r.get("max_steps")) or 0 for r in rows), default=0)
-    stops = [x for x in (num(r.get("steps")) for r in ended) if x is not None]
+    gen = [r.get("generalized_step") for r in ended]
+    steps = [float(g) if g is not None else INF for g in gen]
+    delays = [float(d) for d in (r.get("grokking_delay") for r in ended) if d is not None]
+    vals = [v for v in (r.get("final_val_acc") for r in ended) if v is not None]
+    budget = max((float(r.get("max_steps") or 0) for r in rows), default=0)
+    stops = [float(x) for x in (r.get("steps") for r in ended) if x is not None]
     statuses = Counter(r.get("status") or "missing" for r in rows)
     return {
         "n": n,
@@ -82,13 +72,16 @@ def summarize(rows: list[dict[str, Any]]) -> dict[str, Any]:
         "stop_median": quantile(stops, 0.5),
         "stop_min": min(stops, default=math.nan),
         "stop_max": max(stops, default=math.nan),
-        "status": ", ".join(f"{v} {k}" for k, v in sorted(statuses.items()) if k != "finished"),
+        "status": ", ".join(f"{v} {k}" for k, v in sorted(statuses.items()) if k != Status.FINISHED),
     }
 
 
-def cells(rows: Iterable[dict[str, Any]], keys: list[str]) -> dict[tuple[str, ...], list[dict[str, Any]]]:
+Row = TypeVar("Row", bound=Mapping[str, Any])
+
+
+def cells(rows: Iterable[Row], keys: list[str]) -> dict[tuple[str, ...], list[Row]]:
     """Rows grouped by their values of `keys` (as text), in order of first appearance."""
-    out: dict[tuple[str, ...], list[dict[str, Any]]] = {}
+    out: dict[tuple[str, ...], list[Row]] = {}
     for r in rows:
         out.setdefault(tuple(str(r.get(k, "")) for k in keys), []).append(r)
     return out

@@ -27,6 +27,7 @@ from typing import Any
 from engine.config import ConfigError, DataConfig, RunConfig
 from engine.config.param_sets import ROW_KINDS, Intervention, parse_intervention, parse_tokens
 from engine.config.resolve import resolve
+from engine.events import Status
 from engine.rundir.atomic import write_json_atomic
 from engine.rundir.checkpoints import checkpoint_at, load_state
 from engine.rundir.dirs import (
@@ -40,7 +41,6 @@ from engine.rundir.dirs import (
 )
 from engine.rundir.files import CONFIG, METRICS
 from engine.rundir.lineage import copy_logs, lineage, read_interventions, recolumn, write_interventions
-from engine.rundir.schema import PREPARED
 from engine.rundir.summary import RunSummary, write_summary
 from engine.task.dlog import SIGNS, group_axis
 from engine.train.run import config_changes
@@ -301,7 +301,7 @@ def _write(
         meta.update(_training_set(cfg))  # the training set the fork trains on, as RunStarted would log it
     write_json_atomic(d / CONFIG, {**cfg.to_dict(), "_meta": {**meta, "fork": {**fork, "optimizer_state": opt_note}}})
     summary = {
-        "status": PREPARED,  # until it trains: then it is a run like any other
+        "status": Status.PREPARED,  # until it trains: then it is a run like any other
         "steps": step,
         "preset": cfg.preset,
         "seed": cfg.train.seed,

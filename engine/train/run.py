@@ -12,7 +12,7 @@ from typing import Any
 
 from engine.config import ConfigError, RunConfig, from_dict
 from engine.config.resolve import resolve
-from engine.events import Event, RunFinished, RunStarted, StepsTaken
+from engine.events import Event, RunFinished, RunStarted, Status, StepsTaken
 from engine.rundir.checkpoints import Keeper
 from engine.rundir.dirs import (
     CHECKPOINT,
@@ -97,7 +97,7 @@ class RunSink:
         self.dir, self.cfg = run_dir, cfg
         self._lock, self._state, self._summary = lock, state, summary
         self.log = RunLog(run_dir, cfg, resume=resume)
-        self.status = "running"
+        self.status: str = Status.RUNNING
         self.summary: dict[str, Any] = {}
         self.fault = ""  # a one-line machine fault (a full disk) that ended the run, for the faces to print
         self._last_ckpt = step
@@ -112,7 +112,7 @@ class RunSink:
     @property
     def ended(self) -> bool:
         """True once the run's RunFinished went through, or the failure path ran."""
-        return self.status != "running"
+        return self.status != Status.RUNNING
 
     def checkpoint(self) -> None:
         """Write checkpoint.pt atomically and durably (`save_checkpoint`)."""
@@ -140,17 +140,17 @@ class RunSink:
 
     def interrupted(self) -> None:
         """The consumer stopped iterating (the TUI quit): close the log as interrupted."""
-        self._abort("interrupted", "")
+        self._abort(Status.INTERRUPTED, "")
 
     def failed(self, e: BaseException) -> RunFinished:
         """The run ended on `e`: a write fault (one line, no checkpoint) or an engine fault (error.txt)."""
         if isinstance(e, RunWriteError):  # a full disk, a read-only remount: one line, no traceback
             self.fault = str(e)
-            self._abort("failed", self.fault, checkpoint=False)
-            return RunFinished("failed", self.summary, self.fault)
+            self._abort(Status.FAILED, self.fault, checkpoint=False)
+            return RunFinished(Status.FAILED, self.summary, self.fault)
         msg = f"{type(e).__name__}: {e}"
-        self._abort("failed", msg, "".join(traceback.format_exception(e)))
-        return RunFinished("failed", self.summary, msg)
+        self._abort(Status.FAILED, msg, "".join(traceback.format_exception(e)))
+        return RunFinished(Status.FAILED, self.summary, msg)
 
     def close(self) -> None:
         """Close the log and release the lock (idempotent)."""
@@ -286,12 +286,12 @@ class Run:
         path = Path(run_dir)
         cfg = read_config(path)
         cfg = resolve(cfg, steps=max_steps, device=device)  # the run's own config: only these may change
-        if read_summary(path).status == "finished" and max_steps is None:
+        if read_summary(path).status == Status.FINISHED and max_steps is None:
             raise ConfigError(f"{path}: run already finished; pass --steps N to extend it")
         return cls(cfg, _resume=path)
 
     # control
-    def stop(self, status: str = "interrupted") -> None:
+    def stop(self, status: str = Status.INTERRUPTED) -> None:
         self.trainer.stop(status)
 
     def pause(self) -> None:

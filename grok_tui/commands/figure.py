@@ -18,8 +18,7 @@ from grok_tui.options import parse_metrics
 def write_paper(runs_dir: str, out_dir: str, fmt: str, log_x: bool, k: int) -> list[tuple[str, Path, Path]]:
     """Every claim figure whose group is under `runs_dir`, into `out_dir`/<claim>.<fmt>: (claim, group, file)."""
     from engine.config import ConfigError
-    from engine.records.group import check_results
-    from engine.sweep.spec import Group
+    from engine.records.group import read_group
     from grok_tui.figures.claims import claim_panels, ended_count, missing_claims, paper_groups
     from grok_tui.figures.draw import FORMATS, draw, save
 
@@ -40,8 +39,7 @@ def write_paper(runs_dir: str, out_dir: str, fmt: str, log_x: bool, k: int) -> l
     written = []
     for claim, gdir in found:
         try:
-            group = Group.open(gdir)
-            check_results(group)
+            group = read_group(gdir)
             _, panels = claim_panels(claim.name, group)
         except ConfigError as e:  # one unreadable or empty group does not stop the others
             print(f"skipped {claim.name}: {e}", file=sys.stderr)
@@ -98,15 +96,13 @@ def register(app: typer.Typer) -> None:
         if not paths:
             raise ConfigError("give run or group directories, --claim NAME GROUP, or --paper RUNS_DIR")
         if claim is not None:
-            from engine.records.group import check_results
-            from engine.sweep.spec import Group
+            from engine.records.group import read_group
             from grok_tui.figures.claims import claim_panels, get_claim
 
             get_claim(claim)
             if len(paths) != 1:
                 raise ConfigError("--claim NAME draws one group: give one GROUP directory")
-            group = Group.open(paths[0])
-            check_results(group)
+            group = read_group(paths[0])
             c, panels = claim_panels(claim, group)
             fig = draw(panels, log_x, k, legend="first", ncols=c.ncols(group))
         else:

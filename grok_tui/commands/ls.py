@@ -18,13 +18,9 @@ if TYPE_CHECKING:
     from engine.records.run import RunRecord
 
 
-def _num(v: Any) -> float | None:
-    """A finite number from a summary or a row, else None (NaN, '', missing)."""
-    try:
-        f = float(v)
-    except (TypeError, ValueError):
-        return None
-    return f if math.isfinite(f) else None
+def _finite(v: float | None) -> float | None:
+    """A phase's value as ls shows it: None where it is not a finite number (NaN: not measured)."""
+    return v if v is not None and math.isfinite(v) else None
 
 
 def run_entry(rec: RunRecord) -> dict[str, Any]:
@@ -45,9 +41,9 @@ def run_entry(rec: RunRecord) -> dict[str, Any]:
         "generalized_step": ph.generalized_step,
         "grokking_delay": ph.delay,
         "early_stop_step": ph.early_stop_step,
-        "final_train_acc": _num(ph.final_train_acc),
-        "best_val_acc": _num(ph.best_val_acc),
-        "final_val_acc": _num(ph.final_val_acc),
+        "final_train_acc": _finite(ph.final_train_acc),
+        "best_val_acc": _finite(ph.best_val_acc),
+        "final_val_acc": _finite(ph.final_val_acc),
         "wall_s": rec.wall_s,
         "created": clean_text((rec.meta or {}).get("created", "")),
         **_lineage(rec),
@@ -93,16 +89,16 @@ def fork_tree(found: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 def group_entry(path: Path) -> dict[str, Any]:
     """A sweep group: members finished, running (a process holds their run directory) and failed."""
+    from engine.events import Status
+    from engine.records.group import read_group
     from engine.rundir.dirs import clean_text, is_run_dir, lock_holder
-    from engine.rundir.schema import ENDED
-    from engine.sweep.spec import Group
 
-    g = Group.open(path)
-    res = g.results()
-    statuses = [res.get(m.id, {}).get("status", "") for m in g.members]
+    g = read_group(path)
+    res = g.results()  # typed rows (engine/sweep/results.py ResultsRow)
+    statuses = [r.status if (r := res.get(m.id)) is not None else None for m in g.members]
     running = sum(1 for c in path.iterdir() if c.is_dir() and is_run_dir(c) and lock_holder(c) is not None)
-    walls = [w for r in res.values() if (w := _num(r.get("wall_s"))) is not None]
-    n_done = sum(st in ENDED for st in statuses)
+    walls = [r.wall_s for r in res.values() if r.wall_s is not None]
+    n_done = sum(st is not None and st.ended for st in statuses)
     status = "running" if running else ("done" if n_done == len(g.members) else "partial")
     return {
         "kind": "group",
@@ -113,8 +109,8 @@ def group_entry(path: Path) -> dict[str, Any]:
         "n_members": len(g.members),
         "n_finished": n_done,
         "n_running": running,
-        "n_failed": sum(st == "failed" for st in statuses),
-        "n_generalized": sum(_num(r.get("generalized_step")) is not None for r in res.values()),
+        "n_failed": sum(st == Status.FAILED for st in statuses),
+        "n_generalized": sum(r.generalized_step is not None for r in res.values()),
         "wall_s": sum(walls) if walls else None,
         "created": clean_text(g.doc.get("created", "")),
     }

@@ -88,9 +88,8 @@ def register(app: typer.Typer) -> None:
             text = clean_block(render_paper(Paper.open(group_dir), running=lock_holder(group_dir) is not None))
             typer.echo(text if wide else fold_text(text), nl=False)
             return
-        from engine.records.group import check_results
+        from engine.records.group import read_group
         from engine.sweep.report.tables import FORMATS, render, write_csv
-        from engine.sweep.spec import Group
         from grok_tui.options import parse_metrics
 
         if fmt not in FORMATS:
@@ -100,18 +99,18 @@ def register(app: typer.Typer) -> None:
         cols = None if metrics is None else parse_metrics(metrics)
         if plot and fmt == "csv":
             raise ConfigError("--plot draws text; it goes with --format text or markdown, not csv")
-        group = Group.open(group_dir)
-        check_results(group)  # a results.csv cut mid-row or missing an ended member: one line, exit 2
+        rec = read_group(group_dir)  # the group's record (engine/records/group.py)
         if seeds is not None:
             try:
                 chosen = {int(x) for x in seeds.split(",") if x.strip()}
             except ValueError:
                 raise ConfigError(f"--seeds: expected comma-separated integers, e.g. 0,1 (got {seeds!r})") from None
-            if not chosen or not (chosen & set(group.spec.seeds)):
+            if not chosen or not (chosen & set(rec.spec.seeds)):
                 raise ConfigError(
-                    f"--seeds: the group's seeds are {', '.join(map(str, group.spec.seeds))} (got {seeds!r})"
+                    f"--seeds: the group's seeds are {', '.join(map(str, rec.spec.seeds))} (got {seeds!r})"
                 )
-            group = group.with_seeds(chosen)
+            rec = rec.with_seeds(chosen)
+        group = rec.group  # the report is the engine's (engine/sweep/report/tables.py), over the group's record
         if fmt == "csv":
             write_csv(group, sys.stdout, tail, cols, baseline)
         else:

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
+from engine.events import Status
 from grok_tui import options as o
 from grok_tui.commands.signals import StopSignals, say
 from grok_tui.errors import EXIT_DIVERGED, user_errors
@@ -41,7 +42,7 @@ def execute(run: Run, quiet: bool, log_every: int) -> int:
     from grok_tui.progress import make_progress
 
     progress = make_progress(quiet, log_every)
-    with StopSignals(lambda signum: run.stop("interrupted")) as stops:
+    with StopSignals(lambda signum: run.stop(Status.INTERRUPTED)) as stops:
         try:
             for ev in run.events():
                 progress.handle(ev)
@@ -51,18 +52,18 @@ def execute(run: Run, quiet: bool, log_every: int) -> int:
     say(f"run directory: {run.dir}")
     say(format_summary(run.summary))
     note = early_stop_note(Phases.of(run.summary).early_stop_step, run.cfg.train)
-    if note and status == "finished":
+    if note and status == Status.FINISHED:
         say(note)
-    if status == "interrupted":
+    if status == Status.INTERRUPTED:
         say(resume_hint("grok run", run.dir))
         return stops.exit_code()
-    if status == "diverged":
+    if status == Status.DIVERGED:
         print(f"error: loss became NaN/inf at step {run.summary.get('steps')}; run diverged", file=sys.stderr)
         return EXIT_DIVERGED
-    if status == "failed" and run.fault:  # a full disk: one line, no traceback in error.txt
+    if status == Status.FAILED and run.fault:  # a full disk: one line, no traceback in error.txt
         print(f"error: {run.fault}", file=sys.stderr)
         return 1
-    if status == "failed":
+    if status == Status.FAILED:
         print(f"error: run failed: {run.summary.get('error', '')} (see {run.dir}/error.txt)", file=sys.stderr)
         return 1
     return 0

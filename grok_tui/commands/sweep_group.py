@@ -8,6 +8,7 @@ import signal
 import sys
 from typing import TYPE_CHECKING
 
+from engine.events import Status
 from grok_tui.commands.signals import StopSignals, say
 from grok_tui.commands.width import fold_text, wrap
 
@@ -88,7 +89,7 @@ def execute(
             for ev in sw.events():
                 with contextlib.suppress(OSError):  # the terminal is gone (SIGHUP): the rows still go to results.csv
                     progress.handle(ev)
-                if isinstance(ev, MemberEnded) and ev.row.get("status") == "failed":
+                if isinstance(ev, MemberEnded) and ev.row.get("status") == Status.FAILED:
                     failed += 1
         except KeyboardInterrupt:
             stops.caught.append(signal.SIGINT)

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
+from engine.events import Status
 from grok_tui import options as o
 from grok_tui.errors import one_line_usage_errors, user_errors
 from grok_tui.rundata import clean_text
@@ -57,7 +58,7 @@ def farewell(app: GrokApp) -> int:
         say(f"run directory: {clean_text(str(run_dir))}")
         rec = read_run(run_dir)
         say(format_summary(rec.summary.fields() or app.data.summary))
-        if rec.status == "interrupted":
+        if rec.status == Status.INTERRUPTED:
             say(resume_hint("grok-tui", run_dir))
     return 128 + app.stop_signal if app.stop_signal else 0
 

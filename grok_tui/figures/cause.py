@@ -12,13 +12,12 @@ import math
 from collections.abc import Callable
 
 from engine.config import ConfigError
-from engine.sweep.report.tables import member_finals
-from engine.sweep.spec import Group
+from engine.records.group import GroupRecord
 from grok_tui.figures.data import Curve
 from grok_tui.figures.draw import Panel
 
 
-def _by_cell(group: Group, arms: list[str], parents: list[str]) -> dict[str, list[tuple[str, str]]]:
+def _by_cell(group: GroupRecord, arms: list[str], parents: list[str]) -> dict[str, list[tuple[str, str]]]:
     """Parent arm -> [(arm, its short name)] of the arms that fork it (or, with no forks, share its prefix)."""
     out: dict[str, list[tuple[str, str]]] = {}
     for p in parents:
@@ -28,11 +27,13 @@ def _by_cell(group: Group, arms: list[str], parents: list[str]) -> dict[str, lis
     return out
 
 
-def arm_points(group: Group, metric: str, parents: list[str], with_parent: bool = False, tail: int = 1) -> list[Panel]:
+def arm_points(
+    group: GroupRecord, metric: str, parents: list[str], with_parent: bool = False, tail: int = 1
+) -> list[Panel]:
     """One panel per parent arm: each of its arms' final `metric` (mean of the last `tail` evaluations) as a
     point with the seeds' range; `with_parent`: the parent arm itself first, as `base`."""
     try:
-        finals = member_finals(group, [metric], tail)
+        finals = group.finals([metric], tail)
     except ConfigError:  # no member logged it (the targets probe off): no panel
         return []
     arms = list(dict.fromkeys(m.arm for m in group.members))
@@ -59,11 +60,11 @@ def arm_points(group: Group, metric: str, parents: list[str], with_parent: bool 
     return panels
 
 
-def _parents(group: Group) -> list[str]:
+def _parents(group: GroupRecord) -> list[str]:
     return list(group.spec.arms)
 
 
-def factorial(group: Group) -> list[Panel]:
+def factorial(group: GroupRecord) -> list[Panel]:
     """val_acc_target and target_norm after 500 steps of each factorial arm, per parent cell."""
     panels = arm_points(group, "val_acc_target", _parents(group))
     norms = arm_points(group, "target_norm", _parents(group))
@@ -72,15 +73,15 @@ def factorial(group: Group) -> list[Panel]:
     return panels + norms
 
 
-def direction(group: Group) -> list[Panel]:
+def direction(group: GroupRecord) -> list[Panel]:
     """val_acc_target one frozen step after the rows are set at the ring's radius, per direction and cell."""
     return arm_points(group, "val_acc_target", _parents(group))
 
 
-def cure(metrics: tuple[str, ...]) -> Callable[[Group], list[Panel]]:
+def cure(metrics: tuple[str, ...]) -> Callable[[GroupRecord], list[Panel]]:
     """Each cure arm beside its cell's plain run, per cell: arms named adam_CELL[_CURE] (presets/cure_*.toml)."""
 
-    def build(group: Group) -> list[Panel]:
+    def build(group: GroupRecord) -> list[Panel]:
         cells = [a for a in group.spec.arms if not any(a.startswith(b + "_") for b in group.spec.arms if b != a)]
         return [p for m in metrics for p in arm_points(group, m, cells, with_parent=True, tail=5)]
 

@@ -18,21 +18,31 @@ from typing import Any
 import numpy as np
 
 from engine.config import ConfigError
+from engine.records.group import GroupRecord
 from engine.records.run import read_run
-from engine.rundir.schema import ENDED
-from engine.sweep.spec import Group, Member
-from engine.sweep.stats import num, seed_interval, summarize
+from engine.sweep.results import ResultsRow, cell_number
+from engine.sweep.spec import Member
+from engine.sweep.stats import seed_interval, summarize
 from grok_tui.figures.data import Curve, member_dirs
 
 
-def ended_members(group: Group) -> list[tuple[Member, dict[str, Any]]]:
+def ended_members(group: GroupRecord) -> list[tuple[Member, ResultsRow]]:
     """The members with a final status (finished, diverged), each with its results.csv row."""
     res = group.results()
-    return [(m, res[m.id]) for m in group.members if res.get(m.id, {}).get("status") in ENDED]
+    return [(m, r) for m in group.members if (r := res.get(m.id)) is not None and r.ended]
 
 
-def _value(group: Group, m: Member, key: str) -> Any:
-    return m.values.get(key, m.overrides.get(key, group.results().get(m.id, {}).get(key)))
+def _value(group: GroupRecord, m: Member, key: str) -> Any:
+    row = group.results().get(m.id)
+    return m.values.get(key, m.overrides.get(key, row.get(key) if row is not None else None))
+
+
+def _number(v: Any) -> float | None:
+    """A swept value as an x coordinate: a number as the sweep gave it or as results.csv holds it; None for text."""
+    try:
+        return cell_number(v)
+    except (TypeError, ValueError):
+        return None
 
 
 def last_logged(run_dir: Path | None, metric: str) -> float | None:
@@ -45,7 +55,7 @@ def last_logged(run_dir: Path | None, metric: str) -> float | None:
 
 
 def final_against(
-    group: Group,
+    group: GroupRecord,
     metric: str,
     x_key: str,
     line_key: str | None = None,
@@ -65,11 +75,11 @@ def final_against(
     for m, row in ended_members(group):
         if arm is not None and m.arm != arm:
             continue
-        v = num(row.get(f"final_{metric}"))
+        v = row.get(f"final_{metric}")
         if v is None:
             v = last_logged(dirs.get(m.id), metric)
         xv = _value(group, m, x_key)
-        x = float(order.index(repr(xv))) if categorical and repr(xv) in order else None if categorical else num(xv)
+        x = float(order.index(repr(xv))) if categorical and repr(xv) in order else None if categorical else _number(xv)
         if v is None or x is None:
             continue
         line = _value(group, m, line_key) if line_key else ""
@@ -108,14 +118,14 @@ class Heat:
         return f"{head}\n{self.generalized[i][j]}/{self.ended[i][j]}"
 
 
-def generalization_grid(group: Group, row_key: str, col_key: str) -> Heat:
+def generalization_grid(group: GroupRecord, row_key: str, col_key: str) -> Heat:
     """`summarize` (what `grok report` prints) of each (row, col) cell: the median generalized_step."""
     missing = [k for k in (row_key, col_key) if k not in group.spec.grid]
     if missing:
         raise ConfigError(f"{group.dir}: the sweep's grid has no {' or '.join(missing)}")
     rows, cols = list(group.spec.grid[row_key]), list(group.spec.grid[col_key])
     res = group.results()
-    cell_rows: dict[tuple[str, str], list[dict[str, Any]]] = {}
+    cell_rows: dict[tuple[str, str], list[ResultsRow]] = {}
     for m in group.members:
         key = (repr(_value(group, m, row_key)), repr(_value(group, m, col_key)))
         if m.id in res:
@@ -132,7 +142,7 @@ def generalization_grid(group: Group, row_key: str, col_key: str) -> Heat:
     return Heat(row_key, col_key, rows, cols, median, gen, ended, budget)
 
 
-def token_points(group: Group) -> list[tuple[str, list[float], list[float], list[float], float]]:
+def token_points(group: GroupRecord) -> list[tuple[str, list[float], list[float], list[float], float]]:
     """Per arm × grid cell, over its ended seeds: each operand token's training pairs against its learned
     step (`grok tokens`, the per-token form of Fig. 4), the pairs of the tokens never learned, Spearman's
     rank correlation of the learned ones, pooled over seeds. (label, pairs, steps, never-learned pairs, rho)."""

@@ -16,13 +16,12 @@ from pathlib import Path
 from typing import Any
 
 from engine.config import ConfigError
+from engine.records.group import GroupRecord, read_group
 from engine.records.run import read_run
 from engine.rundir.dirs import is_group, is_run_dir
 from engine.sweep.paper import PAPER_SWEEPS
 from engine.sweep.report.tables import member_finals
 from engine.sweep.report.targets import member_target_learned
-from engine.sweep.spec import Group
-from engine.sweep.stats import num
 from grok_tui.figures import cause, style
 from grok_tui.figures.cells import ended_members, final_against, generalization_grid, token_points
 from grok_tui.figures.data import Curve, cell_label, fourier_spectrum, group_curves, member_dirs
@@ -34,21 +33,21 @@ class Claim:
     name: str
     presets: tuple[str, ...]  # the sweep presets whose groups this figure is drawn from, preferred first
     what: str  # one line: what the figure shows (the paper's figure)
-    build: Callable[[Group], list[Panel]]
+    build: Callable[[GroupRecord], list[Panel]]
     cols: str | None = None  # a grid key: one column per value (data.op: one per task), one row per metric
     width: int = 0  # a fixed number of columns (decouple_paper: a row of three panels per optimizer)
 
-    def ncols(self, group: Group) -> int:
+    def ncols(self, group: GroupRecord) -> int:
         """Columns of the panel grid (0: draw's default, one row of up to style.MAX_COLS)."""
         return len(_facets(group, self.cols)) if self.cols else self.width
 
 
-def _facets(group: Group, key: str | None) -> list[Any]:
+def _facets(group: GroupRecord, key: str | None) -> list[Any]:
     """The values of a grid key (one panel each), or [None] when the group does not sweep it."""
     return list(group.spec.grid.get(key, [None])) if key else [None]
 
 
-def _where(group: Group, curves: list[Curve], keys: dict[str, Any]) -> list[Curve]:
+def _where(group: GroupRecord, curves: list[Curve], keys: dict[str, Any]) -> list[Curve]:
     """The cells with each key = its value (None: any), labelled without those keys."""
     out = []
     for c in curves:
@@ -59,7 +58,7 @@ def _where(group: Group, curves: list[Curve], keys: dict[str, Any]) -> list[Curv
     return out
 
 
-def _facet_title(group: Group, key: str, value: Any) -> str:
+def _facet_title(group: GroupRecord, key: str, value: Any) -> str:
     if key == "data.op":
         return str(value if value is not None else group.base.data.op)
     return f"{style.label(key)}: {value}" if value is not None else ""
@@ -67,11 +66,11 @@ def _facet_title(group: Group, key: str, value: Any) -> str:
 
 def grid(
     metrics: list[str], cols: str | None = "data.op", rows: str | None = None, x: str = "step", need: str = ""
-) -> Callable[[Group], list[Panel]]:
+) -> Callable[[GroupRecord], list[Panel]]:
     """Rows of panels by metric (and by `rows`' values), columns by `cols`' values (data.op: one per task;
     None: one panel per metric); the other cells as lines. `need`: no panel at all is an error naming it."""
 
-    def build(group: Group) -> list[Panel]:
+    def build(group: GroupRecord) -> list[Panel]:
         panels = []
         for m in metrics:
             curves = group_curves(group, m, x)
@@ -87,13 +86,13 @@ def grid(
     return build
 
 
-def _need(panels: list[Panel], group: Group, what: str) -> list[Panel]:
+def _need(panels: list[Panel], group: GroupRecord, what: str) -> list[Panel]:
     if not panels:
         raise ConfigError(f"{group.dir}: no member has logged {what} yet")
     return panels
 
 
-def fig5(group: Group) -> list[Panel]:
+def fig5(group: GroupRecord) -> list[Panel]:
     """Fig. 5: final val accuracy and final train loss against c, a line per task (too large a c: loss blows up)."""
     panels = []
     for metric in ("val_acc", "train_loss"):
@@ -107,12 +106,12 @@ def fig5(group: Group) -> list[Panel]:
 NEVER_ABOVE = 1.4  # tokens never learned are drawn this factor above the last step (a log axis)
 
 
-def fig4_tokens(group: Group) -> list[Panel]:
+def fig4_tokens(group: GroupRecord) -> list[Panel]:
     """The per-token form of Fig. 4 (§4.2: a token in few training pairs is learned late): each token's
     learned step against its training pairs, every ended seed pooled, a panel per arm × cell; tokens never
     learned sit above the line of the last step, marked apart."""
-    budgets = [num(r.get("max_steps")) for r in group.results().values()]  # as `grok report` reads it
-    budget = max([b for b in budgets if b is not None] or [float(group.base.train.max_steps)])
+    budgets = [float(r.max_steps) for r in group.results().values() if r.max_steps is not None]  # as the report
+    budget = max(budgets or [float(group.base.train.max_steps)])
     cells = token_points(group)
     bottom = min([y for _, _, ys, _, _ in cells for y in ys if y > 0] or [1.0])
     ylim = (bottom / 1.3, budget * NEVER_ABOVE * 1.3)  # one y range: the cells compare by height
@@ -130,7 +129,7 @@ def fig4_tokens(group: Group) -> list[Panel]:
     return panels
 
 
-def decouple(group: Group) -> list[Panel]:
+def decouple(group: GroupRecord) -> list[Panel]:
     """Decoupling (Fig. 4, §4.2): the target tokens' final val accuracy against their distinct training pairs
     m, a line per draw rate r, a panel per task and optimizer: pairs, not updates, set the plateau."""
     grid = group.spec.grid
@@ -156,16 +155,16 @@ DECOUPLE_FAMILIES = (  # decouple_paper's cells by arm name (presets/decouple_pa
 )
 
 
-def decouple_paper(group: Group) -> list[Panel]:
+def decouple_paper(group: GroupRecord) -> list[Panel]:
     """Issue 33's figure: the targets' final val accuracy and learned step against the share of batches that
     held a target (eq. 4's p_i, log axis), a line per family of cells, a panel pair per optimizer. Points are
     the mean over seeds with their range; a learned step whose member medians were not all reached is
     drawn at the mean with those members at the budget (a bound, as `grok report` prints it)."""
-    finals = member_finals(group, ["val_acc_target"])
+    finals = member_finals(group.group, ["val_acc_target"])
     res = group.results()
     runs = {m.id for m in group.members if not m.fork_of}  # the forks' longer budgets are not the runs'
-    budgets = [num(r.get("max_steps")) for k, r in res.items() if k in runs]  # as `grok report` reads it
-    budget = max([b for b in budgets if b is not None] or [float(group.base.train.max_steps)])
+    budgets = [float(r.max_steps) for k, r in res.items() if k in runs and r.max_steps is not None]  # as the report
+    budget = max(budgets or [float(group.base.train.max_steps)])
     by: dict[tuple[str, str], dict[str, list[tuple[float, float, float]]]] = {}
     for m, _ in ended_members(group):
         if m.fork_of:
@@ -198,7 +197,7 @@ def decouple_paper(group: Group) -> list[Panel]:
     return _need(panels, group, "members with targets and the targets probe")
 
 
-def norm_gap(group: Group, opt: str) -> Panel:
+def norm_gap(group: GroupRecord, opt: str) -> Panel:
     """The norm gap opening (§4.2): the target rows' norm against the ring's median radius (`target_norm`)
     over training, a line per draw rate r of the data-intact cells of one optimizer, mean over seeds."""
     tag = opt + DECOUPLE_FAMILIES[0][1]
@@ -212,10 +211,10 @@ def norm_gap(group: Group, opt: str) -> Panel:
     return Panel(title, ["target_norm"], curves, log_x=False, ylabel="target rows' norm / ring radius")
 
 
-def heat(row_key: str, col_key: str) -> Callable[[Group], list[Panel]]:
+def heat(row_key: str, col_key: str) -> Callable[[GroupRecord], list[Panel]]:
     """Steps to generalize per (row, col) cell of the grid: eqs. 8-9 (wd × α), Figs. 12-13 (lr × batch)."""
 
-    def build(group: Group) -> list[Panel]:
+    def build(group: GroupRecord) -> list[Panel]:
         h = generalization_grid(group, row_key, col_key)
         if not any(any(r) for r in h.ended):
             return []
@@ -225,7 +224,7 @@ def heat(row_key: str, col_key: str) -> Callable[[Group], list[Panel]]:
     return build
 
 
-def fig7(group: Group) -> list[Panel]:
+def fig7(group: GroupRecord) -> list[Panel]:
     """Fig. 7: λmax of the loss Hessian restricted to E and to W, one panel per optimizer.
 
     The columns are the ones the group's probe options name (engine/probes/hessian.py): hess_E and
@@ -244,13 +243,13 @@ def fig7(group: Group) -> list[Panel]:
     return panels
 
 
-def fig10(group: Group) -> list[Panel]:
+def fig10(group: GroupRecord) -> list[Panel]:
     """Fig. 10: rank of E, W and EW over training, per optimizer."""
     mats = ("E", "W", "EW")
     return [Panel(f"rank of {x}", [f"rank_{x}"], group_curves(group, f"rank_{x}"), ylabel="rank") for x in mats]
 
 
-def fig11(group: Group) -> list[Panel]:
+def fig11(group: GroupRecord) -> list[Panel]:
     """Fig. 11: the Fourier spectrum of E at the end of training, one panel per task (its first ended seed).
 
     Bars are each frequency's share of the energy (k >= 1) on one y scale, so a peaked spectrum and
@@ -407,7 +406,7 @@ def get_claim(name: str) -> Claim:
     return claim
 
 
-def claim_panels(name: str, group: Group) -> tuple[Claim, list[Panel]]:
+def claim_panels(name: str, group: GroupRecord) -> tuple[Claim, list[Panel]]:
     claim = get_claim(name)
     panels = claim.build(group)
     if not any(p.curves or p.heat is not None for p in panels):
@@ -419,7 +418,7 @@ def claim_panels(name: str, group: Group) -> tuple[Claim, list[Panel]]:
 
 def ended_count(group_dir: Path) -> tuple[int, int]:
     """(members ended, members) of a group: it is complete when every member has a final status."""
-    g = Group.open(group_dir)
+    g = read_group(group_dir)
     return len(g.members) - len(g.pending()), len(g.members)
 
 
@@ -452,7 +451,7 @@ def paper_groups(runs_dir: str | Path) -> list[tuple[Claim, Path]]:
     found: list[tuple[str, str, bool, Path, str]] = []  # (created, name, complete, dir, preset)
     for g in find_groups(root):
         try:
-            group = Group.open(g)
+            group = read_group(g)
         except ConfigError:
             continue
         found.append((str(group.doc.get("created", "")), g.name, not group.pending(), g, group.preset))

@@ -16,7 +16,7 @@ from engine.records.group import GroupRecord
 from engine.records.group import cell_label as cell_label
 from engine.records.run import read_run
 from engine.rundir.dirs import clean_text, short_name
-from engine.sweep.spec import Group, Member
+from engine.sweep.spec import Member
 
 # Summary fields marked on a run's curves: memorization, circuit formation, cleanup (the
 # progress measures' phases, when the run has them) and generalization.
@@ -63,18 +63,18 @@ def run_curves(path: Path, metrics: list[str], x: str = "step") -> tuple[str, li
     return short_name(clean_text(path.name)), curves, markers
 
 
-def member_dirs(group: Group) -> dict[str, Path]:
+def member_dirs(group: GroupRecord) -> dict[str, Path]:
     """Member id -> run directory (`Group.member_dir`), for the members that have one yet."""
     dirs = {m.id: group.member_dir(m) for m in group.members}
     return {k: d for k, d in dirs.items() if d.is_dir()}
 
 
-def group_curves(group: Group, metric: str, x: str = "step") -> list[Curve]:
+def group_curves(group: GroupRecord, metric: str, x: str = "step") -> list[Curve]:
     """Per arm × grid cell: `metric`'s mean over seeds and its spread (range or t-interval) at each evaluation,
     the engine's curves (engine/records/group.py, with its rule for members that stopped early). Cells with
     no member that logged `metric` are left out."""
     out = []
-    for c in GroupRecord(group.dir, group).curves(metric, x):
+    for c in group.curves(metric, x):
         if c.n:
             member = c.members[0]
             out.append(

@@ -8,8 +8,8 @@ import dataclasses
 from pathlib import Path
 
 from engine.config import ConfigError
+from engine.records.group import read_group
 from engine.rundir.dirs import clean_text, is_group, is_run_dir, short_name
-from engine.sweep.spec import Group
 from engine.sweep.stats import MIN_SEEDS_FOR_INTERVAL
 from grok_tui.figures.data import group_curves, run_curves
 from grok_tui.figures.draw import Panel
@@ -28,7 +28,7 @@ def run_panel(paths: list[Path], metrics: list[str], x: str) -> Panel:
 
 
 def group_panels(path: Path, metrics: list[str], x: str) -> list[Panel]:
-    group = Group.open(path)
+    group = read_group(path)
     panels = []
     name = short_name(clean_text(path.name))
     for m in metrics:

@@ -84,7 +84,7 @@ def test_plot_compare_and_figure_give_the_same_mean_at_every_step(group_dir: Pat
     engine_cells = read_group(group_dir).curves("val_acc")
     plot = group_chart(group_dir, ["val_acc"]).series  # grok plot
     compare = load_group(group_dir, "val_acc").cells  # the TUI's compare view
-    figure = group_curves(Group.open(group_dir), "val_acc")  # grok figure
+    figure = group_curves(read_group(group_dir), "val_acc")  # grok figure
     assert len(plot) == len(compare) == len(figure) == len(engine_cells) == 2
     for cell, p, c, f in zip(engine_cells, plot, compare, figure, strict=True):
         assert p.steps == c.steps.tolist() == f.x == cell.steps.tolist()

@@ -191,6 +191,7 @@ def test_f9_export_removes_a_half_written_file(tmp_path: Path, run_dir: Path, mo
 
 
 def test_report_does_not_count_a_nan_generalized_step() -> None:
+    from engine.sweep.results import ResultsRow
     from engine.sweep.stats import summarize
 
     rows = [
@@ -198,7 +199,7 @@ def test_report_does_not_count_a_nan_generalized_step() -> None:
         {"status": "finished", "generalized_step": "", "max_steps": 100},
         {"status": "finished", "generalized_step": "40", "max_steps": 100},
     ]
-    assert summarize(rows)["generalized"] == 1
+    assert summarize([ResultsRow.of(r, []) for r in rows])["generalized"] == 1
 
 
 def test_also_an_empty_test_set_is_refused_in_process() -> None:

@@ -10,14 +10,15 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from engine.records.group import GroupRecord, read_group
 from engine.sweep.paper import PAPER_SWEEPS
-from engine.sweep.spec import Group, Member
+from engine.sweep.spec import Member
 from grok_tui.figures import style
 from grok_tui.figures.cells import generalization_grid
 from grok_tui.figures.claims import CLAIMS, claim_panels, missing_claims, paper_groups
 from grok_tui.figures.draw import draw, save
 from tests.cli.conftest import grok
-from tests.engine.sweep.fakegroup import fake_group
+from tests.engine.sweep.fakegroup import fake_record
 from tests.figures.test_figures import STEPS, fig_legend
 
 ACC = {"seeds": 2, "arms": {"noembed": {"model.kind": "mlp_raw"}, "embed": {"model.kind": "mlp_embed"}}}
@@ -50,7 +51,7 @@ def test_every_paper_sweep_has_one_claim() -> None:
 
 
 def test_fig2_rows_of_val_and_train_accuracy_per_task(tmp_path: Path) -> None:
-    g = fake_group(tmp_path, {**ACC, "grid": {"data.op": ["add", "mul"]}}, _acc, STEPS, preset="fig2_long")
+    g = fake_record(tmp_path, {**ACC, "grid": {"data.op": ["add", "mul"]}}, _acc, STEPS, preset="fig2_long")
     claim, panels = claim_panels("fig2_long", g)
     fig = draw(panels, legend="first", ncols=claim.ncols(g))
     assert [ax.get_title() for ax in fig.axes] == ["add", "mul", "add", "mul"]
@@ -64,7 +65,9 @@ def test_fig2_rows_of_val_and_train_accuracy_per_task(tmp_path: Path) -> None:
 
 def test_fig4_epochs_draws_batch_arms_against_epochs(tmp_path: Path) -> None:
     table = {"seeds": 1, "arms": {"b512": {"train.batch_size": 512}, "b128": {"train.batch_size": 128}}}
-    g = fake_group(tmp_path, {**table, "grid": {"data.split": ["random", "skewed"]}}, _acc, STEPS, preset="fig4_epochs")
+    g = fake_record(
+        tmp_path, {**table, "grid": {"data.split": ["random", "skewed"]}}, _acc, STEPS, preset="fig4_epochs"
+    )
     for m in g.members:  # b128 covers a quarter of the epochs per step
         if m.arm == "b128":
             f = g.member_dir(m) / "metrics.csv"
@@ -87,7 +90,7 @@ def test_fig4_epochs_draws_batch_arms_against_epochs(tmp_path: Path) -> None:
 
 def test_fig4_sampling_a_row_per_task_a_column_per_batch(tmp_path: Path) -> None:
     grid = {"data.split": ["random", "uniform"], "train.batch_size": [64, 512], "data.op": ["add", "mul"]}
-    g = fake_group(tmp_path, {"seeds": 1, "grid": grid}, _acc, STEPS, preset="fig4_sampling")
+    g = fake_record(tmp_path, {"seeds": 1, "grid": grid}, _acc, STEPS, preset="fig4_sampling")
     claim, panels = claim_panels("fig4_sampling", g)
     fig = draw(panels, legend="first", ncols=claim.ncols(g))
     titles = ["add, batch size: 64", "add, batch size: 512", "mul, batch size: 64", "mul, batch size: 512"]
@@ -98,7 +101,7 @@ def test_fig4_sampling_a_row_per_task_a_column_per_batch(tmp_path: Path) -> None
 
 def test_fig6_adaptive_draws_the_c_trajectory_on_a_log_axis(tmp_path: Path) -> None:
     table = {"seeds": 2, "arms": {"adam": {"optim.lr_ratio": 1.0}, "c10": {"optim.lr_ratio": 10.0}}}
-    g = fake_group(tmp_path, {**table, "grid": {"data.op": ["add", "mul"]}}, _acc, STEPS, preset="fig6_adaptive")
+    g = fake_record(tmp_path, {**table, "grid": {"data.op": ["add", "mul"]}}, _acc, STEPS, preset="fig6_adaptive")
     claim, panels = claim_panels("fig6_adaptive", g)
     fig = draw(panels, legend="first", ncols=claim.ncols(g))
     assert len(fig.axes) == 4 and fig.axes[2].get_ylabel() == style.label("lr_ratio")
@@ -120,7 +123,7 @@ def test_fig5_final_values_against_c_with_intervals(tmp_path: Path) -> None:
         return {"val_acc": [0.0] * (len(STEPS) - 1) + [end_acc], "train_loss": [1.0] * (len(STEPS) - 1) + [end_loss]}
 
     table = {"seeds": 3, "grid": {"optim.lr_ratio": cs, "data.op": ["add", "mul"]}}
-    g = fake_group(tmp_path, table, curve, STEPS, preset="fig5_c_sensitivity")
+    g = fake_record(tmp_path, table, curve, STEPS, preset="fig5_c_sensitivity")
     _, panels = claim_panels("fig5", g)
     fig = draw(panels, legend="first")
     acc, loss = fig.axes
@@ -142,7 +145,7 @@ def test_fig5_final_values_against_c_with_intervals(tmp_path: Path) -> None:
 
 def test_wd_init_heat_map_is_the_reports_median(tmp_path: Path) -> None:
     grid = {"model.embed_init_scale": [0.1, 1.0], "optim.weight_decay": [1e-3, 1e-2]}
-    g = fake_group(tmp_path, {"seeds": 3, "grid": grid}, _acc, STEPS, preset="wd_init", max_steps=3000)
+    g = fake_record(tmp_path, {"seeds": 3, "grid": grid}, _acc, STEPS, preset="wd_init", max_steps=3000)
     gen = {  # (init, wd) -> each seed's generalized_step (None: never reached 95%)
         (0.1, 1e-3): [100, 200, 300],
         (0.1, 1e-2): [1200, 1000, None],
@@ -151,8 +154,8 @@ def test_wd_init_heat_map_is_the_reports_median(tmp_path: Path) -> None:
     }
     for m in g.members:
         step = gen[(m.values["model.embed_init_scale"], m.values["optim.weight_decay"])][m.seed]
-        g.record({**g.results()[m.id], "generalized_step": step})
-    _, panels = claim_panels("wd_init", Group.open(g.dir))
+        g.group.record({**g.results()[m.id], "generalized_step": step})
+    _, panels = claim_panels("wd_init", read_group(g.dir))
     fig = draw(panels, legend="first")
     ax = fig.axes[0]
     assert len(fig.axes) == 2  # the map and its colour bar
@@ -174,9 +177,9 @@ def test_wd_init_heat_map_is_the_reports_median(tmp_path: Path) -> None:
 
 def test_paper_prefers_a_complete_group_and_lists_missing_claims(tmp_path: Path) -> None:
     table = {"seeds": 1, "arms": {"adam": {"optim.lr_ratio": 1.0}, "c10": {"optim.lr_ratio": 10.0}}}
-    done = fake_group(tmp_path, table, _acc, STEPS, preset="sec43_init")
-    fake_group(tmp_path, table, _acc, STEPS, preset="sec43_init", status="interrupted")  # newer, still running
-    running = fake_group(tmp_path, table, _acc, STEPS, preset="appb_update_ratio", status="interrupted")
+    done = fake_record(tmp_path, table, _acc, STEPS, preset="sec43_init")
+    fake_record(tmp_path, table, _acc, STEPS, preset="sec43_init", status="interrupted")  # newer, still running
+    running = fake_record(tmp_path, table, _acc, STEPS, preset="appb_update_ratio", status="interrupted")
     found = paper_groups(tmp_path)
     assert found == [(CLAIMS["appb"], running.dir), (CLAIMS["sec43"], done.dir)]  # paper order; running: drawn
     assert [c.name for c in missing_claims(found)] == [c for c in CLAIMS if c not in ("appb", "sec43")]
@@ -184,7 +187,7 @@ def test_paper_prefers_a_complete_group_and_lists_missing_claims(tmp_path: Path)
 
 def test_paper_says_which_claims_it_skipped(tmp_path: Path) -> None:
     table = {"seeds": 1, "arms": {"adam": {"optim.lr_ratio": 1.0}}}
-    fake_group(tmp_path / "runs", table, _acc, STEPS, preset="sec43_init", status="interrupted")
+    fake_record(tmp_path / "runs", table, _acc, STEPS, preset="sec43_init", status="interrupted")
     r = grok("figure", "--paper", str(tmp_path / "runs"), "-o", str(tmp_path / "figs"))
     assert r.returncode == 0, r.stderr
     err = r.stderr.splitlines()
@@ -218,16 +221,16 @@ seeds = 1
 
 
 @pytest.fixture(scope="module")
-def real_group(tmp_path_factory: pytest.TempPathFactory) -> Group:
+def real_group(tmp_path_factory: pytest.TempPathFactory) -> GroupRecord:
     out = tmp_path_factory.mktemp("sweep")
     (out / "s.toml").write_text(SWEEP)
     r = grok("sweep", "--config", str(out / "s.toml"), "--workers", "1", "--out", str(out), timeout=300)
     assert r.returncode == 0, r.stderr
     (g,) = [p for p in out.iterdir() if p.name.endswith("-sweep")]
-    return Group.open(g)
+    return read_group(g)
 
 
-def test_real_sweep_fig5_and_c_trajectory(real_group: Group) -> None:
+def test_real_sweep_fig5_and_c_trajectory(real_group: GroupRecord) -> None:
     _, panels = claim_panels("fig5", real_group)
     _, loss = panels
     (line,) = loss.curves  # no task grid: one line
@@ -243,7 +246,7 @@ def test_real_sweep_fig5_and_c_trajectory(real_group: Group) -> None:
         assert sum(len(c.x) for c in p.curves if c.label != "last step") == 7  # p = 7 tokens, one seed
 
 
-def test_real_sweep_heat_map_and_files(real_group: Group, tmp_path: Path) -> None:
+def test_real_sweep_heat_map_and_files(real_group: GroupRecord, tmp_path: Path) -> None:
     h = generalization_grid(real_group, "optim.weight_decay", "optim.lr_ratio")
     assert h.ended == [[1, 1], [1, 1]] and h.budget == 30
     r = grok("figure", "--claim", "fig5", str(real_group.dir), "-o", str(tmp_path / "fig5.pdf"))
@@ -253,7 +256,7 @@ def test_real_sweep_heat_map_and_files(real_group: Group, tmp_path: Path) -> Non
 
 def test_a_one_column_claim_keeps_its_legend_to_the_column(tmp_path: Path) -> None:
     table = {"seeds": 1, "arms": {f"a{i}": {"optim.lr_ratio": 1.0 + i} for i in range(4)}}
-    g = fake_group(tmp_path, table, _acc, STEPS, preset="fig6_adaptive_mul")
+    g = fake_record(tmp_path, table, _acc, STEPS, preset="fig6_adaptive_mul")
     claim, panels = claim_panels("fig6_adaptive", g)
     fig = draw(panels, legend="first", ncols=claim.ncols(g))
     assert fig.get_figwidth() == style.COLUMN_W
@@ -267,7 +270,7 @@ def test_a_task_not_run_yet_keeps_its_place_in_the_grid(tmp_path: Path) -> None:
     def curve(m: Member) -> dict[str, list[float]]:
         return {"val_acc": [0.5] * len(STEPS), "restricted_loss": [1.0] * len(STEPS)}
 
-    g = fake_group(tmp_path, table, curve, STEPS, preset="progress_phases")
+    g = fake_record(tmp_path, table, curve, STEPS, preset="progress_phases")
     for m in g.members:
         if m.values["data.op"] == "add":
             (g.member_dir(m) / "metrics.csv").unlink()
@@ -293,7 +296,7 @@ def test_decouple_target_accuracy_against_pairs_per_draw_rate(tmp_path: Path) ->
         end = (0.3 if m.values["data.starve_m"] == 1 else 1.0) - 0.1 * m.seed
         return {"val_acc_target": [0.0] * (len(STEPS) - 1) + [end]}
 
-    g = fake_group(tmp_path, table, curve, STEPS, preset="decouple")
+    g = fake_record(tmp_path, table, curve, STEPS, preset="decouple")
     _, panels = claim_panels("decouple", g)
     fig = draw(panels, legend="first")
     assert [ax.get_title() for ax in fig.axes] == ["mul_adam", "add_adam"]
@@ -321,7 +324,7 @@ def test_arm_claims_a_panel_per_metric(tmp_path: Path, claim: str, preset: str, 
         target = [0.4 * v for v in _acc(m)["val_acc"]]
         return {**_acc(m), "update_ratio": [5.0 / (i + 1) for i in range(len(STEPS))], "val_acc_target": target}
 
-    g = fake_group(tmp_path, table, curve, STEPS, preset=preset)
+    g = fake_record(tmp_path, table, curve, STEPS, preset=preset)
     c, panels = claim_panels(claim, g)
     fig = draw(panels, legend="first", ncols=c.ncols(g))
     assert [ax.get_ylabel() for ax in fig.axes] == [style.label(m) for m in metrics]
@@ -334,15 +337,15 @@ def test_arm_claims_a_panel_per_metric(tmp_path: Path, claim: str, preset: str, 
 def test_paper_looks_into_folders_but_not_into_groups_or_runs(tmp_path: Path) -> None:
     table = {"seeds": 1, "arms": {"adam": {"optim.lr_ratio": 1.0}}}
     (tmp_path / "study" / "round2").mkdir(parents=True)
-    deep = fake_group(tmp_path / "study" / "round2", table, _acc, STEPS, preset="sec43_init")
-    inner = fake_group(deep.dir, table, _acc, STEPS, preset="wd_init")  # inside a group: not looked at
+    deep = fake_record(tmp_path / "study" / "round2", table, _acc, STEPS, preset="sec43_init")
+    inner = fake_record(deep.dir, table, _acc, STEPS, preset="wd_init")  # inside a group: not looked at
     run = tmp_path / "run"
     run.mkdir()
     (run / "config.json").write_text("{}")
-    fake_group(run, table, _acc, STEPS, preset="appb_update_ratio")  # inside a run directory: not looked at
+    fake_record(run, table, _acc, STEPS, preset="appb_update_ratio")  # inside a run directory: not looked at
     too_deep = tmp_path / "a" / "b" / "c"
     too_deep.mkdir(parents=True)
-    fake_group(too_deep, table, _acc, STEPS, preset="fig12_lr_batch")
+    fake_record(too_deep, table, _acc, STEPS, preset="fig12_lr_batch")
     assert inner.dir.is_dir()
     assert paper_groups(tmp_path) == [(CLAIMS["sec43"], deep.dir)]
 
@@ -354,12 +357,12 @@ def test_fig4_tokens_learned_step_against_pairs(tmp_path: Path) -> None:
     from grok_tui.figures.claims import NEVER_ABOVE
 
     table = {"seeds": 2, "arms": {"random": {"data.split": "random"}}}
-    g = fake_group(tmp_path, table, _acc, STEPS, preset="fig4_token_skew", max_steps=200)
+    g = fake_record(tmp_path, table, _acc, STEPS, preset="fig4_token_skew", max_steps=200)
     for m in g.members:
         f = g.member_dir(m) / "summary.json"
         learned = [None if t == 10 else 10 * (t + 1) for t in range(11)]  # p = 11; token 10 never learned
         f.write_text(json.dumps({**json.loads(f.read_text()), "learned_step": learned, "learned_acc": 0.9}))
-    _, panels = claim_panels("fig4_tokens", Group.open(g.dir))
+    _, panels = claim_panels("fig4_tokens", read_group(g.dir))
     fig = draw(panels, legend="first")
     (ax,) = fig.axes
     learned, never, last = ax.get_lines()
@@ -376,7 +379,7 @@ def test_fig4_tokens_learned_step_against_pairs(tmp_path: Path) -> None:
 
 
 def test_a_cell_short_of_seeds_on_one_task_keeps_its_colour_and_one_legend_entry(tmp_path: Path) -> None:
-    g = fake_group(tmp_path, {**ACC, "grid": {"data.op": ["add", "mul"]}}, _acc, STEPS, preset="fig2_embeddings")
+    g = fake_record(tmp_path, {**ACC, "grid": {"data.op": ["add", "mul"]}}, _acc, STEPS, preset="fig2_embeddings")
     late = next(m for m in g.members if m.arm == "embed" and m.values["data.op"] == "mul")
     (g.member_dir(late) / "metrics.csv").unlink()  # still to run
     claim, panels = claim_panels("fig2", g)
@@ -408,7 +411,7 @@ def test_fig7_draws_the_columns_the_groups_probe_options_name(
         return {e_col: [0.01 * (i + 1) for i in range(len(STEPS))], w_col: [1.0 + 0.1 * i for i in range(len(STEPS))]}
 
     table = {"seeds": 2, "arms": {"adam": {"optim.lr_ratio": 1.0}, "adamlr": {"optim.lr_ratio": 10.0}}}
-    g = fake_group(tmp_path, table, curves, STEPS, preset="fig7_hessian", **options)
+    g = fake_record(tmp_path, table, curves, STEPS, preset="fig7_hessian", **options)
     _, panels = claim_panels("fig7", g)
     fig = draw(panels, legend="first")
     assert len(fig.axes) == 2 and [ax.get_title() for ax in fig.axes] == ["adam", "adamlr"]
@@ -429,7 +432,7 @@ def test_starve_draws_the_starved_tokens_own_pairs_not_the_rare_set(tmp_path: Pa
             "val_acc_target": [0.01 if starve_m == 0 else 0.2 * starve_m] * len(STEPS),
         }
 
-    g = fake_group(tmp_path, {"seeds": 1, "grid": {"data.starve_m": [0, 1, 3]}}, curves, STEPS, preset="starve")
+    g = fake_record(tmp_path, {"seeds": 1, "grid": {"data.starve_m": [0, 1, 3]}}, curves, STEPS, preset="starve")
     claim, panels = claim_panels("starve", g)
     fig = draw(panels, legend="first", ncols=claim.ncols(g))
     assert [ax.get_ylabel() for ax in fig.axes] == ["val accuracy", "val accuracy, target tokens"]
@@ -457,7 +460,7 @@ def test_decouple_paper_accuracy_and_learned_step_against_batch_share(tmp_path: 
             "target_norm": [share[m.arm] / (1 + i) for i in range(len(STEPS))],
         }
 
-    g = fake_group(tmp_path, table, curve, STEPS, preset="decouple_paper", data__starve_k=2, data__starve_m=-1)
+    g = fake_record(tmp_path, table, curve, STEPS, preset="decouple_paper", data__starve_k=2, data__starve_m=-1)
     for m in g.members:  # the summary fields the figure reads: batch share, targets and their learned steps
         d = g.member_dir(m)
         doc = json.loads((d / "summary.json").read_text())
@@ -465,7 +468,7 @@ def test_decouple_paper_accuracy_and_learned_step_against_batch_share(tmp_path: 
         doc.update(target_batch_share=share[m.arm], target_tokens=[1, 3], learned_step=learned)
         (d / "summary.json").write_text(json.dumps(doc))
         if m.fork_of:  # a fork trains past its run's budget: the runs' budget still bounds the learned step
-            g.record({"member": m.id, **doc, "max_steps": 2 * STEPS[-1], "run_dir": d.name})
+            g.group.record({"member": m.id, **doc, "max_steps": 2 * STEPS[-1], "run_dir": d.name})
     _, panels = claim_panels("decouple_paper", g)
     fig = draw(panels, legend="first")
     titles = [

@@ -17,7 +17,7 @@ from grok_tui.figures.data import group_curves
 from grok_tui.figures.draw import draw, save
 from grok_tui.figures.panels import panels_for
 from tests.conftest import tiny_config
-from tests.engine.sweep.fakegroup import fake_group
+from tests.engine.sweep.fakegroup import fake_record
 
 STEPS = [10, 20, 40, 80, 160]
 ARMS = {"seeds": 3, "compare": "adam", "arms": {"adam": {"optim.lr_ratio": 1.0}, "adamlr": {"optim.lr_ratio": 10.0}}}
@@ -88,7 +88,7 @@ def test_run_figure_epoch_axis_linear_and_smoothed(tmp_path: Path) -> None:
 
 
 def test_group_figure_band_is_the_seeds_range_below_8(tmp_path: Path) -> None:
-    g = fake_group(tmp_path, ARMS, _curve, STEPS)
+    g = fake_record(tmp_path, ARMS, _curve, STEPS)
     fig = draw(panels_for([str(g.dir)], ["val_acc", "train_acc"]))
     assert len(fig.axes) == 2 and fig.get_figwidth() == style.DOUBLE_W
     ax = fig.axes[0]
@@ -108,7 +108,7 @@ def test_group_figure_band_is_the_seeds_range_below_8(tmp_path: Path) -> None:
 
 
 def test_claim_fig7_panels_per_optimizer(tmp_path: Path) -> None:
-    g = fake_group(tmp_path, ARMS, _curve, STEPS, preset="fig7_hessian")
+    g = fake_record(tmp_path, ARMS, _curve, STEPS, preset="fig7_hessian")
     _, panels = claim_panels("fig7", g)
     fig = draw(panels, legend="first")
     assert [ax.get_title() for ax in fig.axes] == ["adam", "adamlr"]
@@ -125,7 +125,7 @@ def test_claim_fig7_panels_per_optimizer(tmp_path: Path) -> None:
 
 def test_claim_fig6_a_column_per_task_val_over_train(tmp_path: Path) -> None:
     table = {**ARMS, "seeds": 2, "grid": {"data.op": ["add", "sub", "mul", "div"]}}
-    g = fake_group(tmp_path, table, _curve, STEPS, preset="fig6_optimizers")
+    g = fake_record(tmp_path, table, _curve, STEPS, preset="fig6_optimizers")
     claim, panels = claim_panels("fig6", g)
     fig = draw(panels, legend="first", ncols=claim.ncols(g))
     assert [ax.get_title() for ax in fig.axes] == ["add", "sub", "mul", "div"] * 2
@@ -143,7 +143,7 @@ def test_claim_fig4_rows_of_metrics(tmp_path: Path) -> None:
     def curve(m: Member) -> dict[str, list[float]]:
         return {"val_acc": [0.5] * len(STEPS), "val_acc_rare": [0.2] * len(STEPS)}
 
-    g = fake_group(tmp_path, {**table, "grid": {"data.op": ["mul", "add"]}}, curve, STEPS, preset="fig4_token_skew")
+    g = fake_record(tmp_path, {**table, "grid": {"data.op": ["mul", "add"]}}, curve, STEPS, preset="fig4_token_skew")
     claim, panels = claim_panels("fig4", g)
     fig = draw(panels, legend="first", ncols=claim.ncols(g))
     assert [ax.get_title() for ax in fig.axes] == ["mul", "add", "mul", "add"]
@@ -155,7 +155,7 @@ def test_claim_fig4_rows_of_metrics(tmp_path: Path) -> None:
 
 def test_claim_fig11_spectrum_bars(tmp_path: Path) -> None:
     table = {"seeds": 1, "grid": {"data.op": ["add", "div"]}}
-    g = fake_group(tmp_path, table, _curve, STEPS, preset="fig11_fourier")
+    g = fake_record(tmp_path, table, _curve, STEPS, preset="fig11_fourier")
     for m in g.members:
         rows = ["step,freq,norm"] + [f"{s},{k},{(3.0 if k == 2 else 1.0) + s}" for s in (0, 100) for k in range(6)]
         (g.member_dir(m) / "fourier.csv").write_text("\n".join(rows) + "\n")
@@ -170,7 +170,7 @@ def test_claim_fig11_spectrum_bars(tmp_path: Path) -> None:
 
 
 def test_unknown_claim_and_empty_group(tmp_path: Path) -> None:
-    g = fake_group(tmp_path, ARMS, _curve, STEPS)
+    g = fake_record(tmp_path, ARMS, _curve, STEPS)
     with pytest.raises(ConfigError, match="unknown claim; known: fig2, fig2_long, "):
         claim_panels("fig99", g)
     with pytest.raises(ConfigError, match="nothing to draw for fig10"):
@@ -178,9 +178,9 @@ def test_unknown_claim_and_empty_group(tmp_path: Path) -> None:
 
 
 def test_paper_finds_the_newest_group_of_each_claim(tmp_path: Path) -> None:
-    old = fake_group(tmp_path, ARMS, _curve, STEPS, preset="fig7_hessian")
-    new = fake_group(tmp_path, ARMS, _curve, STEPS, preset="fig7_hessian")
-    fake_group(tmp_path, ARMS, _curve, STEPS, preset="other")
+    old = fake_record(tmp_path, ARMS, _curve, STEPS, preset="fig7_hessian")
+    new = fake_record(tmp_path, ARMS, _curve, STEPS, preset="fig7_hessian")
+    fake_record(tmp_path, ARMS, _curve, STEPS, preset="other")
     assert old.dir.name < new.dir.name
     assert paper_groups(tmp_path) == [(CLAIMS["fig7"], new.dir)]
 
@@ -208,7 +208,7 @@ def test_png_is_a_palette_image_that_keeps_the_series_colours(tmp_path: Path) ->
     from matplotlib.colors import to_rgb
     from PIL import Image
 
-    g = fake_group(tmp_path, ARMS, _curve, STEPS)
+    g = fake_record(tmp_path, ARMS, _curve, STEPS)
     fig = draw(panels_for([str(g.dir)], ["val_acc", "train_acc"]))  # lines over bands
     path = save(fig, tmp_path / "f.png")
     img = Image.open(path)
@@ -245,13 +245,13 @@ def test_a_transparent_figure_stays_rgba(tmp_path: Path) -> None:
 
 def test_claim_fig11_skips_members_still_running(tmp_path: Path) -> None:
     table = {"seeds": 2, "grid": {"data.op": ["add"]}}
-    g = fake_group(tmp_path, table, _curve, STEPS, preset="fig11_fourier")
+    g = fake_record(tmp_path, table, _curve, STEPS, preset="fig11_fourier")
     for m in g.members:
         peak = 2 if m.seed == 0 else 4
         rows = ["step,freq,norm"] + [f"100,{k},{5.0 if k == peak else 1.0}" for k in range(6)]
         (g.member_dir(m) / "fourier.csv").write_text("\n".join(rows) + "\n")
     row = dict(g.results()["m000"])
-    g.record({**row, "status": "interrupted"})  # seed 0 did not end: its spectrum is not final
+    g.group.record({**row, "status": "interrupted"})  # seed 0 did not end: its spectrum is not final
     _, panels = claim_panels("fig11", g)
     (p,) = panels
     assert p.title == "add (seed 1, step 100)"
@@ -260,7 +260,7 @@ def test_claim_fig11_skips_members_still_running(tmp_path: Path) -> None:
 
 def test_a_seed_that_stopped_early_holds_its_last_value(tmp_path: Path) -> None:
     # patience ends a seed once it holds the target; the mean must not drop where it stops
-    g = fake_group(tmp_path, ARMS, _curve, STEPS)
+    g = fake_record(tmp_path, ARMS, _curve, STEPS)
     m0 = next(m for m in g.members if m.arm == "adam" and m.seed == 0)
     f = g.member_dir(m0) / "metrics.csv"
     f.write_text("".join(f.read_text().splitlines(True)[:4]))  # header + steps 10, 20, 40
@@ -282,6 +282,6 @@ def test_phase_markers_are_grey_and_clear_of_the_title(tmp_path: Path) -> None:
 
 
 def test_a_single_evaluation_is_drawn_as_a_point(tmp_path: Path) -> None:
-    g = fake_group(tmp_path, ARMS, _curve, [20])
+    g = fake_record(tmp_path, ARMS, _curve, [20])
     fig = draw(panels_for([str(g.dir)], ["val_acc"]))
     assert all(ln.get_marker() not in (None, "None", "") for ln in fig.axes[0].get_lines())

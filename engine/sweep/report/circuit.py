@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 
 from engine.config import ConfigError
+from engine.events import Status
 from engine.records.run import read_run
 from engine.rundir.csvlog import number
 from engine.rundir.dirs import JOINS, KEYFREQ, RING, clean_text, is_group, is_run_dir, read_csv
@@ -174,7 +175,7 @@ def circuit_cells(paths: Iterable[str | Path]) -> dict[tuple[str, str], list[dic
         if not probed:
             raise ConfigError(f"{clean_text(path)}: {NO_PROBE}")
         for d, run in probed:
-            if run.status != "finished":
+            if run.status != Status.FINISHED:
                 continue
             data = run.config.data
             split = "starved" if data.starve_k else "random"

@@ -17,7 +17,7 @@ from typing import Any
 
 from engine.rundir.dirs import read_metrics
 from engine.rundir.summary import read_summary
-from engine.sweep.results import ENDED
+from engine.sweep.results import ResultsRow
 from engine.sweep.spec import Group, Member, fork_settings
 from engine.sweep.stats import put_spread, seed_interval
 
@@ -106,11 +106,11 @@ def contrasts(group: Group) -> list[Contrast]:
     return out
 
 
-def _paired(group: Group, a: str, b: str, res: dict[str, dict[str, Any]]) -> list[tuple[Window, Window]]:
+def _paired(group: Group, a: str, b: str, res: dict[str, ResultsRow]) -> list[tuple[Window, Window]]:
     def by_seed(arm: str) -> dict[int, Window]:
         out = {}
         for m in group.members:
-            if m.arm == arm and res.get(m.id, {}).get("status") in ENDED and (w := window(group, m)) is not None:
+            if m.arm == arm and m.id in res and res[m.id].ended and (w := window(group, m)) is not None:
                 out[m.seed] = w
         return out
 

@@ -16,7 +16,6 @@ from typing import Any
 
 from engine.rundir.dirs import read_metrics
 from engine.rundir.summary import read_summary
-from engine.sweep.results import ENDED
 from engine.sweep.spec import Group, Member
 from engine.sweep.stats import put_spread, seed_interval
 
@@ -49,7 +48,7 @@ def intervention_rows(group: Group, metrics: list[str]) -> list[dict[str, Any]]:
     res = group.results()
     out = []
     for arm, src, _ in group.spec.fork_arms():
-        members = [m for m in group.members if m.arm == arm and res.get(m.id, {}).get("status") in ENDED]
+        members = [m for m in group.members if m.arm == arm and m.id in res and res[m.id].ended]
         if not members:
             continue
         row: dict[str, Any] = {"arm": arm, "from": src or "every arm"}

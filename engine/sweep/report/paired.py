@@ -9,13 +9,14 @@ side that bounds. The statistics are engine/sweep/stats.py's.
 from __future__ import annotations
 
 import math
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from engine.config import ConfigError
 from engine.sweep.results import ENDED
 from engine.sweep.spec import Group
-from engine.sweep.stats import RANGE, Spread, cells, num, paired, pooled_interval, seed_interval
+from engine.sweep.stats import RANGE, Spread, cells, paired, pooled_interval, seed_interval
 from engine.train.phases import GENERALIZED
 
 
@@ -49,49 +50,105 @@ def paired_dimension(group: Group, baseline: str | None = None) -> tuple[str, st
     return dim, baseline
 
 
-def paired_lines(
-    group: Group, rows: list[dict[str, Any]], finals: dict, tail: int, baseline: str | None = None
-) -> list[str]:
-    """Each value of the paired dimension against its baseline, per metric and context, paired by seed.
+@dataclass(frozen=True)
+class PairedFinal:
+    """One metric's final values in a cell against the baseline cell's, paired by seed: a report line's facts."""
 
-    E.g. "val_acc: adamlr - adam = +0.042 (range +0.011 to +0.071), 5/5 seeds higher, sign p 0.0625,
-    Wilcoxon p 0.0625 (n=5)", preceded by the same for steps to 95% val (`_paired_steps_line`). Only
-    seeds present in both cells count.
-    """
+    metric: str
+    label: str  # the value compared: an arm ("adamlr"), or a grid value ("op=mul")
+    baseline: str  # the value it is compared against, written the same way
+    context: tuple[tuple[str, str], ...]  # the cell's other swept keys and their values
+    diff: Spread  # x − baseline over the paired seeds: the mean and its spread (`seed_interval`)
+    n: int  # seeds in both cells
+    wins: int  # seeds where x is higher
+    sign_p: float
+    wilcoxon_p: float
+
+    def text(self) -> str:
+        """The line `grok report` prints for it."""
+        where = _where(self.context)
+        return (
+            f"{self.metric}: {self.label} - {self.baseline} = {spread(self.diff, '+.3f')}, {self.wins}/{self.n} seeds "
+            f"higher, sign p {_p(self.sign_p)}, Wilcoxon p {_p(self.wilcoxon_p)} (n={self.n}){where}"
+        )
+
+
+def _where(context: tuple[tuple[str, str], ...]) -> str:
+    """A line's cell: " [op=mul]" for each swept key and value of its context."""
+    return "".join(f" [{k.split('.')[-1]}={v}]" for k, v in context)
+
+
+def _pairs(
+    group: Group, rows: Sequence[Mapping[str, Any]], baseline: str | None
+) -> Iterator[tuple[tuple[tuple[str, str], ...], str, str, list[Any], list[Any]]]:
+    """Each cell of a value of the paired dimension with its baseline cell: (context, label, baseline label,
+    its rows, the baseline's rows), in the report's order."""
     pd = paired_dimension(group, baseline)
-    metrics = final_metrics(finals)
-    if pd is None or not metrics:
-        return []
+    if pd is None:
+        return
     dim, base = pd
     ctx_keys = [
         k for k in ([] if dim == "arm" else (["arm"] if group.spec.arms else [])) + list(group.spec.grid) if k != dim
     ]
     by = cells(rows, [*ctx_keys, dim])
-    lines: list[str] = []
-    pooled: dict[tuple[str, str], list[StepsPairs]] = {}  # (arm, baseline) -> each cell's paired seeds
     for key, rs in by.items():
         *ctx, val = key
         if val == base:
             continue
-        base_rows = by.get((*ctx, base), [])
-        where = "".join(f" [{k.split('.')[-1]}={v}]" for k, v in zip(ctx_keys, ctx, strict=True))
         label = val if dim == "arm" else f"{dim.split('.')[-1]}={val}"
         base_label = base if dim == "arm" else f"{dim.split('.')[-1]}={base}"
+        yield tuple(zip(ctx_keys, ctx, strict=True)), label, base_label, rs, by.get((*ctx, base), [])
+
+
+def paired_final(
+    metric: str, label: str, base_label: str, context: tuple[tuple[str, str], ...], mine: dict, theirs: dict
+) -> PairedFinal | None:
+    """`metric`'s seeds of `mine` against `theirs` ({seed: final value}), paired by seed; None for no shared seed."""
+    seeds = [s for s in mine if s in theirs]
+    if not seeds:
+        return None
+    p = paired([mine[s] for s in seeds], [theirs[s] for s in seeds])
+    d = seed_interval([mine[s] - theirs[s] for s in seeds])
+    return PairedFinal(metric, label, base_label, context, d, p["n"], p["wins"], p["sign_p"], p["wilcoxon_p"])
+
+
+def paired_finals(
+    group: Group, rows: Sequence[Mapping[str, Any]], finals: dict, metric: str, baseline: str | None = None
+) -> list[PairedFinal]:
+    """`metric`'s paired comparison in every cell, as `paired_lines` prints them (GroupRecord.compare)."""
+    out = []
+    for context, label, base_label, rs, base_rows in _pairs(group, rows, baseline):
+        mine = {r["seed"]: finals[r["member"]][metric] for r in rs if metric in finals.get(r["member"], {})}
+        theirs = {r["seed"]: finals[r["member"]][metric] for r in base_rows if metric in finals.get(r["member"], {})}
+        if (pf := paired_final(metric, label, base_label, context, mine, theirs)) is not None:
+            out.append(pf)
+    return out
+
+
+def paired_lines(
+    group: Group, rows: Sequence[Mapping[str, Any]], finals: dict, tail: int, baseline: str | None = None
+) -> list[str]:
+    """Each value of the paired dimension against its baseline, per metric and context, paired by seed.
+
+    E.g. "val_acc: adamlr - adam = +0.042 (range +0.011 to +0.071), 5/5 seeds higher, sign p 0.0625,
+    Wilcoxon p 0.0625 (n=5)" (`PairedFinal.text`), preceded by the same for steps to 95% val
+    (`_paired_steps_line`). Only seeds present in both cells count.
+    """
+    metrics = final_metrics(finals)
+    if not metrics:
+        return []
+    lines: list[str] = []
+    pooled: dict[tuple[str, str], list[StepsPairs]] = {}  # (arm, baseline) -> each cell's paired seeds
+    for context, label, base_label, rs, base_rows in _pairs(group, rows, baseline):
+        where = _where(context)
         if steps := _paired_steps_line(rs, base_rows, f"{label} - {base_label}"):
             lines.append(steps[0] + where)
             pooled.setdefault((label, base_label), []).append(steps[1])
         for k in metrics:
             mine = {r["seed"]: finals[r["member"]][k] for r in rs if k in finals.get(r["member"], {})}
             theirs = {r["seed"]: finals[r["member"]][k] for r in base_rows if k in finals.get(r["member"], {})}
-            seeds = [s for s in mine if s in theirs]
-            if not seeds:
-                continue
-            p = paired([mine[s] for s in seeds], [theirs[s] for s in seeds])
-            d = seed_interval([mine[s] - theirs[s] for s in seeds])
-            lines.append(
-                f"{k}: {label} - {base_label} = {spread(d, '+.3f')}, {p['wins']}/{p['n']} seeds higher, "
-                f"sign p {_p(p['sign_p'])}, Wilcoxon p {_p(p['wilcoxon_p'])} (n={p['n']}){where}"
-            )
+            if (pf := paired_final(k, label, base_label, context, mine, theirs)) is not None:
+                lines.append(pf.text())
     for (label, base_label), per_cell in pooled.items():
         logs = [v for c in per_cell for v in c.logs]
         if len(per_cell) > 1 and logs:  # over every cell (task, batch, ...): the arm's pooled ratio
@@ -146,20 +203,20 @@ def _bound(unreached: int, rel: str, open_: str = "; ", close: str = "") -> str:
     return f"{open_}{unreached} unreached counted at the budget, {what}{close}"
 
 
-def _steps_by_seed(rows: list[dict[str, Any]]) -> dict[str, tuple[float, bool]]:
+def _steps_by_seed(rows: Sequence[Mapping[str, Any]]) -> dict[Any, tuple[float, bool]]:
     """Seed -> (steps to 95% val, reached): an ended member that never reached it counts at its budget."""
-    out: dict[str, tuple[float, bool]] = {}
+    out: dict[Any, tuple[float, bool]] = {}
     for r in rows:
         if r.get("status") not in ENDED:
             continue
-        g, budget = num(r.get("generalized_step")), num(r.get("max_steps"))
+        g, budget = r.get("generalized_step"), r.get("max_steps")
         if g is not None or budget is not None:
-            out[r["seed"]] = (g, True) if g is not None else (float(budget or 0), False)
+            out[r["seed"]] = (float(g), True) if g is not None else (float(budget or 0), False)
     return out
 
 
 def _paired_steps_line(
-    rs: list[dict[str, Any]], base_rows: list[dict[str, Any]], label: str
+    rs: Sequence[Mapping[str, Any]], base_rows: Sequence[Mapping[str, Any]], label: str
 ) -> tuple[str, StepsPairs] | None:
     """Steps to 95% val, x - baseline paired by seed, e.g. "steps to 95% val: small_init - default = -290
     (range -450 to -130), 8/10 seeds fewer, ..., ratio = 0.71× (range 0.60 to 0.84)", and the cell's

@@ -14,8 +14,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from engine.sweep.report.verdicts import HOLDS, Outcome, Part
+from engine.sweep.results import ResultsRow, cell_number
 from engine.sweep.spec import Group, Member
-from engine.sweep.stats import RANGE, num, range_text, seed_interval
+from engine.sweep.stats import RANGE, range_text, seed_interval
 
 
 @dataclass(frozen=True)
@@ -42,7 +43,7 @@ class Row:
     budget: float
     first: dict[str, float]
     final: dict[str, float]
-    raw: dict[str, Any]
+    raw: ResultsRow
 
 
 def rows(group: Group) -> list[Row]:
@@ -51,13 +52,12 @@ def rows(group: Group) -> list[Row]:
     out = []
     for m in group.members:
         r = res.get(m.id)
-        if not r or r.get("status") not in ("finished", "diverged"):
+        if r is None or not r.ended:
             continue
-        first = {k[6:]: v for k, s in r.items() if k.startswith("first_") and (v := num(s)) is not None}
-        final = {k[6:]: v for k, s in r.items() if k.startswith("final_") and (v := num(s)) is not None}
-        out.append(
-            Row(m, str(r["status"]), num(r.get("generalized_step")), num(r.get("max_steps")) or 0.0, first, final, r)
-        )
+        first = {k[6:]: v for k, s in r.items() if k.startswith("first_") and (v := cell_number(s)) is not None}
+        final = {k[6:]: v for k, s in r.items() if k.startswith("final_") and (v := cell_number(s)) is not None}
+        gen = None if r.generalized_step is None else float(r.generalized_step)
+        out.append(Row(m, str(r.status), gen, float(r.max_steps or 0), first, final, r))
     return out
 
 

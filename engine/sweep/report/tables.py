@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import csv
 import math
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
@@ -23,14 +24,12 @@ from engine.sweep.compare import compare_lines
 from engine.sweep.report.forks import DEFAULT_METRICS, TARGET_METRICS, intervention_rows
 from engine.sweep.report.paired import final_metrics, paired_lines
 from engine.sweep.report.targets import LEARNED_COLUMN, has_targets, target_rows
-from engine.sweep.results import ENDED
 from engine.sweep.spec import Group
 from engine.sweep.stats import (
     INF,
     RANGE,
     bracketed,
     cells,
-    num,
     put_spread,
     quantile,
     seed_interval,
@@ -54,7 +53,7 @@ class Table:
     texts: list[str] = field(default_factory=list)  # columns shown as they are (formatted by their table)
 
 
-def _probe_table(group: Group, rows: list[dict[str, Any]], dims: list[str]) -> Table | None:
+def _probe_table(group: Group, rows: Sequence[Mapping[str, Any]], dims: list[str]) -> Table | None:
     """Each probe column as "first -> last" measured value, median over seeds."""
     cols = sorted({k[len("final_") :] for r in rows for k in r if k.startswith("final_")})
     cols = [c for c in cols if c not in ("train_acc", "val_acc") and not c.endswith("_iters")]
@@ -65,8 +64,8 @@ def _probe_table(group: Group, rows: list[dict[str, Any]], dims: list[str]) -> T
         row: dict[str, Any] = dict(zip(dims, key, strict=True))
         row["stopped at"] = stopped_at(summarize(rs))
         for c in cols:
-            a = quantile([v for v in (num(r.get(f"first_{c}")) for r in rs) if v is not None], 0.5)
-            b = quantile([v for v in (num(r.get(f"final_{c}")) for r in rs) if v is not None], 0.5)
+            a = quantile([v for v in (r.get(f"first_{c}") for r in rs) if v is not None], 0.5)
+            b = quantile([v for v in (r.get(f"final_{c}") for r in rs) if v is not None], 0.5)
             row[c] = f"{a:.3g} -> {b:.3g}"
         t.rows.append(row)
     return t
@@ -92,7 +91,7 @@ def member_finals(group: Group, metrics: list[str] | None = None, tail: int = DE
     which drops a line torn by a kill.
     """
     res = group.results()
-    ended = [m for m in group.members if res.get(m.id, {}).get("status") in ENDED]
+    ended = [m for m in group.members if m.id in res and res[m.id].ended]
     curves = {m.id: read_metrics(group.member_dir(m)) for m in ended}
     seen = {k for rows in curves.values() for k in (rows[0] if rows else {})}
     if metrics is None:
@@ -112,7 +111,9 @@ def member_finals(group: Group, metrics: list[str] | None = None, tail: int = DE
     return out
 
 
-def _final_table(group: Group, rows: list[dict[str, Any]], dims: list[str], finals: dict, tail: int) -> Table | None:
+def _final_table(
+    group: Group, rows: Sequence[Mapping[str, Any]], dims: list[str], finals: dict, tail: int
+) -> Table | None:
     """Per cell: each metric's final value, mean over seeds with its spread (stats.seed_interval)."""
     metrics = final_metrics(finals)
     if not metrics:
@@ -244,9 +245,9 @@ def _tail_note(group: Group, tail: int) -> list[str]:
     stopped = []
     watched: list[str] = []
     for m in group.members:
-        r = res.get(m.id, {})
-        steps, budget = num(r.get("steps")), num(r.get("max_steps"))
-        if r.get("status") in ENDED and steps is not None and budget is not None and steps < budget:
+        r = res.get(m.id)
+        steps, budget = (r.steps, r.max_steps) if r is not None else (None, None)
+        if r is not None and r.ended and steps is not None and budget is not None and steps < budget:
             train = group.config(m).train
             if 0 < train.patience < tail:
                 stopped.append(train.patience)

@@ -17,6 +17,7 @@ import math
 import statistics
 from typing import Any
 
+from engine.events import Status
 from engine.rundir.columns import LEARNED_ACC
 from engine.rundir.summary import RunSummary, read_summary
 from engine.sweep.spec import Group
@@ -59,7 +60,7 @@ def learned_cell(values: list[tuple[float, int, int]], budget: float) -> str:
 def target_rows(group: Group, dims: list[str], finals: dict[str, dict[str, float]]) -> list[dict[str, Any]]:
     """The rows of the decoupling table (a group `has_targets`), one per cell; `finals` holds each member's
     tail mean of target_norm (engine/sweep/report/tables.py member_finals)."""
-    rows = [r for r in group.results().values() if r.get("status") == "finished"]
+    rows = [r for r in group.results().values() if r.get("status") == Status.FINISHED]
     out = []
     for key, rs in cells(rows, dims).items():
         row: dict[str, Any] = dict(zip(dims, key, strict=True))

@@ -12,6 +12,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from engine.records.group import GroupRecord, read_group
 from engine.sweep.spec import Group, Member, expand, parse_sweep
 from tests.conftest import tiny_config
 
@@ -46,3 +47,8 @@ def fake_group(
         (d / "summary.json").write_text(json.dumps(summary))
         g.record({"member": m.id, **summary, "max_steps": max_steps or steps[-1], "run_dir": d.name})
     return Group.open(g.dir)
+
+
+def fake_record(tmp_path: Path, *args: Any, **kw: Any) -> GroupRecord:
+    """`fake_group`, read back as the faces read a group (engine/records/group.py)."""
+    return read_group(fake_group(tmp_path, *args, **kw).dir)

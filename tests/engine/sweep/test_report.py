@@ -7,6 +7,7 @@ import math
 from pathlib import Path
 
 from engine.sweep.report.tables import build_tables, render, write_csv
+from engine.sweep.results import ResultsRow
 from engine.sweep.spec import Group, expand, parse_sweep
 from engine.sweep.stats import quantile, summarize
 from tests.conftest import tiny_config
@@ -27,7 +28,7 @@ def test_unreached_seeds_count_as_over_budget() -> None:
         {"status": "finished", "generalized_step": "", "grokking_delay": "", "final_val_acc": "0.1"},
         {"status": "interrupted", "generalized_step": "100"},
     ]
-    s = summarize(rows)
+    s = summarize([ResultsRow.of(r, []) for r in rows])  # results.csv's text, read as the report reads it
     assert (s["n"], s["ended"], s["generalized"], s["frac_generalized"]) == (4, 3, 1, 1 / 3)
     assert s["gen_median"] == math.inf and s["gen_q1"] == math.inf  # halfway between 300 and "never" is never
     assert s["delay_median"] == 200 and s["final_val_acc"] == 0.2 and s["budget"] == 900
@@ -36,7 +37,7 @@ def test_unreached_seeds_count_as_over_budget() -> None:
 
 def test_a_nan_generalized_step_is_not_generalized() -> None:
     """results.csv may hold `nan` (a member's summary written by an older engine): never measured."""
-    s = summarize([{"status": "finished", "generalized_step": "nan", "max_steps": "500"}])
+    s = summarize([ResultsRow.of({"status": "finished", "generalized_step": "nan", "max_steps": "500"}, [])])
     assert (s["generalized"], s["gen_median"]) == (0, math.inf)
 
 

@@ -117,7 +117,7 @@ def test_grid_only_group_pairs_along_its_first_key(tmp_path: Path) -> None:
 
 def test_unpaired_seeds_are_left_out(tmp_path: Path) -> None:
     g = fake_group(tmp_path, ARMS, _curve, STEPS)
-    rows = [r for r in g.results().values() if not (r["arm"] == "adam" and r["seed"] == "0")]
+    rows = [r for r in g.results().values() if not (r["arm"] == "adam" and r["seed"] == 0)]
     (line, _) = paired_lines(g, rows, member_finals(g), 5)
     assert "(n=3)" in line
 
