@@ -73,9 +73,9 @@ def register(app: typer.Typer) -> None:
         d = fork_run(run_dir, at, parse_set(sets or []), intervene or [], out, steps)
         say(f"fork: {d}")
         if pid is not None:
-            from engine.rundir.summary import read_summary
+            from engine.records.run import read_run
 
-            step = read_summary(d).fork_step
+            step = read_run(d).lineage.get("fork_step")
             say(f"note: {run_dir} is still training (pid {pid}); forked its checkpoint at step {step}")
         if prepare:
             say(f"train it with:\n  grok run --resume {d}")
