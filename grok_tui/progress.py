@@ -72,7 +72,7 @@ class RichProgress:
     """A live rich progress line: step, steps/s, train/val accuracy and ETA."""
 
     def __init__(self) -> None:
-        from rich.progress import BarColumn, MofNCompleteColumn, TaskID, TextColumn, TimeRemainingColumn
+        from rich.progress import BarColumn, MofNCompleteColumn, TaskID, TextColumn
         from rich.progress import Progress as Bar
 
         self.progress = Bar(
@@ -81,10 +81,10 @@ class RichProgress:
             MofNCompleteColumn(),
             TextColumn("{task.fields[sps]:>6.1f} steps/s"),
             TextColumn("train {task.fields[tr]:.3f}  val {task.fields[va]:.3f}"),
-            TextColumn("ETA"),
-            TimeRemainingColumn(),
+            TextColumn("ETA {task.fields[eta]}"),  # the mean pace, as the lab's and the plain lines' (Pace)
             refresh_per_second=4,
         )
+        self.pace = Pace()
         self.task: TaskID | None = None
         self.started: RunStarted | None = None
         self.dead = False
@@ -97,10 +97,12 @@ class RichProgress:
                 self.started = ev
                 self.progress.start()
                 self.task = self.progress.add_task(
-                    ev.config.preset or "run", total=ev.max_steps, completed=ev.step, sps=0.0, tr=0.0, va=0.0
+                    ev.config.preset or "run", total=ev.max_steps, completed=ev.step, sps=0.0, tr=0.0, va=0.0, eta="?"
                 )
-            elif isinstance(ev, StepsTaken) and self.task is not None:
-                self.progress.update(self.task, completed=ev.step, sps=ev.steps_per_s)
+            elif isinstance(ev, StepsTaken) and self.task is not None and self.started is not None:
+                self.pace.observe(ev.step, ev.wall_s)
+                eta = format_eta(self.pace.eta_s(ev.step, self.started.max_steps, ev.steps_per_s))
+                self.progress.update(self.task, completed=ev.step, sps=ev.steps_per_s, eta=eta)
             elif isinstance(ev, EvalLogged) and self.task is not None:
                 self.progress.update(self.task, completed=ev.step, tr=ev.row["train_acc"], va=ev.row["val_acc"])
             elif isinstance(ev, RunFinished) and self.task is not None and self.started is not None:
