@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import contextlib
-import math
 import sys
 from typing import IO, Any, Protocol, TypeVar
 
 from engine.events import EvalLogged, Event, RunFinished, RunStarted, StepsTaken
 from engine.train.phases import Phases, early_stop_note
 from grok_tui.commands.width import columns
-from grok_tui.eta import format_eta
+from grok_tui.eta import Pace, format_eta
 
 E = TypeVar("E", contravariant=True)
 
@@ -31,6 +30,7 @@ class PlainProgress:
         self.stream = stream or sys.stdout
         self.max_steps = 0
         self.sps = 0.0
+        self.pace = Pace()  # the ETA: the mean rate, probes counted (grok_tui/eta.py)
         self.n_evals = 0
         self.dead = False
 
@@ -52,6 +52,7 @@ class PlainProgress:
             self._print(f"{head}\n  {rest}" if wide else f"{head}  {rest}")
         elif isinstance(ev, StepsTaken):
             self.sps = ev.steps_per_s
+            self.pace.observe(ev.step, ev.wall_s)
         elif isinstance(ev, EvalLogged):
             self.n_evals += 1
             if self.n_evals % self.every == 1 or self.every == 1:
@@ -60,7 +61,7 @@ class PlainProgress:
                 self._print(
                     f"step {ev.step:>7}/{self.max_steps}  train {r['train_acc']:.3f}  val {r['val_acc']:.3f}  "
                     f"loss {r['train_loss']:.3g}  {self.sps:.0f} steps/s  "
-                    f"ETA {format_eta((self.max_steps - ev.step) / self.sps if self.sps > 0 else math.nan)}"
+                    f"ETA {format_eta(self.pace.eta_s(ev.step, self.max_steps, self.sps))}"
                 )
 
     def close(self) -> None:
@@ -71,7 +72,7 @@ class RichProgress:
     """A live rich progress line: step, steps/s, train/val accuracy and ETA."""
 
     def __init__(self) -> None:
-        from rich.progress import BarColumn, MofNCompleteColumn, TaskID, TextColumn, TimeRemainingColumn
+        from rich.progress import BarColumn, MofNCompleteColumn, TaskID, TextColumn
         from rich.progress import Progress as Bar
 
         self.progress = Bar(
@@ -80,10 +81,10 @@ class RichProgress:
             MofNCompleteColumn(),
             TextColumn("{task.fields[sps]:>6.1f} steps/s"),
             TextColumn("train {task.fields[tr]:.3f}  val {task.fields[va]:.3f}"),
-            TextColumn("ETA"),
-            TimeRemainingColumn(),
+            TextColumn("ETA {task.fields[eta]}"),  # the mean pace, as the lab's and the plain lines' (Pace)
             refresh_per_second=4,
         )
+        self.pace = Pace()
         self.task: TaskID | None = None
         self.started: RunStarted | None = None
         self.dead = False
@@ -96,10 +97,12 @@ class RichProgress:
                 self.started = ev
                 self.progress.start()
                 self.task = self.progress.add_task(
-                    ev.config.preset or "run", total=ev.max_steps, completed=ev.step, sps=0.0, tr=0.0, va=0.0
+                    ev.config.preset or "run", total=ev.max_steps, completed=ev.step, sps=0.0, tr=0.0, va=0.0, eta="?"
                 )
-            elif isinstance(ev, StepsTaken) and self.task is not None:
-                self.progress.update(self.task, completed=ev.step, sps=ev.steps_per_s)
+            elif isinstance(ev, StepsTaken) and self.task is not None and self.started is not None:
+                self.pace.observe(ev.step, ev.wall_s)
+                eta = format_eta(self.pace.eta_s(ev.step, self.started.max_steps, ev.steps_per_s))
+                self.progress.update(self.task, completed=ev.step, sps=ev.steps_per_s, eta=eta)
             elif isinstance(ev, EvalLogged) and self.task is not None:
                 self.progress.update(self.task, completed=ev.step, tr=ev.row["train_acc"], va=ev.row["val_acc"])
             elif isinstance(ev, RunFinished) and self.task is not None and self.started is not None:

@@ -30,6 +30,7 @@ from engine.events import (
 from engine.rundir.dirs import clean_text
 from engine.train.phases import Phases
 from grok_tui.charts.series import Raw, Snapshots, Trace
+from grok_tui.eta import Pace
 
 HISTORY = 512  # logged evaluations kept for the time scrubber (evenly spaced once a run has more)
 
@@ -53,6 +54,7 @@ class RunData:
         self.step = 0
         self.max_steps = 1
         self.steps_per_s = 0.0
+        self.pace = Pace()  # the ETA's rate: the mean since the first report (grok_tui/eta.py)
         self.updates: tuple[int, ...] = ()
         self.grad = Snapshots()
         # (step, (updates, per-token val_acc)) and (step, spectrum) at logged evaluations: the scrubber
@@ -77,6 +79,7 @@ class RunData:
     def _apply(self, ev: Event) -> None:
         if isinstance(ev, StepsTaken):
             self.step, self.steps_per_s = ev.step, ev.steps_per_s
+            self.pace.observe(ev.step, ev.wall_s)
         elif isinstance(ev, EvalLogged):
             self._row(ev.step, ev.row)
             self.phases = self.phases.merged(Phases.of(vars(ev)))  # as the engine's trackers saw them
@@ -160,9 +163,9 @@ class RunData:
         return float(v) if isinstance(v, int | float) else float("nan")
 
     def eta_s(self) -> float:
-        if self.steps_per_s <= 0 or not self.live:
+        if not self.live:
             return math.nan
-        return (self.max_steps - self.step) / self.steps_per_s
+        return self.pace.eta_s(self.step, self.max_steps, self.steps_per_s)
 
     def logged_steps(self) -> list[int]:
         """Steps of the evaluations the scrubber can show (token counts and, when on, spectra)."""

@@ -135,7 +135,11 @@ def render_heat(
     note: str = "",
     legend: str = "",
 ) -> Lines:
-    """Rows are tokens (grouped to fit), columns are snapshots in time; shade is log10 of the value."""
+    """Rows are tokens (grouped to fit), columns are snapshots in time; shade is log10 of the value.
+
+    The shade spans the 2nd to the 98th percentile of the values drawn, so one outlying snapshot (the first
+    steps' large gradients) does not push every other cell to one end; a glyph of the ░▒▓█ ramp carries the
+    level in colour too, so the map reads in a text capture and without colour vision."""
     out = Lines()
     _title(out, title, legend, width)
     ph, pw = height - 2, width - LABEL_W - 1
@@ -149,8 +153,8 @@ def render_heat(
     cols = [frames[round(c * (len(frames) - 1) / (pw - 1))] for c in range(pw)] if len(frames) > pw else frames
     col_w = max(pw // len(cols), 1)
     logs = [[math.log10(max(sum(f[i] for i in g) / len(g), 1e-12)) for g in rows] for _, f in cols]
-    flat = [v for col in logs for v in col if v > -12]
-    lo, hi = (min(flat), max(flat)) if flat else (0.0, 1.0)
+    flat = sorted(v for col in logs for v in col if v > -12)
+    lo, hi = (flat[round(0.02 * (len(flat) - 1))], flat[round(0.98 * (len(flat) - 1))]) if flat else (0.0, 1.0)
     span = max(hi - lo, 1e-9)
     ramp = SHADES if mono else HEAT
     for r, g in enumerate(rows):
@@ -159,11 +163,12 @@ def render_heat(
         out.append(f"{label:>{LABEL_W}}│", style="dim")
         for col in logs:
             v = col[r]
-            k = 0 if v <= -12 else min(int((v - lo) / span * (len(ramp) - 1) + 0.5), len(ramp) - 1)
+            k = 0 if v <= -12 else min(max(int((v - lo) / span * (len(ramp) - 1) + 0.5), 0), len(ramp) - 1)
             if mono:
                 out.append(ramp[k] * col_w)
-            else:
-                out.append("█" * col_w, style=ramp[k])
+            else:  # the level twice: the colour, and a shade glyph (░ lowest, never blank for a value)
+                glyph = " " if v <= -12 else SHADES[1 + k * (len(SHADES) - 2) // (len(ramp) - 1)]
+                out.append(glyph * col_w, style=ramp[k])
         out.append("\n")
     # the first and last steps; where both do not fit, the words go before a number is ever cut
     end = fmt_step(cols[-1][0])

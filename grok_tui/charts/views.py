@@ -264,6 +264,9 @@ def token_bars(data: RunData, at: int | None = None) -> dict[str, Any]:
         y_lo = max(lo - 0.25 * max(hi - lo, 0.01), 0.0)
     ticks = {0: "0", p // 2: str(p // 2), p - 1: str(p - 1)} if p else {}  # operand tokens only
     legend = f"step {fmt_step(step)} · mean {fmt_num(mean)}" if values else ""
+    marked = [i for i, r in enumerate(rare[:p] if p else rare) if r]
+    if values and marked:  # which tokens are rare, by id: the ▲ under their bars
+        legend += f" · ▲ rare ({len(marked)}): {' '.join(map(str, marked))}"
     strip = [a if isinstance(a, float) else math.nan for a in accs] if accs else None
     return {
         "title": "updates÷mean" + (" (scrubbed)" if at is not None else ""),

@@ -65,7 +65,7 @@ def status_text(d: RunData) -> Text:
                 t.append(f"  train {tr:.3f}")
             if d.run_dir:
                 t.append(f"  {clean_text(d.run_dir)}", style="dim")
-        line = guide(d.preset)
+        line = guide(d.preset, len(d.tokens.rare) if d.config is not None else None)
         if line:  # a flagship preset: what it shows, and what to try next (grok_tui/guide.py)
             t.append("\n")
             t.append(f" {line}", style="italic")

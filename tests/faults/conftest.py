@@ -16,15 +16,15 @@ TINY_TOML = str(DATA / "tiny.toml")
 
 
 def one_error(r: subprocess.CompletedProcess[str], *parts: str, code: int = 2) -> str:
-    """Assert exit `code` and exactly one `error: ...` message holding every part, and no traceback. A message
-    folded to the terminal's width (grok_tui/errors.py) is its `error:` line and the indented lines after it."""
+    """Assert exit `code` and exactly one `error: ...` message holding every part, and no traceback; a message
+    longer than the terminal is folded, its continuation lines indented (grok_tui/errors.py error_text)."""
     assert r.returncode == code, (r.returncode, r.stdout, r.stderr)
     assert "Traceback" not in r.stderr + r.stdout, r.stderr
     errors: list[str] = []
     for line in r.stderr.splitlines():
         if line.startswith("error:"):
             errors.append(line)
-        elif errors and line.startswith(" "):
+        elif errors and line.startswith("  "):
             errors[-1] += " " + line.strip()
     assert len(errors) == 1, r.stderr
     for part in parts:

@@ -264,8 +264,8 @@ def test_a_seed_that_stopped_early_holds_its_last_value(tmp_path: Path) -> None:
     m0 = next(m for m in g.members if m.arm == "adam" and m.seed == 0)
     f = g.member_dir(m0) / "metrics.csv"
     f.write_text("".join(f.read_text().splitlines(True)[:4]))  # header + steps 10, 20, 40
-    summary = g.member_dir(m0) / "summary.json"
-    summary.write_text(json.dumps({**json.loads(summary.read_text()), "steps": 40}))  # it stopped there
+    summary = json.loads((f.parent / "summary.json").read_text())
+    (f.parent / "summary.json").write_text(json.dumps({**summary, "steps": 40}))  # where patience stopped it
     (curve,) = [c for c in group_curves(g, "val_acc") if c.label == "adam"]
     for i, step in enumerate(STEPS):
         seeds = [min(1.0, 0.1 * min(i, 2) + 0.0)] + [min(1.0, 0.1 * i + 0.07 * s) for s in (1, 2)]

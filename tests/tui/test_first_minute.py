@@ -17,7 +17,6 @@ from engine.events import EvalLogged, Event, RunFinished, RunStarted, StepsTaken
 from engine.probes.progress import PROGRESS_COLUMNS
 from grok_tui.app import create_app
 from grok_tui.charts.canvas import Plot, _marker_row
-from grok_tui.guide import GUIDES
 from grok_tui.screens.help import HelpScreen
 from grok_tui.widgets.chart import Chart
 from tests.tui.conftest import BASE_COLUMNS, ScriptedRun, aio, wait_for
@@ -137,10 +136,18 @@ async def test_the_flagship_says_what_it_shows_and_what_to_try_next(tmp_path: Pa
     app = create_app("skewed_mul", out=tmp_path / "runs", steps=10000, run_factory=scripted(hold=True))
     async with app.run_test(size=(80, 24)) as pilot:
         await wait_for(pilot, lambda: app.data.step == 10000)
-        await wait_for(pilot, lambda: "rare tokens plateau" in app.status_bar.shown)
+        shown = lambda: f"{len(app.data.tokens.rare)} rare tokens" in app.status_bar.shown  # noqa: E731
+        await wait_for(pilot, lambda: "val plateaus at 0.91-0.96" in app.status_bar.shown and shown())
         lines = app.status_bar.shown.split("\n")
         assert len(lines) == 3 and app.status_bar.size.height == 3
-        assert "random_mul" in lines[2] and len(GUIDES["skewed_mul"]) + 1 <= 80
+        rare = app.data.tokens.rare
+        assert rare and f"{len(rare)} rare tokens ▲ lag" in lines[2]  # how many, from the run's own split
+        assert "random_mul" in lines[2] and len(lines[2]) <= 80
+        # which ones: the Tokens view names them by id beside the ▲ under their bars
+        await pilot.press("t")
+        bars = app.query_one("#tokens", Chart)
+        await wait_for(pilot, lambda: "▲ rare" in bars.shown)
+        assert f"▲ rare ({len(rare)}): {' '.join(map(str, rare))}"[:30] in bars.shown
         await pilot.press("q")
 
 
@@ -166,3 +173,38 @@ def test_the_heat_maps_end_step_is_never_cut() -> None:
     for width in (16, 18, 22, 40):  # 8 to 32 columns of plot
         axis = render_heat("heat", frames, width, 8, True).plain.splitlines()[-1]
         assert axis.rstrip().endswith("7,400"), axis  # never `step 74` or `step 7,4`
+
+
+def test_the_heat_map_shades_its_cells_in_colour_too() -> None:
+    """In colour each cell is a shade glyph as well as a colour: a text capture shows the map, not solid █;
+    one large first snapshot does not push every later cell to the bottom of the scale."""
+    from grok_tui.charts.blocks import SHADES, render_heat
+
+    p = 12
+    frames = [(0, (100.0,) * p)]  # the first steps' large gradients
+    frames += [(s, tuple(0.01 if t < 3 else 1.0 + 0.1 * (s % 3) for t in range(p))) for s in range(10, 400, 10)]
+    for mono in (False, True):
+        rows = render_heat("heat", frames, 40, p + 2, mono).plain.splitlines()[1:-1]
+        cells = [row.split("│", 1)[1] for row in rows]
+        assert not all(set(c) == {"█"} for c in cells), "\n".join(rows)
+        rare, common = cells[0][-10:], cells[-1][-10:]  # tokens 0-2 starve: lighter than the common tokens
+        assert max(SHADES.index(ch) for ch in rare) < min(SHADES.index(ch) for ch in common), "\n".join(rows)
+
+
+def test_the_eta_holds_steady_when_probes_run() -> None:
+    """A probe every fifth report halves that window's rate: the ETA stays within 5% of the mean pace's,
+    where the engine's windowed steps/s made it swing by half (1m02s -> 1m56s on the flagship)."""
+    from grok_tui.rundata import RunData
+
+    d = RunData("run")
+    d.status, d.max_steps = "running", 10_000
+    wall, etas = 0.0, []
+    for i in range(1, 60):
+        dt = 2.0 if i % 5 == 0 else 1.0  # 100 steps a second, 50 in a window where a probe ran
+        wall += dt
+        d.apply(StepsTaken(100 * i, 0, wall, 100 / dt))
+        if i > 10:
+            etas.append(d.eta_s())
+    mean_rate = 100 * 58 / (wall - 1.0)
+    assert all(abs(e - (10_000 - 100 * i) / mean_rate) / e < 0.05 for i, e in zip(range(11, 60), etas, strict=True))
+    assert max(b / a for a, b in itertools.pairwise(etas)) < 1.05  # never jumps up as the probe runs

@@ -68,6 +68,10 @@ async def test_fork_at_80x24_shows_the_parents_history_and_reads_the_cursor(
         form = app.screen
         assert form.query_one("#fork-step", Input).value == str(want)
         assert form.query_one("#fork-box").region.right <= 80  # the whole form, its border included
+        for key in ("sets", "intervene"):  # an example is not taken for typed text: `e.g.`, in italics
+            field = form.query_one(f"#fork-{key}", Input)
+            assert field.value == "" and field.placeholder.startswith("e.g. ")
+            assert field.get_component_rich_style("input--placeholder").italic
         # an error is shown whole, folded to the form's width, not cut
         form.query_one("#fork-intervene", Input).value = "rescale"
         await pilot.press("enter")

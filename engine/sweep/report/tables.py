@@ -143,7 +143,8 @@ def build_tables(
     The comparison lines are the arm ratios of steps to 95% (compare.py), then the paired
     differences of final values (`paired_lines`).
     """
-    rows = [r for r in group.results().values()]
+    order = {m.id: i for i, m in enumerate(group.members)}  # member order, as grok sweep lists its members
+    rows = sorted(group.results().values(), key=lambda r: order.get(r.get("member", ""), len(order)))
     dims = (["arm"] if group.spec.arms else []) + list(group.spec.grid)
     tables = []
     main = Table("every cell" if dims else "all members", dims)
@@ -290,7 +291,8 @@ def _fmt_summary(r: dict[str, Any]) -> dict[str, str]:
         "generalized": f"{r['generalized']}/{r['ended']}",
         f"steps to {GENERALIZED} val: median [IQR]": gen,
         "grokking delay: median [IQR]": delay,
-        "final val_acc": "-" if fv != fv else f"{fv:.3f}",
+        # the last evaluation's val_acc (median over seeds): not the final-value table's mean of the last `tail`
+        "last val_acc": "-" if fv != fv else f"{fv:.3f}",
         "stopped at": stopped_at(r),
         "not finished": r["status"] or "",
     }

@@ -98,3 +98,21 @@ def test_grid_gives_one_table_per_dimension_and_csv(tmp_path: Path) -> None:
     assert {r["table"] for r in rows} == {t.title for t in tables} | {"comparison"}
     cell = next(r for r in rows if r["table"] == "every cell" and r["arm"] == "adam" and r["data.op"] == "mul")
     assert float(cell["gen_median"]) == 800 and cell["generalized"] == "1"
+
+
+def test_cells_follow_member_order_whatever_order_the_members_ended_in(tmp_path: Path) -> None:
+    """`grok sweep`'s closing report (its results in the order members ended) and `grok report` (results.csv)
+    list the cells in member order, the order `grok sweep` starts them in; and the cells table's last
+    evaluation is named apart from the final-value table's mean of the last evaluations."""
+    table = {"seeds": 1, "compare": "zeta", "grid": {"data.op": ["mul", "add"]}}
+    table["arms"] = {"zeta": {"optim.lr_ratio": 1.0}, "adamlr": {"optim.lr_ratio": 10.0}}
+    g = _group(tmp_path, table, [("m000", 400), ("m001", 800), ("m002", 200), ("m003", 200)])
+    want = [(m.arm, m.values["data.op"]) for m in g.members]
+    assert want == [("zeta", "mul"), ("zeta", "add"), ("adamlr", "mul"), ("adamlr", "add")]
+    g._results = dict(reversed(list(g.results().items())))  # as a sweep holds them: the last to end first
+    main = build_tables(g)[0][0]
+    assert [(r["arm"], r["data.op"]) for r in main.rows] == want
+    from engine.sweep.report.tables import render
+
+    text = render(g)
+    assert "last val_acc" in text and "final val_acc" not in text
