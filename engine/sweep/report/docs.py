@@ -21,7 +21,7 @@ from engine.config import ConfigError
 from engine.rundir.keep import read_provenance
 from engine.sweep.report.readings import Reading
 from engine.sweep.report.status import CLAIMS, Claim, check, data_dir, get, kept, planned, reading, strongest
-from engine.sweep.report.tables import render
+from engine.sweep.report.tables import build_tables, render, render_table
 from engine.sweep.report.verdicts import PENDING
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -97,7 +97,7 @@ def command(claim: Claim) -> str:
     report = f"grok report GROUP_DIR --tail {claim.tail}" + (f" --metrics {claim.metrics}" if claim.metrics else "")
     out = [
         "```sh",
-        f"grok sweep --preset {claim.preset} --workers 1 --set train.threads=1   # makes GROUP_DIR",
+        f"grok sweep --preset {claim.preset}{claim.sweep_args} --workers 1 --set train.threads=1   # makes GROUP_DIR",
         report,
         f"grok report GROUP_DIR --keep docs/data/{claim.preset}   # the kept data these tables are read from",
     ]
@@ -124,6 +124,9 @@ def report_block(root: Path, claim: Claim) -> str:
     if g is None:
         return f"No results of the current engine are kept yet; `docs/data/{claim.preset}/` comes with the rerun."
     metrics = claim.metrics.split(",") if claim.metrics else None
+    if claim.tables:  # a study of many arms: the tables that read it, without the per-arm comparison lines
+        shown = [t for t in build_tables(g, claim.tail, metrics)[0] if t.title.startswith(claim.tables)]
+        return "\n".join(render_table(t, "markdown") for t in shown).strip()
     text = render(g, "markdown", claim.tail, metrics)
     return text.split("\n", 1)[1].strip()  # the first line names the kept directory: the provenance says it
 

@@ -35,6 +35,8 @@ class Claim:
     tail: int = 5  # `grok report --tail` for the claim's tables
     metrics: str = ""  # `grok report --metrics`, comma-separated ("" = the default)
     figure: str = ""  # `grok figure --claim NAME`
+    tables: tuple[str, ...] = ()  # the report's tables the page shows, by the start of their titles (() = all)
+    sweep_args: str = ""  # what `grok sweep` takes beside the preset (a fork study's --parents)
     ours: bool = False  # our extension: supported / not supported
 
 
@@ -209,6 +211,21 @@ CLAIMS: tuple[Claim, ...] = (
         earlier="supported",
         figure="decouple_paper",
         ours=True,
+    ),
+    Claim(
+        "decouple_direction",
+        "",
+        "A starved row's direction (ours, §4.2): does the one pair set it?",
+        "decouple_direction",
+        "supported",
+        "at the ring's radius the target rows recover in their own direction ({rescaled_k} rise) and fall "
+        "in a random ({turned_random_k} fall), another token's or their memorized direction",
+        tail=1,
+        metrics="val_acc_target",
+        figure="decouple_direction",
+        ours=True,
+        tables=("interventions",),
+        sweep_args=" --seeds 2 --parents DECOUPLE_CAUSE_GROUP",
     ),
     Claim(
         "fixes",
