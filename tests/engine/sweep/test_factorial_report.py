@@ -60,9 +60,10 @@ def test_a_contrast_whose_draws_differ_is_not_matched() -> None:
 def test_the_claim_figure_draws_each_arm_beside_its_contrast(study: Group, tmp_path: Path) -> None:
     """grok figure --claim decouple_factorial: one panel per parent arm, one point per fork arm (the seeds' range)."""
     pytest.importorskip("matplotlib")
+    from engine.records.group import read_group
     from grok_tui.figures.cause import factorial
 
-    (panel,) = factorial(study)  # the tiny study logs no target_norm: the accuracy panel only
+    (panel,) = factorial(read_group(study.dir))  # the tiny study logs no target_norm: the accuracy panel only
     assert panel.title == "a" and panel.kind == "dots"
     assert [t for _, t in panel.xticks or []] == ["own_own", "own_all", "all_own", "all_all", "own_own_nowd"]
     (curve,) = panel.curves
