@@ -106,7 +106,7 @@ class RichProgress:
             elif isinstance(ev, EvalLogged) and self.task is not None:
                 self.progress.update(self.task, completed=ev.step, tr=ev.row["train_acc"], va=ev.row["val_acc"])
             elif isinstance(ev, RunFinished) and self.task is not None and self.started is not None:
-                stopped = Phases.of(ev.summary).early_stop_step  # by train.patience, before the budget
+                stopped = Phases.of(ev.summary.doc()).early_stop_step  # by train.patience, before the budget
                 if early_stop_note(stopped, self.started.config.train):  # else the bar freezes short of its total
                     self.progress.update(self.task, description="stopped early")
         except OSError:

@@ -104,9 +104,9 @@ class RunData:
         elif isinstance(ev, StatusChanged):
             self.status = ev.status
         elif isinstance(ev, RunFinished):
-            self.status, self.summary = clean_text(ev.status), dict(ev.summary)
-            self.error = clean_text(ev.error or str(ev.summary.get("error", "")))
-            self.phases = self.phases.merged(Phases.of(ev.summary))
+            self.status, self.summary = clean_text(ev.status), ev.summary.doc()
+            self.error = clean_text(ev.error or ev.summary.error or "")
+            self.phases = self.phases.merged(Phases.of(ev.summary.doc()))
 
     def _row(self, step: int, row: dict[str, float]) -> None:
         self.step = max(self.step, step)
@@ -219,7 +219,7 @@ def load_run(run_dir: str | Path) -> RunData:
     for ev in logged:
         data.apply(ev)
     if rec.status != Status.RUNNING:  # a run another process is writing shows as it stands
-        data.apply(RunFinished(rec.status, rec.summary.fields(), rec.summary.error or ""))
+        data.apply(RunFinished(rec.status, rec.summary, rec.summary.error or ""))
     with data.lock:
         data.status, data.step, data.phases = rec.status, rec.step, rec.phases
     return data

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from engine.config import ConfigError
-from engine.events import Status
+from engine.status import Status
 
 # Every status a run's summary.json can hold: "running" and "paused" while a writer holds the run
 # (engine/train/run.py), the rest once it ended (RunFinished) or a fork was prepared (engine/events.py).

@@ -115,7 +115,7 @@ class RunLog:
         elif isinstance(ev, RunFinished):
             if (self.dir / RING).exists():
                 write_joins(self.dir)
-            self.summary = dict(ev.summary)
+            self.summary = ev.summary.doc()
             if ev.error:
                 self.summary["error"] = ev.error
             self.write_summary()

@@ -28,6 +28,7 @@ from engine.models import build_model
 from engine.probes import ProbeSet
 from engine.probes.spectra import RankProbe, share_spectra
 from engine.rundir.columns import BASE_COLUMNS
+from engine.rundir.summary import RunSummary
 from engine.task.dataset import Dataset, load_dataset
 from engine.task.metrics import split_tokens
 from engine.task.samplers import Sampler, build_sampler
@@ -368,7 +369,7 @@ class TrainLoop:
         # again: `_evaluate` yields running members' rows only, and `member_state_dict` this snapshot.
         if self._running():
             self._final[i] = _to_cpu(self._member_state(i))
-        return i, RunFinished(status, self.member_summary(i))
+        return i, RunFinished(status, RunSummary.written(self.member_summary(i)))
 
     def _wait_paused(self) -> Iterator[tuple[int, Event]]:
         paused_at = time.perf_counter()

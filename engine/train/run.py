@@ -33,6 +33,7 @@ from engine.rundir.dirs import (
     write_json_atomic,
 )
 from engine.rundir.lineage import lineage
+from engine.rundir.summary import RunSummary
 from engine.train.footprint import check_run
 
 # Keys a resume may change: they neither add columns nor change a tensor's shape or the trajectory
@@ -125,8 +126,8 @@ class RunSink:
         if isinstance(ev, RunFinished):
             self.checkpoint()
             if self.lineage:
-                ev = dataclasses.replace(ev, summary={**ev.summary, **self.lineage})
-            self.status, self.summary = ev.status, ev.summary
+                ev = dataclasses.replace(ev, summary=RunSummary.written({**ev.summary.doc(), **self.lineage}))
+            self.status, self.summary = ev.status, ev.summary.doc()
         self.log.handle(ev)
         keep = self.keeper.observe(ev)
         every = self.cfg.train.checkpoint_every
@@ -147,10 +148,10 @@ class RunSink:
         if isinstance(e, RunWriteError):  # a full disk, a read-only remount: one line, no traceback
             self.fault = str(e)
             self._abort(Status.FAILED, self.fault, checkpoint=False)
-            return RunFinished(Status.FAILED, self.summary, self.fault)
+            return RunFinished(Status.FAILED, RunSummary.written(self.summary), self.fault)
         msg = f"{type(e).__name__}: {e}"
         self._abort(Status.FAILED, msg, "".join(traceback.format_exception(e)))
-        return RunFinished(Status.FAILED, self.summary, msg)
+        return RunFinished(Status.FAILED, RunSummary.written(self.summary), msg)
 
     def close(self) -> None:
         """Close the log and release the lock (idempotent)."""

@@ -87,7 +87,7 @@ def test_clamp_is_logged_where_it_binds() -> None:
     cfg = tiny_config(optim__adaptive=True, optim__adaptive_every=10, optim__ratio_min=500.0, optim__ratio_max=1000.0)
     evs = list(Trainer(cfg))
     rows = [e.row for e in evs if isinstance(e, EvalLogged)]
-    summary = next(e for e in evs if isinstance(e, RunFinished)).summary
+    summary = next(e for e in evs if isinstance(e, RunFinished)).summary.doc()
     assert rows[-1]["lr_ratio"] == 500.0 and rows[-1]["c_raw"] < 500.0
     assert summary["c_clamped"] == 1 + cfg.train.max_steps // 10  # step 0, then every 10 steps
 
@@ -95,7 +95,7 @@ def test_clamp_is_logged_where_it_binds() -> None:
 def test_unclamped_run_reports_no_clamp() -> None:
     cfg = tiny_config(optim__adaptive=True, optim__adaptive_every=10, **WIDE)
     evs = list(Trainer(cfg))
-    summary = next(e for e in evs if isinstance(e, RunFinished)).summary
+    summary = next(e for e in evs if isinstance(e, RunFinished)).summary.doc()
     assert summary["c_clamped"] == 0
     rows = [e.row for e in evs if isinstance(e, EvalLogged)]
     assert all(math.isfinite(r["c_raw"]) for r in rows)

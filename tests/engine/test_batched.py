@@ -22,7 +22,7 @@ def alone(cfg):
         elif isinstance(ev, TokensLogged):
             tokens.append(ev.updates)
         elif isinstance(ev, RunFinished):
-            summary = ev.summary
+            summary = ev.summary.doc()
     return rows, tokens, summary
 
 
@@ -36,7 +36,7 @@ def batched(cfgs):
         elif isinstance(ev, TokensLogged):
             tokens[i].append(ev.updates)
         elif isinstance(ev, RunFinished):
-            summaries[i] = ev.summary
+            summaries[i] = ev.summary.doc()
     return rows, tokens, summaries
 
 

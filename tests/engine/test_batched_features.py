@@ -33,7 +33,7 @@ def collect(events, n):
         elif isinstance(ev, FourierLogged):
             out[i]["fourier"].append(ev.norms)
         elif isinstance(ev, RunFinished):
-            out[i]["summary"] = ev.summary
+            out[i]["summary"] = ev.summary.doc()
     return out
 
 

@@ -38,7 +38,7 @@ def test_eval_events_carry_the_phase_markers_of_the_summary() -> None:
         if isinstance(ev, EvalLogged):
             markers.append((ev.step, ev.memorized_step, ev.generalized_step))
         elif isinstance(ev, RunFinished):
-            summary = ev.summary
+            summary = ev.summary.doc()
     m = summary["memorized_step"]
     assert m is not None  # the tiny task is memorized within the budget
     for step, mem, _ in markers:

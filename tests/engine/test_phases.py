@@ -66,10 +66,10 @@ def test_a_run_stops_where_its_stop_metric_held() -> None:
     rows, fin = run("train_acc")
     expected = _first_streak_end(rows, "train_acc", 0.5, 2)
     assert expected is not None and expected < 400
-    assert fin.summary["early_stop_step"] == expected == rows[-1]["step"]
+    assert fin.summary.early_stop_step == expected == rows[-1]["step"]
     rows, fin = run("val_acc")
     assert _first_streak_end(rows, "val_acc", 0.5, 2) is None
-    assert fin.summary["early_stop_step"] is None and rows[-1]["step"] == 400
+    assert fin.summary.early_stop_step is None and rows[-1]["step"] == 400
 
 
 def test_a_stop_metric_that_is_not_logged_is_refused() -> None:

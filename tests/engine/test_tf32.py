@@ -22,7 +22,7 @@ def test_tf32_on_the_cpu_changes_nothing_and_says_so() -> None:
     for on in (False, True):
         events = list(Trainer(tiny_config(train__tf32=on)))
         rows = [{k: v for k, v in e.row.items() if k != "wall_s"} for e in events if isinstance(e, EvalLogged)]
-        summary = next(e.summary for e in events if isinstance(e, RunFinished))
+        summary = next(e.summary.doc() for e in events if isinstance(e, RunFinished))
         runs.append((str(rows), summary.get("tf32")))
     assert runs[0][0] == runs[1][0]  # the same trajectory, bit for bit
     assert runs[0][1] is None  # a CPU run without the flag: no tf32 key

@@ -35,7 +35,7 @@ def test_event_stream_shape() -> None:
     assert isinstance(evs[0], RunStarted) and isinstance(evs[-1], RunFinished)
     evals = [e for e in evs if isinstance(e, EvalLogged)]
     assert [e.step for e in evals] == [0, 20, 40, 60]
-    assert evs[-1].status == "finished" and evs[-1].summary["steps"] == 60
+    assert evs[-1].status == "finished" and evs[-1].summary.steps == 60
     assert set(evs[0].columns) <= set(evals[0].row)
 
 
@@ -69,7 +69,7 @@ def test_pause_resume_stop_from_another_thread() -> None:
                 tr.stop("interrupted")
         if isinstance(ev, RunFinished):
             assert ev.status == "interrupted"
-            assert ev.summary["steps"] < 100_000
+            assert ev.summary.steps < 100_000
     assert seen == ["paused", "running"]
 
 
@@ -78,14 +78,14 @@ def test_early_stop_on_target() -> None:
         data__op="add", train__max_steps=5000, train__eval_every=10, train__target_val_acc=0.0, train__patience=3
     )
     fin = next(e for e in Trainer(cfg) if isinstance(e, RunFinished))
-    assert fin.status == "finished" and fin.summary["steps"] == 20  # evals at 0, 10, 20 all meet target 0
+    assert fin.status == "finished" and fin.summary.steps == 20  # evals at 0, 10, 20 all meet target 0
 
 
 def test_divergence_with_sgd_at_huge_lr() -> None:
     cfg = tiny_config(optim__name="sgd", optim__lr=1e6, train__max_steps=200)
     evs = list(Trainer(cfg))
     assert evs[-1].status == "diverged"
-    assert evs[-1].summary["steps"] < 200
+    assert evs[-1].summary.steps < 200
 
 
 def test_frozen_embedding_stays_fixed() -> None:

@@ -179,9 +179,9 @@ def test_trains_in_the_trainer_with_adaptive_adam_lr(layernorm: str) -> None:
     cfg = tconfig(layernorm, optim__adaptive=True, optim__adaptive_every=10, optim__lr=3e-3)
     tr = Trainer(cfg)
     finished = list(tr)[-1]
-    assert finished.status == "finished" and finished.summary["steps"] == 60
+    assert finished.status == "finished" and finished.summary.steps == 60
     assert tr.lr_ratio >= cfg.optim.ratio_min and math.isfinite(tr.lr_ratio)
-    assert finished.summary["final_train_acc"] > 1 / cfg.data.p  # it learned something
+    assert finished.summary.final_train_acc > 1 / cfg.data.p  # it learned something
 
 
 @pytest.mark.parametrize(

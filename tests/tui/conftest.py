@@ -26,6 +26,7 @@ from engine.events import (
     TokensLogged,
 )
 from engine.rundir.dirs import RunLog, new_run_dir
+from engine.rundir.summary import RunSummary
 from engine.task.metrics import split_tokens
 from engine.train.phases import PhaseTracker
 
@@ -139,7 +140,7 @@ class ScriptedRun:
                     time.sleep(0.01)
                 yield StatusChanged("running")
             time.sleep(0.01)
-        yield RunFinished(self._stop or "finished", self._summary(self._stop or "finished"))
+        yield RunFinished(self._stop or "finished", RunSummary.written(self._summary(self._stop or "finished")))
 
     def events(self) -> Iterator[Event]:
         try:
@@ -149,7 +150,7 @@ class ScriptedRun:
                 if isinstance(ev, EvalLogged):
                     self.step = ev.step
                 if isinstance(ev, RunFinished):
-                    self.status, self.summary = ev.status, ev.summary
+                    self.status, self.summary = ev.status, ev.summary.doc()
                 self.log.handle(ev)
                 yield ev
         except GeneratorExit:

@@ -11,6 +11,7 @@ from textual.widgets import TabbedContent
 from engine.config import RunConfig
 from engine.events import CircuitLogged, EvalLogged, Event, RunStarted, StepsTaken, TokensLogged
 from engine.probes.progress import PROGRESS_COLUMNS
+from engine.rundir.summary import RunSummary
 from engine.train.phases import JOIN_SHARE
 from grok_tui.app import create_app
 from grok_tui.charts.blocks import RARE_GLYPH
@@ -61,7 +62,7 @@ class CircuitRun(ScriptedRun):
             if self._stop is not None:
                 break
             yield ev
-        yield RunFinished(self._stop or "finished", self._summary(self._stop or "finished"))
+        yield RunFinished(self._stop or "finished", RunSummary.written(self._summary(self._stop or "finished")))
 
 
 def factory(cfg: RunConfig, out: str | Path) -> CircuitRun:

@@ -15,6 +15,7 @@ from textual.widgets import TabbedContent
 from engine.config import RunConfig
 from engine.events import EvalLogged, Event, RunFinished, RunStarted, StepsTaken
 from engine.probes.progress import PROGRESS_COLUMNS
+from engine.rundir.summary import RunSummary
 from grok_tui.app import create_app
 from grok_tui.charts.canvas import Plot, _marker_row
 from grok_tui.screens.help import HelpScreen
@@ -47,7 +48,7 @@ def phases_script(cfg: RunConfig) -> Iterator[Event]:
 class PhasesRun(ScriptedRun):
     def _events(self) -> Iterator[Event]:
         yield from phases_script(self.cfg)
-        yield RunFinished("finished", self._summary("finished"))
+        yield RunFinished("finished", RunSummary.written(self._summary("finished")))
 
 
 def _marker_line(shown: str) -> str:
