@@ -11,6 +11,7 @@ import math
 from collections.abc import Callable
 
 from engine.rundir.dirs import read_metrics
+from engine.sweep.report.cause_readings import decouple_direction, decouple_factorial
 from engine.sweep.report.readings import (
     Reading,
     Row,
@@ -30,7 +31,6 @@ from engine.sweep.report.readings import (
 )
 from engine.sweep.report.verdicts import Outcome, Part
 from engine.sweep.spec import Group
-from engine.sweep.stats import range_text
 
 
 def _n(group: Group) -> int:
@@ -376,54 +376,8 @@ def fig12(group: Group) -> Reading:
     )
 
 
-DIRECTIONS = (  # decouple_direction's fork arms (presets/decouple_direction.toml): the direction each row is given
-    ("rescaled", "in its own direction", True),
-    ("turned_random", "in a random direction", False),
-    ("turned_other", "in another token's direction", False),
-    ("turned_memorized", "in its direction at memorization", False),
-)
-
-
-def _pooled(xs: list[float]) -> str:
-    """Values pooled over cells and seeds: their mean and range (a t-interval would treat cells as seeds)."""
-    if not xs:
-        return "-"
-    return f"{sum(xs) / len(xs):.3f} ({range_text(min(xs), max(xs), '.3f')}, n = {len(xs)})"
-
-
-def decouple_direction(group: Group) -> Reading:
-    """§4.2 (ours, issue 43 item 4): a starved target row set at the ring's radius, one frozen step: does it
-    recover in its own direction and in no other? Each fork against its parent at the fork step, per seed."""
-    from engine.sweep.report.tables import member_finals
-
-    finals = member_finals(group, ["val_acc_target"], 1)
-    at = {m.id: f["val_acc_target"] for m in group.members if (f := finals.get(m.id)) and "val_acc_target" in f}
-    parts, values, after_own = [], {}, []
-    for suffix, name, rises in DIRECTIONS:
-        forks = [m for m in group.members if m.fork_of and m.arm.endswith("_" + suffix) and m.id in at]
-        pairs = [(at[m.fork_of], at[m.id]) for m in forks if m.fork_of in at]
-        o = direction([b - a for a, b in pairs], rises)
-        after = [b for _, b in pairs]
-        values[suffix] = _pooled(after)
-        values[f"{suffix}_k"] = o.k_of_n("pairs")
-        if rises:
-            after_own = after
-        word = "rises" if rises else "falls"
-        parts.append(
-            part(f"the targets' accuracy {word} {name}", o, f"{o.k_of_n('pairs')}; after, pooled: {_pooled(after)}")
-        )
-    values["chance"] = f"{1 / group.base.data.p:.3f}"
-    head = (
-        f"targets' val accuracy one frozen step after: own direction {values['rescaled']}, random "
-        f"{values['turned_random']} (chance {values['chance']})"
-    )
-    n = sum(1 for m in group.members if m.fork_of and m.arm.endswith("_rescaled") and m.id in at)
-    return Reading(
-        parts, head, f"{sum(v > 0.5 for v in after_own)} of {n} own-direction pairs above 0.5", _tasks(group), values
-    )
-
-
 READERS: dict[str, Callable[[Group], Reading]] = {
+    "decouple_factorial": decouple_factorial,
     "decouple_direction": decouple_direction,
     "fig2_embeddings": fig2,
     "sec43_init": sec43,

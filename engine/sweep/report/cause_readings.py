@@ -1,0 +1,98 @@
+"""The cause study's readings (§4.2, eqs. 3-6; ours): what shortens a starved row of E, and what its
+direction carries. Each part is checked pair by pair from the kept group (engine/sweep/report/readings.py);
+values pooled over cells and seeds are a mean with its range, never an interval (the cells are not seeds).
+"""
+
+from __future__ import annotations
+
+import math
+
+from engine.sweep.report.readings import Reading, direction, part
+from engine.sweep.spec import Group
+from engine.sweep.stats import range_text
+
+
+def _tasks(group: Group) -> str:
+    return f"{len(group.spec.seeds)} × 1 ({group.base.data.op})"
+
+
+DIRECTIONS = (  # decouple_direction's fork arms (presets/decouple_direction.toml): the direction each row is given
+    ("rescaled", "in its own direction", True),
+    ("turned_random", "in a random direction", False),
+    ("turned_other", "in another token's direction", False),
+    ("turned_memorized", "in its direction at memorization", False),
+)
+
+
+def _pooled(xs: list[float]) -> str:
+    """Values pooled over cells and seeds: their mean and range (a t-interval would treat cells as seeds)."""
+    if not xs:
+        return "-"
+    return f"{sum(xs) / len(xs):.3f} ({range_text(min(xs), max(xs), '.3f')}, n = {len(xs)})"
+
+
+def decouple_direction(group: Group) -> Reading:
+    """§4.2 (ours, issue 43 item 4): a starved target row set at the ring's radius, one frozen step: does it
+    recover in its own direction and in no other? Each fork against its parent at the fork step, per seed."""
+    from engine.sweep.report.tables import member_finals
+
+    finals = member_finals(group, ["val_acc_target"], 1)
+    at = {m.id: f["val_acc_target"] for m in group.members if (f := finals.get(m.id)) and "val_acc_target" in f}
+    parts, values, after_own = [], {}, []
+    for suffix, name, rises in DIRECTIONS:
+        forks = [m for m in group.members if m.fork_of and m.arm.endswith("_" + suffix) and m.id in at]
+        pairs = [(at[m.fork_of], at[m.id]) for m in forks if m.fork_of in at]
+        o = direction([b - a for a, b in pairs], rises)
+        after = [b for _, b in pairs]
+        values[suffix] = _pooled(after)
+        values[f"{suffix}_k"] = o.k_of_n("pairs")
+        if rises:
+            after_own = after
+        word = "rises" if rises else "falls"
+        parts.append(
+            part(f"the targets' accuracy {word} {name}", o, f"{o.k_of_n('pairs')}; after, pooled: {_pooled(after)}")
+        )
+    values["chance"] = f"{1 / group.base.data.p:.3f}"
+    head = (
+        f"targets' val accuracy one frozen step after: own direction {values['rescaled']}, random "
+        f"{values['turned_random']} (chance {values['chance']})"
+    )
+    n = sum(1 for m in group.members if m.fork_of and m.arm.endswith("_rescaled") and m.id in at)
+    return Reading(
+        parts, head, f"{sum(v > 0.5 for v in after_own)} of {n} own-direction pairs above 0.5", _tasks(group), values
+    )
+
+
+FACTORIAL_PARTS = (  # (factor, outcome, what the part says): b is the arm with decay off, more draws or all pairs
+    ("decay", "target_norm", "decay off lengthens the target rows"),
+    ("decay", "val_acc_target", "decay off raises the targets' accuracy"),
+    ("draws", "val_acc_target", "more draws raise the targets' accuracy"),
+    ("pairs", "val_acc_target", "more pairs raise the targets' accuracy"),
+)
+
+
+def decouple_factorial(group: Group) -> Reading:
+    """§4.2, eqs. 3-6 (ours, issue 43 item 3): the target rows alone train 500 steps from a starved parent;
+    each factor's contrasts (engine/sweep/report/factorial.py) paired by seed, read only where the two
+    arms' realized draws say they differ in that factor alone (`matched`)."""
+    from engine.sweep.report.factorial import contrasts
+
+    cs = contrasts(group)
+    parts, values = [], {}
+    for factor, outcome, text in FACTORIAL_PARTS:
+        read = [c for c in cs if c.factor == factor and c.matched]
+        d = [wb.outcomes[outcome] - wa.outcomes[outcome] for c in read for wa, wb in c.pairs]
+        d = [x for x in d if math.isfinite(x)]
+        o = direction(d, True)
+        skipped = len([c for c in cs if c.factor == factor and not c.matched])
+        note = f"; {skipped} contrasts unread (draws not matched)" if skipped else ""
+        key = f"{factor}_{outcome}"
+        values[key] = _pooled(d)
+        values[f"{key}_k"] = o.k_of_n("pairs")
+        parts.append(part(text, o, f"{o.k_of_n('pairs higher')}; change, pooled: {_pooled(d)}{note}"))
+    head = (
+        f"change with decay off: target norm {values['decay_target_norm']}, targets' accuracy "
+        f"{values['decay_val_acc_target']}; with more draws {values['draws_val_acc_target']}; with more pairs "
+        f"{values['pairs_val_acc_target']}"
+    )
+    return Reading(parts, head, f"decay off: norm up in {values['decay_target_norm_k']}", _tasks(group), values)
