@@ -21,6 +21,7 @@ from engine.config import ConfigError
 from engine.rundir import files as runfiles
 from engine.rundir.atomic import write_csv_atomic
 from engine.rundir.safetext import clean_text
+from engine.status import Status
 
 
 def cell(v: Any) -> Any:
@@ -108,7 +109,12 @@ def _is_float(v: str) -> bool:
     return True
 
 
-CLOSED = ("finished", "interrupted", "failed", "diverged")  # a summary that closed its run: its logs are whole
+CLOSED = (
+    Status.FINISHED,
+    Status.INTERRUPTED,
+    Status.FAILED,
+    Status.DIVERGED,
+)  # a summary that closed its run: its logs are whole
 
 
 def torn(path: Path) -> bool:
@@ -153,7 +159,7 @@ def log_fault(path: Path, status: str, steps: int | None, ends: bool = True) -> 
         return None
     if last > steps:
         return f"{name}: step {last} is past the summary's last step {steps}"
-    if ends and status == "finished" and last < steps:
+    if ends and status == Status.FINISHED and last < steps:
         return f"{name}: ends at step {last}, before the finished run's last step {steps}"
     return None
 

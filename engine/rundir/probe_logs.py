@@ -13,6 +13,7 @@ from engine.rundir.columns import LEARNED_ACC, learned_step
 from engine.rundir.csvlog import number, read_csv
 from engine.rundir.files import FOURIER, KEYFREQ, RING, TOKENS
 from engine.rundir.summary import read_summary
+from engine.status import Status
 
 T = TypeVar("T")
 
@@ -94,7 +95,7 @@ def read_learned_steps(run_dir: str | Path, p: int) -> tuple[list[int | None], f
     tracked, or a run still going). ConfigError when neither has them."""
     d = Path(run_dir)
     s = read_summary(d)
-    if s.learned_step is not None and s.status != "running":
+    if s.learned_step is not None and s.status != Status.RUNNING:
         return list(s.learned_step), s.learned_acc if s.learned_acc is not None else LEARNED_ACC
     rows = read_csv(d / TOKENS)
     if not rows or not p:

@@ -22,6 +22,7 @@ from engine.rundir.atomic import write_csv_atomic, write_json_atomic
 from engine.rundir.csvlog import cell, read_csv
 from engine.rundir.files import CONFIG, ERROR, FOURIER, JOINS, KEYFREQ, METRICS, RING, SUMMARY, TOKENS, log
 from engine.rundir.summary import RunSummary, read_summary, write_summary
+from engine.status import Status
 from engine.train.phases import join_steps
 
 # The log each event writes: a failed write is reported as that file's.
@@ -138,7 +139,7 @@ class RunLog:
         old = read_summary(self.dir).doc() if self.resume else {}
         self.summary = {
             **old,
-            "status": "running",
+            "status": Status.RUNNING,
             "steps": ev.step,
             "device": ev.device,
             "preset": self.cfg.preset,

@@ -29,6 +29,7 @@ from engine.probes import ProbeSet
 from engine.probes.spectra import RankProbe, share_spectra
 from engine.rundir.columns import BASE_COLUMNS
 from engine.rundir.summary import RunSummary
+from engine.status import Status
 from engine.task.dataset import Dataset, load_dataset
 from engine.task.metrics import split_tokens
 from engine.task.samplers import Sampler, build_sampler
@@ -134,7 +135,7 @@ class TrainLoop:
 
     # --- control, callable from any thread -----------------------------------------------------
 
-    def stop(self, status: str = "interrupted") -> None:
+    def stop(self, status: str = Status.INTERRUPTED) -> None:
         """End every member at the next step with this status (interrupted, or finished for `s`)."""
         self._stop = status
 
@@ -168,7 +169,7 @@ class TrainLoop:
         return on_loop_thread(self._loop, self._request_stop)
 
     def _request_stop(self) -> None:
-        self._stop = self._stop or "interrupted"
+        self._stop = self._stop or Status.INTERRUPTED
 
     def _running(self) -> list[int]:
         return [i for i, s in enumerate(self.status) if s is None]
@@ -195,7 +196,7 @@ class TrainLoop:
         # the probes' cadence, and the checkpoint taken there would then resume along a different
         # path than an uninterrupted run (resume is bit-for-bit; summary.json has the exact step).
         for i in self._running():
-            yield self._end(i, self._stop or "finished", losses)
+            yield self._end(i, self._stop or Status.FINISHED, losses)
 
     def _prepare_step(self) -> None:
         """What every step of this loop does beside the arithmetic, decided once."""
@@ -254,7 +255,7 @@ class TrainLoop:
         if progress:
             for i, ok in enumerate(torch.isfinite(losses.detach()).tolist()):
                 if self.status[i] is None and not ok:
-                    yield self._end(i, "diverged")
+                    yield self._end(i, Status.DIVERGED)
         stopping: list[int] = []
         if step % t.eval_every == 0 or step == t.max_steps:
             yield from self._evaluate()
@@ -264,7 +265,7 @@ class TrainLoop:
         if progress:
             yield from self._steps_taken(step)
         for i in stopping:
-            yield self._end(i, "finished", losses)
+            yield self._end(i, Status.FINISHED, losses)
 
     def _phase_ends(self) -> Generator[tuple[int, Event], None, list[int]]:
         """Members the evaluation found diverged end now; those whose stop rule fired are returned."""
@@ -272,7 +273,7 @@ class TrainLoop:
         for i in self._running():
             ph = self.runs[i].phases
             if ph.diverged:
-                yield self._end(i, "diverged")
+                yield self._end(i, Status.DIVERGED)
             elif ph.should_stop:
                 stopping.append(i)
         return stopping
@@ -358,8 +359,8 @@ class TrainLoop:
     def _end(self, i: int, status: str, losses: torch.Tensor | None = None) -> tuple[int, RunFinished]:
         """Member i ends with `status`, or `diverged` if its last training loss is not finite (the NaN
         check of the steps since the last one); its results and checkpoint stay as they are now."""
-        if status != "diverged" and losses is not None and not torch.isfinite(losses[i].detach()).item():
-            status = "diverged"
+        if status != Status.DIVERGED and losses is not None and not torch.isfinite(losses[i].detach()).item():
+            status = Status.DIVERGED
         self.status[i], self.ended_step[i] = status, self.step
         ph = self.runs[i].phases
         if status == "diverged" and ph.diverged_step is None:
