@@ -6,7 +6,8 @@ the factor named and in nothing else, so the realized draws are read, not assume
 draws per batch over its own window (the balance probe's target_occurrences summed over the rows after
 the fork step, over the window's steps), and its decay along the target rows (target_decay_step).
 `matched` says, per contrast, whether the draws of its two arms agree within MATCH where the factor is
-not the draws, and differ by more than MATCH where it is.
+not the draws, and differ by DRAWS_APART or more where it is (in the cells at matched draws, r = 0, the
+two draw levels are about 10% apart by construction: no draws contrast).
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from engine.sweep.stats import put_spread, seed_interval
 
 FACTORS = {"pairs": "train.add_pairs", "draws": "train.target_draws_as", "decay": "optim.decay_sets"}
 MATCH = 0.10  # realized draws per batch of a contrast's two arms agree within 10% where they should match
+DRAWS_APART = 2.0  # and differ by at least this factor where the factor is the draws (matched cells: about 1.1)
 OUTCOMES = ("val_acc_target", "target_norm")
 
 
@@ -55,7 +57,7 @@ class Contrast:
         if not rs:
             return False
         if self.factor == "draws":
-            return all(abs(r - 1) > MATCH for r in rs)
+            return all(r >= DRAWS_APART or r <= 1 / DRAWS_APART for r in rs)
         return all(abs(r - 1) <= MATCH for r in rs)
 
 

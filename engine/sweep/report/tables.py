@@ -204,7 +204,7 @@ def _interventions_table(group: Group, metrics: list[str] | None) -> list[Table]
 
 def _factorial_table(group: Group) -> list[Table]:
     """A fork factorial's contrasts (engine/sweep/report/factorial.py), where the group has one."""
-    from engine.sweep.report.factorial import MATCH, OUTCOMES, contrast_rows
+    from engine.sweep.report.factorial import DRAWS_APART, MATCH, OUTCOMES, contrast_rows
 
     rows = contrast_rows(group)
     if not rows:
@@ -213,7 +213,8 @@ def _factorial_table(group: Group) -> list[Table]:
         "factorial contrasts (engine/sweep/report/factorial.py): two fork arms one factor apart, paired by seed; "
         "draws: a target's realized draws per batch in the fork's own window; decay: its decay step summed "
         "over the window (target_decay_step); b-a: the change of the last "
-        f"evaluation; matched: the draws agree within {MATCH:.0%} unless the factor is the draws; "
+        f"evaluation; matched: the draws agree within {MATCH:.0%}, or differ {DRAWS_APART:g}-fold where the "
+        "factor is the draws; "
         "mean (min–max) n below 8 seeds"
     )
     intervals = ["draws a", "draws b", "decay a", "decay b", *(f"{k} b-a" for k in OUTCOMES)]
