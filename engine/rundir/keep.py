@@ -148,9 +148,33 @@ def _last_spectrum(src: Path, dst: Path) -> None:
 
 
 def _clean_config(doc: dict[str, Any]) -> dict[str, Any]:
-    meta = doc.get("_meta")
+    """config.json kept small: each group's keys that differ from the defaults (engine/config/overrides.py
+    from_dict fills in the rest, as kept.json's commit had them), and argv without machine paths."""
+    from engine.config import RunConfig
+
+    defaults = RunConfig().to_dict()
+    out: dict[str, Any] = {}
+    for k, v in doc.items():
+        if isinstance(v, dict) and isinstance(defaults.get(k), dict):
+            out[k] = {kk: vv for kk, vv in v.items() if _plain(defaults[k].get(kk, None)) != _plain(vv)}
+        else:
+            out[k] = v
+    meta = out.get("_meta")
     if isinstance(meta, dict) and "argv" in meta:
-        doc = {**doc, "_meta": {**meta, "argv": clean_argv(meta["argv"])}}
+        out["_meta"] = {**meta, "argv": clean_argv(meta["argv"])}
+    return out
+
+
+def _plain(v: Any) -> Any:
+    """A config value as JSON holds it (a tuple is a list), to compare with the default."""
+    return list(v) if isinstance(v, tuple) else v
+
+
+def _clean_summary(doc: dict[str, Any]) -> dict[str, Any]:
+    """summary.json kept small: each token's draw share at a figure's resolution (4 significant digits)."""
+    share = doc.get("draw_share")
+    if isinstance(share, list):
+        return {**doc, "draw_share": [float(_drawn(str(x))) if isinstance(x, float) else x for x in share]}
     return doc
 
 
@@ -199,7 +223,7 @@ def keep_group(
         out.mkdir()
         _write_json(out / CONFIG, _clean_config(read_config_doc(s / run)))
         if (s / run / SUMMARY).is_file():
-            _write_json(out / SUMMARY, json_object(s / run / SUMMARY))
+            _write_json(out / SUMMARY, _clean_summary(json_object(s / run / SUMMARY)))
         thin_metrics(s / run, out, fork_steps.get(m["id"], set()), max_rows, since.get(m["id"]))
         _last_spectrum(s / run, out)
         if (s / run / JOINS).is_file():

@@ -69,6 +69,27 @@ FACTORIAL_PARTS = (  # (factor, outcome, what the part says): each factor moved 
     ("draws", "val_acc_target", "more draws raise the targets' accuracy"),
     ("pairs", "val_acc_target", "more pairs raise the targets' accuracy"),
 )
+
+
+def _rescaled_pull(group: Group) -> list[float]:
+    """Per parent arm and seed: the target norm after 500 steps of the rows rescaled to the ring's radius, with
+    their decay off minus on (rescaled_500_nowd − rescaled_500)."""
+    from engine.sweep.report.factorial import window
+
+    res = group.results()
+    ended = [m for m in group.members if m.fork_of and m.id in res and res[m.id].ended]
+    on = {(m.fork_of, m.seed): m for m in ended if m.arm.endswith("_rescaled_500")}
+    out = []
+    for m in ended:
+        if m.arm.endswith("_rescaled_500_nowd") and (a := on.get((m.fork_of, m.seed))) is not None:
+            wa, wb = window(group, a), window(group, m)
+            if wa is not None and wb is not None:
+                x, y = wa.outcomes["target_norm"], wb.outcomes["target_norm"]
+                if math.isfinite(x) and math.isfinite(y):
+                    out.append(y - x)
+    return out
+
+
 STARVED = "own_own_wd"  # the arm that keeps the parent's pairs, draws and decay: each factor is moved from it
 ROOM = 0.95  # an accuracy part reads the pairs whose starved arm ends below this: room to rise
 
@@ -96,6 +117,17 @@ def decouple_factorial(group: Group) -> Reading:
         values[key] = _pooled(d)
         values[f"{key}_k"] = o.k_of_n("pairs")
         parts.append(part(text, o, f"{o.k_of_n('pairs higher')}; change, pooled: {_pooled(d)}{note}"))
+    d = _rescaled_pull(group)
+    o = direction(d, True)
+    values["rescaled_norm"], values["rescaled_norm_k"] = _pooled(d), o.k_of_n("pairs")
+    parts.append(
+        part(
+            "a rescaled row keeps its length without decay (what pulls it back is decay)",
+            o,
+            f"{o.k_of_n('pairs longer without decay')}; target norm after 500 steps, no decay − decay, pooled: "
+            f"{_pooled(d)}",
+        )
+    )
     head = (
         f"from the starved arm, change with decay off: target norm {values['decay_target_norm']}, targets' "
         f"accuracy {values['decay_val_acc_target']}; with more draws {values['draws_val_acc_target']}; with more "

@@ -217,7 +217,10 @@ CLAIMS: tuple[Claim, ...] = (
         "",
         "What shortens a starved row (ours, §4.2, eqs. 3-6): decay, draws or pairs?",
         "decouple_factorial",
-        PENDING,
+        "partly",
+        "from the starved arm, decay off lengthens the target rows in {decay_target_norm_k} and raises "
+        "their accuracy in {decay_val_acc_target_k}; more draws in {draws_val_acc_target_k}; more pairs in "
+        "{pairs_val_acc_target_k}",
         tail=1,
         metrics="val_acc_target,target_norm",
         figure="decouple_factorial",

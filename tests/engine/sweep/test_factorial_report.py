@@ -27,11 +27,11 @@ def study(tmp_path_factory: pytest.TempPathFactory) -> Group:
 def test_each_contrast_differs_in_the_factor_named_only(study: Group) -> None:
     found = {(c.factor, c.a, c.b) for c in contrasts(study)}
     assert found == {
-        ("draws", "a_own_own", "a_own_all"),
-        ("pairs", "a_own_own", "a_all_own"),
-        ("decay", "a_own_own", "a_own_own_nowd"),
-        ("pairs", "a_own_all", "a_all_all"),
-        ("draws", "a_all_own", "a_all_all"),
+        ("draws", "a_own_own_wd", "a_own_all_wd"),
+        ("pairs", "a_own_own_wd", "a_all_own_wd"),
+        ("decay", "a_own_own_wd", "a_own_own_nowd"),
+        ("pairs", "a_own_all_wd", "a_all_all_wd"),
+        ("draws", "a_all_own_wd", "a_all_all_wd"),
     }
     for c in contrasts(study):
         assert len(c.pairs) == 2  # both seeds, paired
@@ -65,10 +65,29 @@ def test_the_claim_figure_draws_each_arm_beside_its_contrast(study: Group, tmp_p
 
     (panel,) = factorial(read_group(study.dir))  # the tiny study logs no target_norm: the accuracy panel only
     assert panel.title == "a" and panel.kind == "dots"
-    assert [t for _, t in panel.xticks or []] == ["own_own", "own_all", "all_own", "all_all", "own_own_nowd"]
+    assert [t for _, t in panel.xticks or []] == [
+        "own_own_wd",
+        "own_all_wd",
+        "all_own_wd",
+        "all_all_wd",
+        "own_own_nowd",
+    ]
     (curve,) = panel.curves
     assert curve.lo is not None and curve.hi is not None
     assert all(lo <= y <= hi for y, lo, hi in zip(curve.y, curve.lo, curve.hi, strict=True))
     r = grok("figure", "--claim", "decouple_factorial", str(study.dir), "-o", str(tmp_path / "f.png"))
     assert r.returncode == 0, r.stderr
     assert (tmp_path / "f.png").read_bytes()[:4] == b"\x89PNG"
+
+
+def test_the_reading_moves_each_factor_alone_from_the_starved_arm(study: Group) -> None:
+    """The status page's reading (engine/sweep/report/cause_readings.py): one part per factor and outcome, each
+    from the starved arm own_own_wd, paired by seed; the rows' norm is the targets probe's, which the tiny
+    study does not run, so that part and the rescaled rows' part (no such arm here) read no pair."""
+    from engine.sweep.report.cause_readings import decouple_factorial
+
+    r = decouple_factorial(study)
+    assert [p.text.split(" ")[0] for p in r.parts] == ["decay", "decay", "more", "more", "a"]
+    assert r.values["decay_target_norm_k"].startswith("0 of 0") and r.values["rescaled_norm"] == "-"
+    for key in ("decay_val_acc_target_k", "draws_val_acc_target_k", "pairs_val_acc_target_k"):
+        assert r.values[key].endswith("of 2 pairs"), (key, r.values[key])  # both seeds, with room to rise
