@@ -78,10 +78,6 @@ class RowRules:
         self._absent: torch.Tensor | None = None
         self._fresh = False
 
-    @property
-    def active(self) -> bool:
-        return bool(self.decays) or self.e_param is not None
-
     @torch.no_grad()
     def before_step(self, x: torch.Tensor) -> None:
         """Before the optimizer's step, with its members' batches x (n, B, L): save the rows lazy rows keep,
