@@ -132,5 +132,5 @@ def row_rules(loop: Any) -> list[tuple[slice, RowRules]]:
         c = loop.cfgs[a]
         if c.optim.decay_sets or c.optim.lazy_rows:
             members = [(loop.cfgs[i], split_tokens(loop.cfgs[i])) for i in range(a, b)]
-            out.append((slice(a, b), RowRules(opt, module, loop.weights.template, members, loop.weights.batched)))
+            out.append((slice(a, b), RowRules(opt, module, loop.weights.template, members, b - a > 1)))
     return out

@@ -147,3 +147,18 @@ def test_a_bad_decay_set_is_one_line_naming_the_key(value: str, says: str) -> No
     with pytest.raises(ConfigError, match=says) as e:
         _cfg(optim__decay_sets=value)
     assert str(e.value).startswith("optim.decay_sets") and "\n" not in str(e.value)
+
+
+def test_stacked_members_with_settings_of_their_own_each_get_theirs() -> None:
+    """Members whose optimizer settings differ step with an optimizer each (a range of one, no member axis):
+    lazy rows and decay sets work there too."""
+    cfgs = [_cfg(optim__lazy_rows=True, optim__decay_sets="E[3]=0", train__seed=0, optim__lr=lr) for lr in (1e-3, 2e-3)]
+    loop = TrainLoop(cfgs, stacked=True)
+    assert loop.ranges == [(0, 1), (1, 2)]
+    loop.update(loop._offset + torch.arange(16)[None].repeat(2, 1))
+    before = [_state(loop, i) for i in range(2)]
+    loop.update(_batch_without(loop, 5, member=1))
+    after = [_state(loop, i) for i in range(2)]
+    for n in before[1]:
+        assert torch.equal(before[1][n][5], after[1][n][5]), n
+    assert not torch.equal(before[0]["E"][5], after[0]["E"][5])
