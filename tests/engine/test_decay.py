@@ -68,18 +68,6 @@ def test_without_lazy_rows_the_same_row_moves(name: str) -> None:
     assert not torch.equal(before["E"][3], _state(loop)["E"][3])
 
 
-def test_lazy_rows_on_stacked_members_keep_each_members_own_rows() -> None:
-    cfgs = [_cfg(optim__lazy_rows=True, train__seed=s) for s in (0, 1)]
-    loop = TrainLoop(cfgs, stacked=True)
-    loop.update(loop._offset + torch.arange(16)[None].repeat(2, 1))
-    before = [_state(loop, i) for i in range(2)]
-    loop.update(_batch_without(loop, 5, member=1))
-    after = [_state(loop, i) for i in range(2)]
-    for n in before[1]:
-        assert torch.equal(before[1][n][5], after[1][n][5]), n
-    assert not torch.equal(before[0]["E"][5], after[0]["E"][5])  # member 0 drew token 5 and moved it
-
-
 def _one_step(name: str, decay_sets: str) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, TrainLoop]:
     """E before, its loss gradient, and E after one step from a fresh run."""
     loop = TrainLoop([_cfg(optim__name=name, optim__decay_sets=decay_sets, optim__weight_decay=0.05)])
@@ -149,16 +137,21 @@ def test_a_bad_decay_set_is_one_line_naming_the_key(value: str, says: str) -> No
     assert str(e.value).startswith("optim.decay_sets") and "\n" not in str(e.value)
 
 
-def test_stacked_members_with_settings_of_their_own_each_get_theirs() -> None:
-    """Members whose optimizer settings differ step with an optimizer each (a range of one, no member axis):
-    lazy rows and decay sets work there too."""
-    cfgs = [_cfg(optim__lazy_rows=True, optim__decay_sets="E[3]=0", train__seed=0, optim__lr=lr) for lr in (1e-3, 2e-3)]
+@pytest.mark.parametrize(
+    ("lrs", "ranges"),
+    [
+        ((1e-3, 1e-3), [(0, 2)]),  # equal settings: one optimizer over both rows of the stack
+        ((1e-3, 2e-3), [(0, 1), (1, 2)]),  # settings of their own: an optimizer each, with no member axis
+    ],
+)
+def test_lazy_rows_on_stacked_members_keep_each_members_own_rows(lrs: tuple[float, float], ranges: list[Any]) -> None:
+    cfgs = [_cfg(optim__lazy_rows=True, optim__decay_sets="E[3]=0", train__seed=s, optim__lr=lrs[s]) for s in (0, 1)]
     loop = TrainLoop(cfgs, stacked=True)
-    assert loop.ranges == [(0, 1), (1, 2)]
+    assert loop.ranges == ranges
     loop.update(loop._offset + torch.arange(16)[None].repeat(2, 1))
     before = [_state(loop, i) for i in range(2)]
     loop.update(_batch_without(loop, 5, member=1))
     after = [_state(loop, i) for i in range(2)]
     for n in before[1]:
         assert torch.equal(before[1][n][5], after[1][n][5]), n
-    assert not torch.equal(before[0]["E"][5], after[0]["E"][5])
+    assert not torch.equal(before[0]["E"][5], after[0]["E"][5])  # member 0 drew token 5 and moved it
