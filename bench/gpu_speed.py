@@ -59,6 +59,7 @@ from torch.profiler import ProfilerActivity, profile
 from engine.config import ConfigError, apply_overrides, parse_set
 from engine.config.presets import load_preset
 from engine.events import EvalLogged, RunFinished, StepsTaken
+from engine.rundir.summary import RunSummary
 from engine.sweep.batched import plan
 from engine.sweep.card_memory import MAX_MEMBERS, MEMORY_FRACTION, free_bytes, member_bytes
 from engine.sweep.member import MemberSpec
@@ -69,7 +70,7 @@ from engine.train.bench import bench_config, engine_loop, interleave, many_loop
 from engine.train.trainer import Trainer, resolve_device
 
 # (label, preset, overrides): the presets whose step records, and the lr and c paths into the recording
-EARLY = (
+EARLY: tuple[tuple[str, str, dict[str, object]], ...] = (
     ("random_mul", "random_mul", {}),
     ("adamlr_mul", "adamlr_mul", {}),
     ("adamlr_adaptive_mul", "adamlr_adaptive_mul", {"optim.adaptive_every": 5}),
@@ -77,10 +78,11 @@ EARLY = (
 )
 
 
-def early(preset: str, device: str, graph: bool, **over: object) -> tuple[list[dict[str, float]], dict]:
+def early(preset: str, device: str, graph: bool, **over: object) -> tuple[list[dict[str, float]], RunSummary | None]:
     sets = {"train.max_steps": 20, "train.eval_every": 1, "train.cuda_graph": graph, **over}
     cfg = bench_config(preset, device, 0, **sets)
-    rows, summary = [], {}
+    rows: list[dict[str, float]] = []
+    summary: RunSummary | None = None
     for ev in Trainer(cfg):
         if isinstance(ev, EvalLogged):
             rows.append(ev.row)
@@ -99,7 +101,7 @@ def early_check(device: str) -> bool:
             for g, e in zip(rows_g, rows_e, strict=True)
             for k in ("train_loss", "val_loss")
         )
-        state = summary.get("cuda_graph", "-")
+        state = (summary.cuda_graph if summary else None) or "-"
         good = worst <= 1e-4 and (state == "on" or device == "cpu")  # the CPU never records: a dry run
         ok &= good
         print(
