@@ -69,12 +69,24 @@ def why_not_batched(cfgs: list[RunConfig]) -> str | None:
             if g not in FREE_TOP
         }
 
+    if len(cfgs) > 1 and any(_uneven_epochs(c) for c in cfgs):
+        return "weighted shuffled epochs (balanced_epochs, or train.target_rate on targets) differ in length per seed"
     s0 = shape(c0)
     for c in cfgs[1:]:
         if shape(c) != s0:
             diff = [f"{g}.{k}" for g, t in s0.items() if isinstance(t, dict) for k in t if shape(c)[g].get(k) != t[k]]
             return f"members differ in {', '.join(diff) or 'shape'}"
     return None
+
+
+def _uneven_epochs(c: RunConfig) -> bool:
+    """True where a member's epoch length is drawn: shuffled epochs hold each example a stochastically
+    rounded number of times (engine/task/samplers.py ShuffleSampler), so each seed's epoch, and its last
+    partial batch, has its own length and the members' batches cannot stack."""
+    if c.train.sampler == "balanced_epochs":
+        return True
+    targeted = c.data.starve_k > 0 and (c.train.target_rate != 1 or bool(c.train.target_draws_as))
+    return c.train.sampler == "shuffle" and targeted
 
 
 class ManyTrainer(TrainLoop):
