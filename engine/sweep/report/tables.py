@@ -177,6 +177,7 @@ def build_tables(
         tables.append(t)
     if group.spec.forks:
         tables += _interventions_table(group, metrics) + _factorial_table(group)
+    tables += _cure_table(group, tail)
     paired = paired_lines(group, rows, finals, tail, baseline)
     return tables, compare_lines(group, rows, baseline) + paired + _tail_note(group, tail)
 
@@ -223,6 +224,29 @@ def _factorial_table(group: Group) -> list[Table]:
         ["parent", "factor", "a", "b"],
         intervals=intervals,
         texts=[*(f"{k} higher" for k in OUTCOMES), "matched"],
+    )
+    t.rows = rows
+    return [t]
+
+
+def _cure_table(group: Group, tail: int) -> list[Table]:
+    """Each cure against its own cell (engine/sweep/report/cures.py), where arms are named CELL_CURE."""
+    from engine.sweep.report.cures import OUTCOMES, REACHED, cure_rows
+
+    rows = cure_rows(group, tail)
+    if not rows:
+        return []
+    title = (
+        "cures (engine/sweep/report/cures.py): each arm CELL_CURE against its cell's arm CELL, paired by seed; "
+        f"cell: the untreated arm's value, change: cure − cell (mean of the last {tail} evaluations); "
+        "mean (min–max) n below 8 seeds"
+    )
+    keys = [k for k in OUTCOMES if f"{k} change" in rows[0]]
+    t = Table(
+        title,
+        ["arm"],
+        intervals=[c for k in keys for c in (f"{k} cell", f"{k} change")],
+        texts=[*(f"{k} higher" for k in keys), REACHED],
     )
     t.rows = rows
     return [t]

@@ -1,0 +1,80 @@
+"""A cure study's table (presets/cure_decouple.toml; ours, issue 43 item 5): each cure against its own cell.
+
+A group whose arms are named CELL and CELL_CURE (`adam_m1_r1` and `adam_m1_r1_lazy`) holds one untreated
+arm per cell and the cures applied to it from step 0. Each cure arm is paired by seed with its cell's arm,
+not with the group's first arm: a cure is read where it is applied. Per cure, the change of each outcome
+(the mean of the last `tail` evaluations) with its mean (min–max) over seeds and k of n higher, and how many
+seeds reach 95% val in each arm: a cure that lifts the targets (val_acc_target, the starved rows' accuracy,
+§4.2) and costs the common tokens (val_acc_common) shows both.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from engine.sweep.report.tables import member_finals
+from engine.sweep.spec import Group
+from engine.sweep.stats import put_spread, seed_interval
+
+OUTCOMES = ("val_acc_target", "val_acc", "val_acc_common", "target_norm")
+REACHED = "95% val, cell → cure"  # seeds whose val_acc reached 95% within the budget, in each arm
+
+
+def cells(group: Group) -> list[tuple[str, str, str]]:
+    """(cell arm, cure arm, cure name) for every arm named CELL_CURE where CELL is an arm of the group."""
+    arms = list(group.spec.arms or {})
+    out = []
+    for cure in arms:
+        base = max((a for a in arms if a != cure and cure.startswith(a + "_")), key=len, default=None)
+        if base is not None:
+            out.append((base, cure, cure.removeprefix(base + "_")))
+    return out
+
+
+def cure_rows(group: Group, tail: int = 5) -> list[dict[str, Any]]:
+    """One row per cure arm: its cell, the paired change of each outcome, and seeds reaching 95% val."""
+    pairs = cells(group)
+    if not pairs:
+        return []
+    logged = member_finals_keys(group)
+    metrics = [k for k in OUTCOMES if k in logged]
+    finals = member_finals(group, metrics, tail)
+    res = group.results()
+    by_arm: dict[str, dict[int, str]] = {}
+    for m in group.members:
+        if m.id in finals and m.id in res and res[m.id].ended:
+            by_arm.setdefault(m.arm, {})[m.seed] = m.id
+    out = []
+    for base, cure, name in pairs:
+        a, b = by_arm.get(base, {}), by_arm.get(cure, {})
+        seeds = sorted(set(a) & set(b))
+        if not seeds:
+            continue
+        row: dict[str, Any] = {"arm": cure, "cell": base, "cure": name}
+        for k in metrics:
+            xy = [(finals[a[s]].get(k, math.nan), finals[b[s]].get(k, math.nan)) for s in seeds]
+            xy = [(x, y) for x, y in xy if math.isfinite(x) and math.isfinite(y)]
+            put_spread(row, f"{k} cell", seed_interval([x for x, _ in xy]))
+            put_spread(row, f"{k} change", seed_interval([y - x for x, y in xy]))
+            row[f"{k} higher"] = f"{sum(y > x for x, y in xy)}/{len(xy)}" if xy else "-"
+        reached = [(res[a[s]].generalized_step is not None, res[b[s]].generalized_step is not None) for s in seeds]
+        n = len(seeds)
+        row[REACHED] = f"{sum(x for x, _ in reached)}/{n} → {sum(y for _, y in reached)}/{n}"
+        out.append(row)
+    return out
+
+
+def member_finals_keys(group: Group) -> set[str]:
+    """The metrics columns any member logged (the header of its metrics.csv)."""
+    from engine.rundir.csvlog import csv_lines
+    from engine.rundir.files import METRICS
+
+    keys: set[str] = set()
+    for m in group.members:
+        lines = csv_lines(group.member_dir(m) / METRICS)
+        if lines:
+            keys.update(lines[0])
+            if keys.issuperset(OUTCOMES):
+                break
+    return keys
