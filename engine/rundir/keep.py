@@ -3,7 +3,8 @@
 What docs/REPRODUCTION.md's tables and figures read, and no more: group.json, results.csv, and per member
 its config.json, summary.json and a thinned metrics.csv (the columns that are not empty, at most
 `max_rows` evaluations spread over the run at 4 significant digits, plus, as written, the first, the last
-TAIL_ROWS, each column's largest, and every fork step so a fork's *before* value is the parent's own row),
+TAIL_ROWS, each column's largest, and every fork step so a fork's *before* value is the parent's own row; a
+fork keeps its window and the rows up to it that the report's tail reads, and no per-token draw shares or pairs),
 the last spectrum of fourier.csv and joins.csv where the run has them. What a report reads is copied
 digit for digit, so `grok report DIR` on the kept directory gives the same tables as on the group, and
 `grok figure --claim` draws from it. Machine paths in the recorded command lines are dropped; `kept.json` says where the
@@ -30,7 +31,9 @@ from engine.rundir.summary import read_summary
 KEPT = "kept.json"  # the provenance of a kept group
 DROPPED_COLUMNS = ("wall_s", "lr", "lr_embed")  # never drawn nor reported: wall time and the set learning rates
 MAX_ROWS = 50  # evaluations per member spread over the run: a figure's resolution (a line of 50 points)
-TAIL_ROWS = 10  # the last evaluations kept as written: `grok report --tail N` for N up to this
+GROUP_ROWS = 800  # and about this many in a whole group: a group of more than 16 members keeps fewer each
+MIN_ROWS = 10  # but never fewer than this
+TAIL_ROWS = 5  # the last evaluations kept as written: `grok report --tail N` for N up to this (the default)
 PATH_OPTIONS = ("--out", "-o", "--config", "--csv")  # command-line options whose value is a path on the machine
 
 
@@ -124,9 +127,10 @@ def thin_metrics(
     if not lines:
         return 0
     header, rows = lines[0], lines[1:]
-    if since is not None:  # a tail of `grok report --tail` up to TAIL_ROWS still reads what it read
-        first = next((i for i, r in enumerate(rows) if number(r[header.index("step")]) >= since), len(rows))
-        rows = rows[max(0, first - TAIL_ROWS) :]
+    if since is not None:  # the fork's window and its parent's row at the fork
+        first = next((i for i, r in enumerate(rows) if number(r[header.index("step")]) > since), len(rows))
+        before = max(1, TAIL_ROWS - (len(rows) - first))
+        rows = rows[max(0, first - before) :]
     cols = [j for j, c in enumerate(header) if c not in DROPPED_COLUMNS and any(r[j] for r in rows)]
     if header.index("step") not in cols:
         cols.insert(0, header.index("step"))
@@ -147,9 +151,10 @@ def _last_spectrum(src: Path, dst: Path) -> None:
     write_csv_atomic(dst / FOURIER, [lines[0], *(r for r in lines[1:] if r[0] == step)])
 
 
-def _clean_config(doc: dict[str, Any]) -> dict[str, Any]:
+def _clean_config(doc: dict[str, Any], fork: bool = False) -> dict[str, Any]:
     """config.json kept small: each group's keys that differ from the defaults (engine/config/overrides.py
-    from_dict fills in the rest, as kept.json's commit had them), and argv without machine paths."""
+    from_dict fills in the rest, as kept.json's commit had them), and argv without machine paths; a fork's
+    without its tokens' counts in the training set (no table or figure reads a fork's)."""
     from engine.config import RunConfig
 
     defaults = RunConfig().to_dict()
@@ -162,6 +167,8 @@ def _clean_config(doc: dict[str, Any]) -> dict[str, Any]:
     meta = out.get("_meta")
     if isinstance(meta, dict) and "argv" in meta:
         out["_meta"] = {**meta, "argv": clean_argv(meta["argv"])}
+    if fork and isinstance(out.get("_meta"), dict):
+        out["_meta"] = {k: v for k, v in out["_meta"].items() if k != "token_freq"}
     return out
 
 
@@ -171,7 +178,11 @@ def _plain(v: Any) -> Any:
 
 
 def _clean_summary(doc: dict[str, Any]) -> dict[str, Any]:
-    """summary.json kept small: each token's draw share at a figure's resolution (4 significant digits)."""
+    """summary.json kept small: each token's draw share at a figure's resolution (4 significant digits); a
+    fork's without its per-token draw shares and training pairs (no table or figure reads a fork's; `grok
+    tokens` on the full run does)."""
+    if doc.get("fork_step") is not None:
+        return {k: v for k, v in doc.items() if k not in ("draw_share", "train_pairs")}
     share = doc.get("draw_share")
     if isinstance(share, list):
         return {**doc, "draw_share": [float(_drawn(str(x))) if isinstance(x, float) else x for x in share]}
@@ -185,9 +196,11 @@ def keep_group(
     commit: str,
     machine: str,
     kept: str,
-    max_rows: int = MAX_ROWS,
+    max_rows: int | None = None,
 ) -> Provenance:
     """Write the thin copy of group `src` into `dst` (made if missing; an existing kept group is replaced).
+    `max_rows`: the evaluations spread over each member's run; None: MAX_ROWS, or GROUP_ROWS shared by the
+    members that are not forks (at least MIN_ROWS each).
 
     ConfigError for a source that is not a group or a `dst` that holds something else."""
     s, d = Path(src), Path(dst)
@@ -215,13 +228,16 @@ def keep_group(
             if at is not None:
                 fork_steps.setdefault(m["fork_of"], set()).add(float(at))
                 since[m["id"]] = float(at)
+    if max_rows is None:
+        whole = sum(1 for m, _ in members if m["id"] not in since)
+        max_rows = max(MIN_ROWS, min(MAX_ROWS, GROUP_ROWS // max(whole, 1)))
     ended = 0
     for m, run in members:
         if not run or not (s / run / CONFIG).is_file():
             continue
         out = d / run
         out.mkdir()
-        _write_json(out / CONFIG, _clean_config(read_config_doc(s / run)))
+        _write_json(out / CONFIG, _clean_config(read_config_doc(s / run), fork=m["id"] in since))
         if (s / run / SUMMARY).is_file():
             _write_json(out / SUMMARY, _clean_summary(json_object(s / run / SUMMARY)))
         thin_metrics(s / run, out, fork_steps.get(m["id"], set()), max_rows, since.get(m["id"]))

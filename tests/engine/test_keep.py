@@ -10,7 +10,7 @@ import pytest
 
 from engine.config import ConfigError
 from engine.rundir.csvlog import read_csv
-from engine.rundir.keep import KEPT, clean_argv, keep_group, read_provenance
+from engine.rundir.keep import KEPT, TAIL_ROWS, clean_argv, keep_group, read_provenance
 from engine.sweep.report.tables import render
 from engine.sweep.spec import Group
 from tests.conftest import grok
@@ -51,6 +51,18 @@ def test_a_kept_fork_group_reports_as_the_group(fork_group: Group, tmp_path: Pat
         assert str(fork_group.dir.parent) not in text and str(tmp_path) not in text, f
     members = [d for d in dst.iterdir() if d.is_dir()]
     assert len(members) == 6 and not any(members[0].glob("*.pt"))
+    # a fork keeps its window and the rows up to its fork step that a tail of TAIL_ROWS reads, no more; and
+    # none of the per-token lists no table reads of a fork
+    for m in (m for m in kept.members if m.fork_of):
+        src, out = read_csv(fork_group.member_dir(m) / "metrics.csv"), read_csv(kept.member_dir(m) / "metrics.csv")
+        at = json.loads((kept.member_dir(m) / "summary.json").read_text())["fork_step"]
+        window = sum(float(r["step"]) > at for r in src)
+        want = src[-(window + max(1, TAIL_ROWS - window)) :]
+        assert [(r["step"], r["val_acc"]) for r in out] == [(r["step"], r["val_acc"]) for r in want]
+        assert float(out[0]["step"]) <= at
+        summary = json.loads((kept.member_dir(m) / "summary.json").read_text())
+        assert "draw_share" not in summary and "train_pairs" not in summary
+        assert "token_freq" not in json.loads((kept.member_dir(m) / "config.json").read_text())["_meta"]
 
 
 def test_keep_thins_rows_but_keeps_tail_peak_and_fork_rows(tmp_path: Path) -> None:

@@ -22,14 +22,17 @@ REACHED = "95% val, cell → cure"  # seeds whose val_acc reached 95% within the
 
 
 def cells(group: Group) -> list[tuple[str, str, str]]:
-    """(cell arm, cure arm, cure name) for every arm named CELL_CURE where CELL is an arm of the group."""
+    """(cell arm, cure arm, cure name) for every arm named CELL_CURE where CELL is an arm of the group, in a
+    group laid out as cells × cures: every arm is a cell with a cure or a cure of a cell, in two cells or
+    more (fig10_rank's `adam`, `adamlr` and `adam_wd5e-3` are not: adamlr is neither)."""
     arms = list(group.spec.arms or {})
     out = []
     for cure in arms:
         base = max((a for a in arms if a != cure and cure.startswith(a + "_")), key=len, default=None)
         if base is not None:
             out.append((base, cure, cure.removeprefix(base + "_")))
-    return out
+    laid_out = {b for b, _, _ in out} | {c for _, c, _ in out} == set(arms)
+    return out if laid_out and len({b for b, _, _ in out}) >= 2 else []
 
 
 def cure_rows(group: Group, tail: int = 5) -> list[dict[str, Any]]:

@@ -12,7 +12,7 @@ from engine.sweep.report.tables import build_tables, member_finals
 from engine.sweep.spec import Group, parse_sweep
 from tests.engine.test_fork_sweep import run_whole, tiny_group
 
-ARMS = ("adam_r1", "adam_m1_r1", "adam_m1_r1_lazy", "adam_m1_r1_nowd")
+ARMS = ("adam_r1", "adam_r1_lazy", "adam_m1_r1", "adam_m1_r1_lazy", "adam_m1_r1_nowd")
 
 
 @pytest.fixture(scope="module")
@@ -33,7 +33,11 @@ def study(tmp_path_factory: pytest.TempPathFactory) -> Group:
 
 def test_each_cure_is_read_against_its_own_cell(study: Group) -> None:
     # not against the group's first arm (adam_r1): the report's paired lines would
-    assert cells(study) == [("adam_m1_r1", "adam_m1_r1_nowd", "nowd"), ("adam_m1_r1", "adam_m1_r1_lazy", "lazy")]
+    assert cells(study) == [
+        ("adam_m1_r1", "adam_m1_r1_nowd", "nowd"),
+        ("adam_m1_r1", "adam_m1_r1_lazy", "lazy"),
+        ("adam_r1", "adam_r1_lazy", "lazy"),
+    ]
     rows = {r["arm"]: r for r in cure_rows(study, tail=1)}
     finals = member_finals(study, ["val_acc_target", "target_norm"], 1)
     by = {(m.arm, m.seed): finals[m.id] for m in study.members}
@@ -51,11 +55,14 @@ def test_each_cure_is_read_against_its_own_cell(study: Group) -> None:
 def test_the_report_prints_the_cure_table(study: Group) -> None:
     tables, _ = build_tables(study, tail=1)
     t = next(t for t in tables if t.title.startswith("cures"))
-    assert [r["arm"] for r in t.rows] == ["adam_m1_r1_nowd", "adam_m1_r1_lazy"]
+    assert [r["arm"] for r in t.rows] == ["adam_m1_r1_nowd", "adam_m1_r1_lazy", "adam_r1_lazy"]
 
 
-def test_a_group_without_cell_arms_has_no_cure_table() -> None:
-    # cure_skew_mul's arms: each is read against `compare = "adam"` by the report's paired lines instead
-    p = load_preset("cure_skew_mul")
-    g = SimpleNamespace(spec=parse_sweep(p.sweep, str(p.path)))
-    assert cells(g) == []  # type: ignore[arg-type]
+def test_a_group_not_laid_out_as_cells_by_cures_has_no_cure_table() -> None:
+    # cure_skew_mul's arms: each is read against `compare = "adam"` by the report's paired lines instead;
+    # fig10_rank's adam_wd5e-3 is named like a cure of adam, but adamlr is neither a cell nor a cure
+    for name in ("cure_skew_mul", "fig10_rank"):
+        p = load_preset(name)
+        assert cells(SimpleNamespace(spec=parse_sweep(p.sweep, str(p.path)))) == []  # type: ignore[arg-type]
+    one_cell = SimpleNamespace(spec=SimpleNamespace(arms={"adam": {}, "adam_lazy": {}}))
+    assert cells(one_cell) == []  # type: ignore[arg-type]
