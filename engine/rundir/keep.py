@@ -63,8 +63,8 @@ def clean_argv(argv: list[Any]) -> list[str]:
         if skip:
             skip = False
             continue
-        if i == 0:
-            out.append(Path(a).name)
+        if i == 0:  # `python -m grok_tui` records its __main__.py: the command is grok
+            out.append("grok" if Path(a).name == "__main__.py" else Path(a).name)
         elif a in PATH_OPTIONS:
             skip = True
         elif a.split("=", 1)[0] in PATH_OPTIONS or a.startswith("/"):

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import sys
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
@@ -68,12 +68,20 @@ def register(app: typer.Typer) -> None:
                 "from. `grok report` and `grok figure` read it as a group.",
             ),
         ] = None,
+        machine: Annotated[
+            str | None,
+            typer.Option(
+                "--machine",
+                help="With --keep: the machine that ran the group, in words for kept.json (default: the cores of "
+                "this one for a CPU group, 'a CUDA GPU' for a group whose runs trained on one).",
+            ),
+        ] = None,
     ) -> None:
         from engine.config import ConfigError
         from engine.rundir.dirs import clean_block, is_paper_dir
 
-        if keep is not None:
-            _keep(group_dir, keep)
+        if keep is not None or machine is not None:
+            _keep(group_dir, keep, machine)
             return
         if is_paper_dir(group_dir):
             from engine.records.paper import Paper
@@ -131,7 +139,19 @@ def register(app: typer.Typer) -> None:
             print(f"wrote {path}", file=sys.stderr if fmt == "csv" else sys.stdout)
 
 
-def _keep(group_dir: str, dest: str) -> None:
+def _run_devices(group: Any) -> set[str]:
+    """The devices the group's ended runs trained on (summary.json `device`)."""
+    from engine.rundir.summary import read_summary
+
+    out = set()
+    for m in group.members:
+        d = group.member_dir(m)
+        if (d / "summary.json").is_file():
+            out.add(str(read_summary(d).device or ""))
+    return out
+
+
+def _keep(group_dir: str, dest: str | None, machine: str | None = None) -> None:
     """`grok report GROUP --keep DIR`: the thin copy (engine/rundir/keep.py), stamped with the code's commit."""
     import datetime
     import os
@@ -139,20 +159,26 @@ def _keep(group_dir: str, dest: str) -> None:
     from pathlib import Path
 
     from engine.config import ConfigError
+
+    if dest is None:
+        raise ConfigError("--machine goes with --keep DIR")
     from engine.rundir.keep import keep_group
     from engine.sweep.spec import Group
 
     try:  # the code the sweep ran: the last commit of this checkout made before the sweep started
-        created = str(Group.open(group_dir).doc.get("created", ""))
+        group = Group.open(group_dir)
+        created = str(group.doc.get("created", ""))
+        devices = _run_devices(group)
     except ConfigError:
-        created = ""  # keep_group says what is wrong with the directory
+        created, devices = "", set()  # keep_group says what is wrong with the directory
     here = Path(__file__).resolve().parents[2]
     git = ["git", "-C", str(here), "log", "-1", "--format=%h", *([f"--before={created}"] if created else []), "HEAD"]
     try:
         commit = subprocess.run(git, capture_output=True, text=True, check=False).stdout.strip()
     except OSError:
         commit = ""
-    machine = f"{os.cpu_count()}-core CPU"
+    if machine is None:
+        machine = "a CUDA GPU" if any(d.startswith("cuda") for d in devices) else f"{os.cpu_count()}-core CPU"
     prov = keep_group(
         group_dir,
         dest,

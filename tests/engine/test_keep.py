@@ -28,6 +28,7 @@ def _body(text: str) -> str:
 def test_clean_argv_drops_paths() -> None:
     argv = ["/venv/bin/grok", "sweep", "--preset", "x", "--out", "/data/runs", "--config=/a/b.toml", "--workers", "1"]
     assert clean_argv(argv) == ["grok", "sweep", "--preset", "x", "--workers", "1"]
+    assert clean_argv(["/tree/grok_tui/__main__.py", "sweep", "-q"]) == ["grok", "sweep", "-q"]  # python -m grok_tui
 
 
 @pytest.fixture(scope="module")
@@ -112,5 +113,10 @@ def test_cli_keep_then_report_and_figure(fork_group: Group, tmp_path: Path) -> N
     assert r.stdout.startswith("kept 6/6 members of ")
     a, b = grok("report", str(dst)), grok("report", str(fork_group.dir))
     assert a.returncode == 0 and _body(a.stdout) == _body(b.stdout)
+    assert json.loads((dst / KEPT).read_text())["machine"].endswith("-core CPU")  # the runs trained on the CPU
     bad = grok("report", str(tmp_path), "--keep", str(tmp_path / "y"))
     assert bad.returncode == 2 and "not a sweep group" in bad.stderr and "Traceback" not in bad.stderr
+    named = grok("report", str(fork_group.dir), "--keep", str(tmp_path / "z"), "--machine", "one H200 GPU")
+    assert named.returncode == 0 and json.loads((tmp_path / "z" / KEPT).read_text())["machine"] == "one H200 GPU"
+    alone = grok("report", str(fork_group.dir), "--machine", "one H200 GPU")
+    assert alone.returncode == 2 and alone.stderr.strip() == "error: --machine goes with --keep DIR"

@@ -7,7 +7,9 @@ from __future__ import annotations
 
 import math
 
-from engine.sweep.report.readings import Reading, direction, part
+from engine.sweep.report.cures import CurePairs, cure_pairs
+from engine.sweep.report.readings import Reading, direction, generalized, part, rows, spread
+from engine.sweep.report.verdicts import Outcome
 from engine.sweep.spec import Group
 from engine.sweep.stats import range_text
 
@@ -134,3 +136,109 @@ def decouple_factorial(group: Group) -> Reading:
         f"pairs {values['pairs_val_acc_target']}"
     )
     return Reading(parts, head, f"decay off: norm up in {values['decay_target_norm_k']}", _tasks(group), values)
+
+
+TOL = 0.01  # a cure "costs nothing" where it lowers an accuracy by less than this, pair by pair
+CONTROL = "adam_r1"  # cure_decouple's control cell: every target pair drawn at the ordinary rate
+
+
+def _costs_nothing(d: list[float]) -> Outcome:
+    """Per pair: the cure's change is not a loss of TOL or more (opposite: it is)."""
+    return Outcome([x > -TOL for x in d], [x <= -TOL for x in d])
+
+
+def _cure_values(cs: list[CurePairs], metric: str) -> dict[str, str]:
+    """Each cure arm's paired change of `metric` (mean (range, n)) and k of n higher, keyed by the arm."""
+    out = {}
+    for c in cs:
+        d = c.changes(metric)
+        out[f"{c.arm}"] = spread(d, sign=True)
+        out[f"{c.arm}_k"] = f"{sum(x > 0 for x in d)} of {len(d)}"
+        out[f"{c.arm}_reach"] = f"{sum(x for x, _ in c.reached)} → {sum(y for _, y in c.reached)} of {len(c.reached)}"
+    return out
+
+
+def cure_decouple(group: Group) -> Reading:
+    """§4.2-4.3 (ours, issue 43 item 5): a cure from step 0 on decouple_paper's starved cells, each cure against
+    its own cell paired by seed (engine/sweep/report/cures.py). The claim is lazy rows': they raise the starved
+    targets and cost neither the common tokens nor the control (r = 1). The other cures are the table's."""
+    cs = cure_pairs(group, 5)
+    lazy = [c for c in cs if c.cure == "lazy"]
+    starved = [c for c in lazy if c.cell != CONTROL]
+    control = [c for c in lazy if c.cell == CONTROL]
+    d_target = [x for c in starved for x in c.changes("val_acc_target")]
+    d_common = [x for c in starved for x in c.changes("val_acc_common")]
+    d_control = [x for c in control for x in c.changes("val_acc")]
+    o1, o2, o3 = direction(d_target, True), _costs_nothing(d_common), _costs_nothing(d_control)
+    parts = [
+        part(
+            "lazy rows raise the starved targets' accuracy",
+            o1,
+            f"{o1.k_of_n('pairs higher')} over {len(starved)} cells",
+        ),
+        part(
+            f"lazy rows cost the common tokens less than {TOL:g} in the starved cells",
+            o2,
+            f"{o2.k_of_n('pairs')}; change, pooled: {_pooled(d_common)}",
+        ),
+        part(
+            f"lazy rows cost the control (r = 1) less than {TOL:g} of val accuracy",
+            o3,
+            f"{o3.k_of_n('pairs')}; change: {spread(d_control, sign=True)}",
+        ),
+    ]
+    values = {f"target_{k}": v for k, v in _cure_values(cs, "val_acc_target").items()}
+    values |= {f"norm_{k}": v for k, v in _cure_values(cs, "target_norm").items()}
+    values |= {f"val_{k}": v for k, v in _cure_values(cs, "val_acc").items()}
+    values["lazy_target"] = _pooled(d_target)
+    head = f"lazy rows − untreated, the starved targets' val accuracy: {values['lazy_target']}"
+    return Reading(parts, head, f"{o1.k_of_n('pairs higher')}", _tasks(group), values)
+
+
+def cure_skew_mul(group: Group) -> Reading:
+    """§4.1-4.3 (ours, issue 43 item 5) on skew_fixes_mul's split: each cure against plain Adam (`compare`),
+    paired by seed; the rare tokens' rows are the starved ones (no token is a target). The claim is lazy rows':
+    they raise the rare tokens' accuracy and cost the common tokens nothing."""
+    from engine.sweep.report.tables import member_finals
+
+    finals = member_finals(group, ["val_acc_rare", "val_acc_common", "val_acc"], 5)
+    arm_of: dict[str, dict[int, dict[str, float]]] = {}
+    for m in group.members:
+        if m.id in finals:
+            arm_of.setdefault(m.arm, {})[m.seed] = finals[m.id]
+    base = arm_of.get(group.spec.compare or "adam", {})
+
+    def change(arm: str, k: str) -> list[float]:
+        mine = arm_of.get(arm, {})
+        return [mine[s][k] - base[s][k] for s in sorted(mine) if s in base and k in mine[s] and k in base[s]]
+
+    rare, common = change("lazy", "val_acc_rare"), change("lazy", "val_acc_common")
+    o1, o2 = direction(rare, True), _costs_nothing(common)
+    parts = [
+        part(
+            "lazy rows raise the rare tokens' accuracy",
+            o1,
+            f"{o1.k_of_n('seeds higher')}; change: {spread(rare, sign=True)}",
+        ),
+        part(
+            f"lazy rows cost the common tokens less than {TOL:g}",
+            o2,
+            f"{o2.k_of_n('seeds')}; change: {spread(common, sign=True)}",
+        ),
+    ]
+    values: dict[str, str] = {}
+    for arm in arm_of:
+        if arm == (group.spec.compare or "adam"):
+            continue
+        for k in ("val_acc_rare", "val_acc_common", "val_acc"):
+            d = change(arm, k)
+            values[f"{arm}_{k}"] = spread(d, sign=True)
+            values[f"{arm}_{k}_k"] = f"{sum(x > 0 for x in d)} of {len(d)}"
+    res = {r.member.id: r for r in rows(group)}
+    for arm in arm_of:
+        ms = [m for m in group.members if m.arm == arm and m.id in res]
+        values[f"{arm}_reach"] = generalized([res[m.id] for m in ms])
+    values["adam_rare"] = spread([v["val_acc_rare"] for v in base.values() if "val_acc_rare" in v])
+    values["lazy_rare"] = spread([v["val_acc_rare"] for v in arm_of.get("lazy", {}).values() if "val_acc_rare" in v])
+    head = f"rare tokens' val accuracy, lazy rows {values['lazy_rare']} against Adam {values['adam_rare']}"
+    return Reading(parts, head, o1.k_of_n("seeds higher"), _tasks(group), values)

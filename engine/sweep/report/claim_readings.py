@@ -11,7 +11,7 @@ import math
 from collections.abc import Callable
 
 from engine.rundir.dirs import read_metrics
-from engine.sweep.report.cause_readings import decouple_direction, decouple_factorial
+from engine.sweep.report.cause_readings import cure_decouple, cure_skew_mul, decouple_direction, decouple_factorial
 from engine.sweep.report.readings import (
     Reading,
     Row,
@@ -379,6 +379,8 @@ def fig12(group: Group) -> Reading:
 READERS: dict[str, Callable[[Group], Reading]] = {
     "decouple_factorial": decouple_factorial,
     "decouple_direction": decouple_direction,
+    "cure_decouple": cure_decouple,
+    "cure_skew_mul": cure_skew_mul,
     "fig2_embeddings": fig2,
     "sec43_init": sec43,
     "fig6_optimizers": fig6,

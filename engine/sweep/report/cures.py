@@ -11,6 +11,7 @@ seeds reach 95% val in each arm: a cure that lifts the targets (val_acc_target, 
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from typing import Any
 
 from engine.sweep.report.tables import member_finals
@@ -35,8 +36,23 @@ def cells(group: Group) -> list[tuple[str, str, str]]:
     return out if laid_out and len({b for b, _, _ in out}) >= 2 else []
 
 
-def cure_rows(group: Group, tail: int = 5) -> list[dict[str, Any]]:
-    """One row per cure arm: its cell, the paired change of each outcome, and seeds reaching 95% val."""
+@dataclass(frozen=True)
+class CurePairs:
+    """One cure arm against its cell, paired by seed: each outcome's (cell, cure) final values, and whether
+    each side reached 95% val."""
+
+    cell: str
+    arm: str
+    cure: str
+    values: dict[str, list[tuple[float, float]]]
+    reached: list[tuple[bool, bool]]
+
+    def changes(self, metric: str) -> list[float]:
+        return [y - x for x, y in self.values.get(metric, [])]
+
+
+def cure_pairs(group: Group, tail: int = 5) -> list[CurePairs]:
+    """Every cure arm against its cell (`cells`), paired by seed over the members that ended."""
     pairs = cells(group)
     if not pairs:
         return []
@@ -54,16 +70,26 @@ def cure_rows(group: Group, tail: int = 5) -> list[dict[str, Any]]:
         seeds = sorted(set(a) & set(b))
         if not seeds:
             continue
-        row: dict[str, Any] = {"arm": cure, "cell": base, "cure": name}
+        values = {}
         for k in metrics:
             xy = [(finals[a[s]].get(k, math.nan), finals[b[s]].get(k, math.nan)) for s in seeds]
-            xy = [(x, y) for x, y in xy if math.isfinite(x) and math.isfinite(y)]
+            values[k] = [(x, y) for x, y in xy if math.isfinite(x) and math.isfinite(y)]
+        reached = [(res[a[s]].generalized_step is not None, res[b[s]].generalized_step is not None) for s in seeds]
+        out.append(CurePairs(base, cure, name, values, reached))
+    return out
+
+
+def cure_rows(group: Group, tail: int = 5) -> list[dict[str, Any]]:
+    """One row per cure arm: its cell, the paired change of each outcome, and seeds reaching 95% val."""
+    out = []
+    for c in cure_pairs(group, tail):
+        row: dict[str, Any] = {"arm": c.arm, "cell": c.cell, "cure": c.cure}
+        for k, xy in c.values.items():
             put_spread(row, f"{k} cell", seed_interval([x for x, _ in xy]))
             put_spread(row, f"{k} change", seed_interval([y - x for x, y in xy]))
             row[f"{k} higher"] = f"{sum(y > x for x, y in xy)}/{len(xy)}" if xy else "-"
-        reached = [(res[a[s]].generalized_step is not None, res[b[s]].generalized_step is not None) for s in seeds]
-        n = len(seeds)
-        row[REACHED] = f"{sum(x for x, _ in reached)}/{n} → {sum(y for _, y in reached)}/{n}"
+        n = len(c.reached)
+        row[REACHED] = f"{sum(x for x, _ in c.reached)}/{n} → {sum(y for _, y in c.reached)}/{n}"
         out.append(row)
     return out
 
