@@ -76,12 +76,20 @@ def register(app: typer.Typer) -> None:
                 "this one for a CPU group, 'a CUDA GPU' for a group whose runs trained on one).",
             ),
         ] = None,
+        commit: Annotated[
+            str | None,
+            typer.Option(
+                "--commit",
+                help="With --keep: the commit whose code ran the group (default: this checkout's last commit before "
+                "the sweep started).",
+            ),
+        ] = None,
     ) -> None:
         from engine.config import ConfigError
         from engine.rundir.dirs import clean_block, is_paper_dir
 
-        if keep is not None or machine is not None:
-            _keep(group_dir, keep, machine)
+        if keep is not None or machine is not None or commit is not None:
+            _keep(group_dir, keep, machine, commit)
             return
         if is_paper_dir(group_dir):
             from engine.records.paper import Paper
@@ -151,7 +159,7 @@ def _run_devices(group: Any) -> set[str]:
     return out
 
 
-def _keep(group_dir: str, dest: str | None, machine: str | None = None) -> None:
+def _keep(group_dir: str, dest: str | None, machine: str | None = None, ref: str | None = None) -> None:
     """`grok report GROUP --keep DIR`: the thin copy (engine/rundir/keep.py), stamped with the code's commit."""
     import datetime
     import os
@@ -161,7 +169,7 @@ def _keep(group_dir: str, dest: str | None, machine: str | None = None) -> None:
     from engine.config import ConfigError
 
     if dest is None:
-        raise ConfigError("--machine goes with --keep DIR")
+        raise ConfigError("--machine and --commit go with --keep DIR")
     from engine.rundir.keep import keep_group
     from engine.sweep.spec import Group
 
@@ -172,11 +180,15 @@ def _keep(group_dir: str, dest: str | None, machine: str | None = None) -> None:
     except ConfigError:
         created, devices = "", set()  # keep_group says what is wrong with the directory
     here = Path(__file__).resolve().parents[2]
-    git = ["git", "-C", str(here), "log", "-1", "--format=%h", *([f"--before={created}"] if created else []), "HEAD"]
+    since = [f"--before={created}"] if created and ref is None else []
+    git = ["git", "-C", str(here), "log", "-1", "--format=%h", *since, ref or "HEAD", "--"]
     try:
-        commit = subprocess.run(git, capture_output=True, text=True, check=False).stdout.strip()
+        found = subprocess.run(git, capture_output=True, text=True, check=False)
+        commit = found.stdout.strip()
     except OSError:
         commit = ""
+    if ref is not None and not commit:
+        raise ConfigError(f"--commit {ref}: this checkout has no such commit")
     if machine is None:
         machine = "a CUDA GPU" if any(d.startswith("cuda") for d in devices) else f"{os.cpu_count()}-core CPU"
     prov = keep_group(

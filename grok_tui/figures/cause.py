@@ -83,6 +83,10 @@ def cure(metrics: tuple[str, ...]) -> Callable[[GroupRecord], list[Panel]]:
 
     def build(group: GroupRecord) -> list[Panel]:
         cells = [a for a in group.spec.arms if not any(a.startswith(b + "_") for b in group.spec.arms if b != a)]
-        return [p for m in metrics for p in arm_points(group, m, cells, with_parent=True, tail=5)]
+        panels = [p for m in metrics for p in arm_points(group, m, cells, with_parent=True, tail=5)]
+        for p in panels:
+            if not p.metrics[0].startswith("val_acc"):  # a row's norm runs to several ring radii without decay
+                p.ylim = None
+        return panels
 
     return build

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -16,6 +17,8 @@ from engine.sweep.spec import Group
 from tests.conftest import grok
 from tests.engine.sweep.fakegroup import fake_group
 from tests.engine.test_fork_sweep import run_whole, tiny_group
+
+ROOT = Path(__file__).resolve().parents[2]
 
 STAMP = {"commit": "abc1234", "machine": "2-core CPU", "kept": "2026-01-01T00:00:00Z"}
 
@@ -119,4 +122,9 @@ def test_cli_keep_then_report_and_figure(fork_group: Group, tmp_path: Path) -> N
     named = grok("report", str(fork_group.dir), "--keep", str(tmp_path / "z"), "--machine", "one H200 GPU")
     assert named.returncode == 0 and json.loads((tmp_path / "z" / KEPT).read_text())["machine"] == "one H200 GPU"
     alone = grok("report", str(fork_group.dir), "--machine", "one H200 GPU")
-    assert alone.returncode == 2 and alone.stderr.strip() == "error: --machine goes with --keep DIR"
+    assert alone.returncode == 2 and alone.stderr.strip() == "error: --machine and --commit go with --keep DIR"
+    head = subprocess.run(["git", "log", "-1", "--format=%h", "HEAD"], capture_output=True, text=True, cwd=ROOT)
+    at = grok("report", str(fork_group.dir), "--keep", str(tmp_path / "c"), "--commit", head.stdout.strip())
+    assert at.returncode == 0 and json.loads((tmp_path / "c" / KEPT).read_text())["commit"] == head.stdout.strip()
+    wrong = grok("report", str(fork_group.dir), "--keep", str(tmp_path / "w"), "--commit", "no-such-ref")
+    assert wrong.returncode == 2 and "--commit no-such-ref: this checkout has no such commit" in wrong.stderr

@@ -244,6 +244,33 @@ CLAIMS: tuple[Claim, ...] = (
         sweep_args=" --seeds 2 --parents DECOUPLE_CAUSE_GROUP",
     ),
     Claim(
+        "cure_decouple",
+        "",
+        "A cure from step 0 (ours, §4.2-4.3): lazy rows on the starved cells",
+        "cure_decouple",
+        "supported",
+        "lazy rows raise the starved targets' accuracy in {p0}, costing neither the common tokens nor the "
+        "control; decay off on the targets lowers it where a target has one pair ({target_adam_m1_r1_nowd})",
+        tail=5,
+        metrics="val_acc_target,val_acc,val_acc_common,target_norm",
+        figure="cure_decouple",
+        ours=True,
+        tables=("cures",),
+    ),
+    Claim(
+        "cure_skew_mul",
+        "",
+        "Lazy rows on the token-skewed split (ours, §4.1-4.3)",
+        "cure_skew_mul",
+        "partly",
+        "rare tokens' val accuracy {lazy_val_acc_rare} against Adam ({lazy_val_acc_rare_k} seeds higher); "
+        "common tokens {lazy_val_acc_common}",
+        tail=5,
+        metrics="val_acc,val_acc_rare,val_acc_common",
+        figure="cure_skew_mul",
+        ours=True,
+    ),
+    Claim(
         "fixes",
         "",
         "The paper's fixes on the token-starved split, mul and add (ours)",
