@@ -241,7 +241,7 @@ CLAIMS: tuple[Claim, ...] = (
         figure="decouple_direction",
         ours=True,
         tables=("interventions",),
-        sweep_args=" --seeds 2 --parents DECOUPLE_CAUSE_GROUP",
+        sweep_args=" --parents DECOUPLE_CAUSE_GROUP",
     ),
     Claim(
         "cure_decouple",
