@@ -37,6 +37,9 @@ PAPER_SWEEPS: tuple[tuple[str, str], ...] = (
 )
 
 
+DURATION = re.compile(r"(?:\b(\d+(?:\.\d+)?)\s*h\b\s*)?(?:\b(\d+(?:\.\d+)?)\s*min\b\s*)?(?:\b(\d+(?:\.\d+)?)\s*s\b)?")
+
+
 @dataclass(frozen=True)
 class PlannedSweep:
     """One sweep of the plan: its size from the preset and the wall time the preset records."""
@@ -49,9 +52,13 @@ class PlannedSweep:
 
     @property
     def minutes(self) -> float | None:
-        """The first `N min` of `wall_time`, or None when it gives none."""
-        m = re.search(r"([\d.]+)\s*min", self.wall_time)
-        return float(m.group(1)) if m else None
+        """The first duration of `wall_time` in minutes ("1 h 42 min", "39 min", "2 min 50 s", "35 s"), or None
+        when it gives none."""
+        for m in DURATION.finditer(self.wall_time):
+            h, mins, secs = (float(x) if x else 0.0 for x in m.groups())
+            if any(m.groups()):
+                return h * 60 + mins + secs / 60
+        return None
 
 
 def plan(names: tuple[str, ...] | None = None) -> list[PlannedSweep]:
