@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import shutil
 from dataclasses import dataclass
 from pathlib import Path
@@ -189,17 +190,25 @@ def _clean_summary(doc: dict[str, Any]) -> dict[str, Any]:
     return doc
 
 
+def _machine(src: Path, runs: list[str]) -> str:
+    """The machine in words from the runs' device (summary.json): this one's cores, or "a CUDA GPU"."""
+    devices = {str(read_summary(src / r).device or "") for r in runs if r and (src / r / SUMMARY).is_file()}
+    return "a CUDA GPU" if any(d.startswith("cuda") for d in devices) else f"{os.cpu_count()}-core CPU"
+
+
 def keep_group(
     src: str | Path,
     dst: str | Path,
     *,
     commit: str,
-    machine: str,
+    machine: str | None,
     kept: str,
     max_rows: int | None = None,
 ) -> Provenance:
     """Write the thin copy of group `src` into `dst` (made if missing; an existing kept group is replaced).
-    `max_rows`: the evaluations spread over each member's run; None: MAX_ROWS, or GROUP_ROWS shared by the
+    `machine`: the machine in words; None: this one's cores for a group trained on the CPU, "a CUDA GPU" for
+    one whose runs trained on one (summary.json `device`). `max_rows`: the evaluations spread over each
+    member's run; None: MAX_ROWS, or GROUP_ROWS shared by the
     members that are not forks (at least MIN_ROWS each).
 
     ConfigError for a source that is not a group or a `dst` that holds something else."""
@@ -257,7 +266,7 @@ def keep_group(
         created=str(doc.get("created", "")),
         kept=kept,
         commit=commit,
-        machine=machine,
+        machine=machine or _machine(s, [run for _, run in members]),
         members=len(doc["members"]),
         ended=ended,
     )

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import sys
-from typing import Annotated, Any
+from typing import Annotated
 
 import typer
 
@@ -147,22 +147,9 @@ def register(app: typer.Typer) -> None:
             print(f"wrote {path}", file=sys.stderr if fmt == "csv" else sys.stdout)
 
 
-def _run_devices(group: Any) -> set[str]:
-    """The devices the group's ended runs trained on (summary.json `device`)."""
-    from engine.rundir.summary import read_summary
-
-    out = set()
-    for m in group.members:
-        d = group.member_dir(m)
-        if (d / "summary.json").is_file():
-            out.add(str(read_summary(d).device or ""))
-    return out
-
-
 def _keep(group_dir: str, dest: str | None, machine: str | None = None, ref: str | None = None) -> None:
     """`grok report GROUP --keep DIR`: the thin copy (engine/rundir/keep.py), stamped with the code's commit."""
     import datetime
-    import os
     import subprocess
     from pathlib import Path
 
@@ -174,11 +161,9 @@ def _keep(group_dir: str, dest: str | None, machine: str | None = None, ref: str
     from engine.sweep.spec import Group
 
     try:  # the code the sweep ran: the last commit of this checkout made before the sweep started
-        group = Group.open(group_dir)
-        created = str(group.doc.get("created", ""))
-        devices = _run_devices(group)
+        created = str(Group.open(group_dir).doc.get("created", ""))
     except ConfigError:
-        created, devices = "", set()  # keep_group says what is wrong with the directory
+        created = ""  # keep_group says what is wrong with the directory
     here = Path(__file__).resolve().parents[2]
     since = [f"--before={created}"] if created and ref is None else []
     git = ["git", "-C", str(here), "log", "-1", "--format=%h", *since, ref or "HEAD", "--"]
@@ -189,8 +174,6 @@ def _keep(group_dir: str, dest: str | None, machine: str | None = None, ref: str
         commit = ""
     if ref is not None and not commit:
         raise ConfigError(f"--commit {ref}: this checkout has no such commit")
-    if machine is None:
-        machine = "a CUDA GPU" if any(d.startswith("cuda") for d in devices) else f"{os.cpu_count()}-core CPU"
     prov = keep_group(
         group_dir,
         dest,

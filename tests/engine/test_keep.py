@@ -128,3 +128,14 @@ def test_cli_keep_then_report_and_figure(fork_group: Group, tmp_path: Path) -> N
     assert at.returncode == 0 and json.loads((tmp_path / "c" / KEPT).read_text())["commit"] == head.stdout.strip()
     wrong = grok("report", str(fork_group.dir), "--keep", str(tmp_path / "w"), "--commit", "no-such-ref")
     assert wrong.returncode == 2 and "--commit no-such-ref: this checkout has no such commit" in wrong.stderr
+
+
+def test_a_group_trained_on_a_gpu_is_kept_as_such(fork_group: Group, tmp_path: Path) -> None:
+    import shutil
+
+    src = tmp_path / fork_group.dir.name
+    shutil.copytree(fork_group.dir, src, symlinks=True)
+    for f in src.glob("*/summary.json"):
+        f.write_text(json.dumps({**json.loads(f.read_text()), "device": "cuda"}))
+    assert keep_group(src, tmp_path / "kept", **{**STAMP, "machine": None}).machine == "a CUDA GPU"
+    assert keep_group(fork_group.dir, tmp_path / "cpu", **{**STAMP, "machine": None}).machine.endswith("-core CPU")
