@@ -250,7 +250,7 @@ CLAIMS: tuple[Claim, ...] = (
         "A cure from step 0 (ours, §4.2-4.3): lazy rows on the starved cells",
         "cure_decouple",
         "supported",
-        "lazy rows raise the starved targets' accuracy in {p0}, costing neither the common tokens nor the "
+        "lazy rows raise the starved targets' accuracy ({p0}), costing neither the common tokens nor the "
         "control; decay off on the targets lowers it where a target has one pair ({target_adam_m1_r1_nowd})",
         tail=5,
         metrics="val_acc_target,val_acc,val_acc_common,target_norm",
