@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import math
 
-from engine.sweep.report.cures import CurePairs, cure_pairs
+from engine.sweep.report.cures import CurePairs, cure_metrics, cure_pairs
 from engine.sweep.report.readings import Reading, direction, generalized, part, rows, spread
 from engine.sweep.report.verdicts import Outcome
 from engine.sweep.spec import Group
@@ -190,7 +190,9 @@ def cure_decouple(group: Group) -> Reading:
     """§4.2-4.3 (ours, issue 43 item 5): a cure from step 0 on decouple_paper's starved cells, each cure against
     its own cell paired by seed (engine/sweep/report/cures.py). The claim is lazy rows': they raise the starved
     targets and cost neither the common tokens nor the control (r = 1). The other cures are the table's."""
-    cs = cure_pairs(group, 5)
+    from engine.sweep.report.tables import member_finals
+
+    cs = cure_pairs(group, member_finals(group, cure_metrics(group), 5))
     lazy = [c for c in cs if c.cure == "lazy"]
     starved = [c for c in lazy if c.cell != CONTROL]
     control = [c for c in lazy if c.cell == CONTROL]

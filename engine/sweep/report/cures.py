@@ -14,7 +14,6 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
-from engine.sweep.report.tables import member_finals
 from engine.sweep.spec import Group
 from engine.sweep.stats import put_spread, seed_interval
 
@@ -51,14 +50,19 @@ class CurePairs:
         return [y - x for x, y in self.values.get(metric, [])]
 
 
-def cure_pairs(group: Group, tail: int = 5) -> list[CurePairs]:
-    """Every cure arm against its cell (`cells`), paired by seed over the members that ended."""
+def cure_metrics(group: Group) -> list[str]:
+    """The OUTCOMES the group's members logged: what `cure_pairs` needs of `member_finals`."""
+    logged = member_finals_keys(group)
+    return [k for k in OUTCOMES if k in logged]
+
+
+def cure_pairs(group: Group, finals: dict[str, dict[str, float]]) -> list[CurePairs]:
+    """Every cure arm against its cell (`cells`), paired by seed over the members that ended; `finals`:
+    member id -> each of `cure_metrics`' final value (engine/sweep/report/tables.py member_finals)."""
     pairs = cells(group)
     if not pairs:
         return []
-    logged = member_finals_keys(group)
-    metrics = [k for k in OUTCOMES if k in logged]
-    finals = member_finals(group, metrics, tail)
+    metrics = cure_metrics(group)
     res = group.results()
     by_arm: dict[str, dict[int, str]] = {}
     for m in group.members:
@@ -79,10 +83,10 @@ def cure_pairs(group: Group, tail: int = 5) -> list[CurePairs]:
     return out
 
 
-def cure_rows(group: Group, tail: int = 5) -> list[dict[str, Any]]:
+def cure_rows(group: Group, finals: dict[str, dict[str, float]]) -> list[dict[str, Any]]:
     """One row per cure arm: its cell, the paired change of each outcome, and seeds reaching 95% val."""
     out = []
-    for c in cure_pairs(group, tail):
+    for c in cure_pairs(group, finals):
         row: dict[str, Any] = {"arm": c.arm, "cell": c.cell, "cure": c.cure}
         for k, xy in c.values.items():
             put_spread(row, f"{k} cell", seed_interval([x for x, _ in xy]))

@@ -218,10 +218,8 @@ CLAIMS: tuple[Claim, ...] = (
         "What shortens a starved row (ours, §4.2, eqs. 3-6): decay, draws or pairs?",
         "decouple_factorial",
         "partly",
-        "from the starved arm, decay off lengthens the target rows in {decay_target_norm_k}; the targets rise "
-        "with decay off in each cell with room, with more draws where the draws are cut ({r001_draws_k} at "
-        "r = 0.01), with more pairs where a target has one ({m1_r1_pairs_k} at r = 1, {m1_matched_pairs_k} at "
-        "matched draws) and not at r = 0.01 ({r001_pairs_k})",
+        "decay off lengthens starved rows ({decay_target_norm_k}); at r = 0.01 draws lift targets "
+        "({r001_draws_k}), pairs not ({r001_pairs_k}); with one pair, pairs do ({m1_matched_pairs_k}, matched)",
         tail=1,
         metrics="val_acc_target,target_norm",
         figure="decouple_factorial",
@@ -251,7 +249,7 @@ CLAIMS: tuple[Claim, ...] = (
         "cure_decouple",
         "supported",
         "lazy rows raise the starved targets' accuracy ({p0}), costing neither the common tokens nor the "
-        "control; decay off on the targets lowers it where a target has one pair ({target_adam_m1_r1_nowd})",
+        "control; no decay on them lowers it with one pair ({target_adam_m1_r1_nowd})",
         tail=5,
         metrics="val_acc_target,val_acc,val_acc_common,target_norm",
         figure="cure_decouple",

@@ -231,9 +231,11 @@ def _factorial_table(group: Group) -> list[Table]:
 
 def _cure_table(group: Group, tail: int) -> list[Table]:
     """Each cure against its own cell (engine/sweep/report/cures.py), where arms are named CELL_CURE."""
-    from engine.sweep.report.cures import OUTCOMES, REACHED, cure_rows
+    from engine.sweep.report.cures import OUTCOMES, REACHED, cells, cure_metrics, cure_rows
 
-    rows = cure_rows(group, tail)
+    if not cells(group):
+        return []
+    rows = cure_rows(group, member_finals(group, cure_metrics(group), tail))
     if not rows:
         return []
     title = (

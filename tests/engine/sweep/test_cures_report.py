@@ -7,7 +7,7 @@ from types import SimpleNamespace
 import pytest
 
 from engine.config.presets import load_preset
-from engine.sweep.report.cures import cells, cure_rows
+from engine.sweep.report.cures import cells, cure_metrics, cure_rows
 from engine.sweep.report.tables import build_tables, member_finals
 from engine.sweep.spec import Group, parse_sweep
 from tests.engine.test_fork_sweep import run_whole, tiny_group
@@ -38,7 +38,7 @@ def test_each_cure_is_read_against_its_own_cell(study: Group) -> None:
         ("adam_m1_r1", "adam_m1_r1_lazy", "lazy"),
         ("adam_r1", "adam_r1_lazy", "lazy"),
     ]
-    rows = {r["arm"]: r for r in cure_rows(study, tail=1)}
+    rows = {r["arm"]: r for r in cure_rows(study, member_finals(study, cure_metrics(study), 1))}
     finals = member_finals(study, ["val_acc_target", "target_norm"], 1)
     by = {(m.arm, m.seed): finals[m.id] for m in study.members}
     for cure in ("adam_m1_r1_lazy", "adam_m1_r1_nowd"):
