@@ -140,8 +140,8 @@ CLAIMS: tuple[Claim, ...] = (
         "",
         "Update ratio ‖ΔE‖/‖ΔW‖ grows with c (paper, App. B, eq. 23)",
         "appb_update_ratio",
-        PENDING,
-        earlier="not reproduced",
+        "partly",
+        "the ratio grows with c ({p0}), by far less than c ({p1})",
         figure="appb",
     ),
     Claim(
