@@ -1,14 +1,14 @@
 """A sweep group kept small (`grok report GROUP --keep DIR`): a thin group that reads back as a group.
 
 What docs/REPRODUCTION.md's tables and figures read, and no more: group.json, results.csv, and per member
-its config.json, summary.json and a thinned metrics.csv (the columns that are not empty, at most
-`max_rows` evaluations spread over the run at 4 significant digits, plus, as written, the first, the last
-TAIL_ROWS, each column's largest, and every fork step so a fork's *before* value is the parent's own row; a
-fork keeps its window and the rows up to it that the report's tail reads, and no per-token draw shares or pairs),
-the last spectrum of fourier.csv and joins.csv where the run has them. What a report reads is copied
-digit for digit, so `grok report DIR` on the kept directory gives the same tables as on the group, and
-`grok figure --claim` draws from it. Machine paths in the recorded command lines are dropped; `kept.json` says where the
-data come from (group, preset, commit, command, dates, machine).
+its config.json, summary.json and a thinned metrics.csv: the columns that are not empty, at most `max_rows`
+evaluations spread over the run at 4 significant digits, and as written the first row, the last TAIL_ROWS,
+each column's first and largest value, and the row at every fork step (a fork's *before* is the parent's
+own row). A fork keeps its window and the rows up to it that a tail of TAIL_ROWS reads, and no per-token
+draw shares or pairs. Also the last spectrum of fourier.csv and joins.csv where the run has them. What a
+report reads is copied digit for digit, so `grok report DIR` on the kept directory gives the same tables as
+on the group, and `grok figure --claim` draws from it. Machine paths in the recorded command lines are
+dropped; `kept.json` says where the data come from (group, preset, commit, command, dates, machine).
 """
 
 from __future__ import annotations
@@ -83,27 +83,29 @@ def _write_json(path: Path, obj: Any) -> None:
 
 def _kept_rows(
     header: list[str], rows: list[list[str]], keep_steps: set[float], max_rows: int
-) -> tuple[list[int], set[int]]:
-    """Indices of the rows to keep, and of those kept digit for digit: spread over the run (at the figure's
-    resolution), and exactly the first, the last TAIL_ROWS (a report's final values), each column's largest
-    value (`--metrics max:COL`) and the rows at `keep_steps` (or the last before each: a fork's parent at
-    the fork step, its *before*)."""
+) -> tuple[list[int], set[int], set[tuple[int, int]]]:
+    """Indices of the rows to keep, of those kept digit for digit, and the cells (row, column) kept digit for
+    digit in the other rows: spread over the run (at the figure's resolution), and exactly the first row, the
+    last TAIL_ROWS (a report's final values), the rows at `keep_steps` (or the last before each: a fork's
+    parent at the fork step, its *before*), and each column's first and largest value (a probe's first
+    measurement, `--metrics max:COL`)."""
     n = len(rows)
-    if n <= max_rows + TAIL_ROWS:
-        return list(range(n)), set(range(n))
     exact = {0, *range(max(0, n - TAIL_ROWS), n)}
     steps = [number(r[header.index("step")]) for r in rows]
     for s in keep_steps:
         before = [i for i, x in enumerate(steps) if x <= s]
         if before:
             exact.add(before[-1])
+    cells: set[tuple[int, int]] = set()
     for j, col in enumerate(header):
         vals = [number(r[j]) if r[j] else math.nan for r in rows]
         finite = [(v, i) for i, v in enumerate(vals) if math.isfinite(v)]
         if finite and col != "step":
-            exact.add(max(finite)[1])
-    spread = {round(i * (n - 1) / (max_rows - 1)) for i in range(max_rows)}
-    return sorted(exact | spread), exact
+            cells |= {(max(finite)[1], j), (finite[0][1], j)}
+    spread = (
+        set(range(n)) if n <= max_rows + TAIL_ROWS else {round(i * (n - 1) / (max_rows - 1)) for i in range(max_rows)}
+    )
+    return sorted(exact | spread | {i for i, _ in cells}), exact, cells
 
 
 def _drawn(value: str) -> str:
@@ -135,10 +137,13 @@ def thin_metrics(
     cols = [j for j, c in enumerate(header) if c not in DROPPED_COLUMNS and any(r[j] for r in rows)]
     if header.index("step") not in cols:
         cols.insert(0, header.index("step"))
-    kept, exact = _kept_rows(header, rows, keep_steps, max_rows)
+    kept, exact, cells = _kept_rows(header, rows, keep_steps, max_rows)
     out = [[header[j] for j in cols]]
     for i in kept:
-        out.append([rows[i][j] if i in exact or header[j] in EXACT_COLUMNS else _drawn(rows[i][j]) for j in cols])
+        whole = i in exact
+        out.append(
+            [rows[i][j] if whole or (i, j) in cells or header[j] in EXACT_COLUMNS else _drawn(rows[i][j]) for j in cols]
+        )
     write_csv_atomic(dst / METRICS, out)
     return len(kept)
 

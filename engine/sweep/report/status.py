@@ -149,8 +149,9 @@ CLAIMS: tuple[Claim, ...] = (
         "",
         "Time to converge against weight decay and init scale (paper, §4.1, eqs. 8–9)",
         "wd_init",
-        PENDING,
-        earlier="partly",
+        "not reproduced",
+        "larger λ sooner and larger α later each hold at some levels of the other factor, not at all (pairs "
+        "in the headline)",
         figure="wd_init",
     ),
     Claim(
