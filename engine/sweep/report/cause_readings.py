@@ -180,9 +180,10 @@ def _cure_values(cs: list[CurePairs], metric: str) -> dict[str, str]:
     out = {}
     for c in cs:
         d = c.changes(metric)
-        out[f"{c.arm}"] = spread(d, sign=True)
-        out[f"{c.arm}_k"] = f"{sum(x > 0 for x in d)} of {len(d)}"
-        out[f"{c.arm}_reach"] = f"{sum(x for x, _ in c.reached)} → {sum(y for _, y in c.reached)} of {len(c.reached)}"
+        arm = c.arm.replace(".", "")  # a note's {key}: no dots
+        out[arm] = spread(d, sign=True)
+        out[f"{arm}_k"] = f"{sum(x > 0 for x in d)} of {len(d)}"
+        out[f"{arm}_reach"] = f"{sum(x for x, _ in c.reached)} → {sum(y for _, y in c.reached)} of {len(c.reached)}"
     return out
 
 
@@ -199,13 +200,20 @@ def cure_decouple(group: Group) -> Reading:
     d_target = [x for c in starved for x in c.changes("val_acc_target")]
     d_common = [x for c in starved for x in c.changes("val_acc_common")]
     d_control = [x for c in control for x in c.changes("val_acc")]
-    o1, o2, o3 = direction(d_target, True), _costs_nothing(d_common), _costs_nothing(d_control)
-    parts = [
-        part(
-            "lazy rows raise the starved targets' accuracy",
-            o1,
-            f"{o1.k_of_n('pairs higher')} over {len(starved)} cells",
-        ),
+    parts = []
+    for c in starved:  # one part per starved cell: a cure that works in one cell and not another says so
+        d = c.changes("val_acc_target")
+        o = direction(d, True)
+        where = CELLS.get(_cell(c.cell), c.cell)
+        parts.append(
+            part(
+                f"{where}, lazy rows raise the targets' accuracy",
+                o,
+                f"{o.k_of_n('pairs higher')}; change: {spread(d, sign=True)}",
+            )
+        )
+    o2, o3 = _costs_nothing(d_common), _costs_nothing(d_control)
+    parts += [
         part(
             f"lazy rows cost the common tokens less than {TOL:g} in the starved cells",
             o2,
@@ -217,6 +225,7 @@ def cure_decouple(group: Group) -> Reading:
             f"{o3.k_of_n('pairs')}; change: {spread(d_control, sign=True)}",
         ),
     ]
+    o1 = direction(d_target, True)
     values = {f"target_{k}": v for k, v in _cure_values(cs, "val_acc_target").items()}
     values |= {f"norm_{k}": v for k, v in _cure_values(cs, "target_norm").items()}
     values |= {f"val_{k}": v for k, v in _cure_values(cs, "val_acc").items()}

@@ -248,9 +248,10 @@ CLAIMS: tuple[Claim, ...] = (
         "",
         "A cure from step 0 (ours, §4.2-4.3): lazy rows on the starved cells",
         "cure_decouple",
-        "supported",
-        "lazy rows raise the starved targets' accuracy ({p0}), costing neither the common tokens nor the "
-        "control; no decay on them lowers it with one pair ({target_adam_m1_r1_nowd})",
+        "partly",
+        "lazy rows raise the targets where draws are cut ({target_adam_r001_lazy_k}, {target_adam_m1_r1_lazy_k} "
+        "seeds), not in every seed at matched draws ({target_adam_m1_matched_lazy_k}); common tokens and control "
+        "unharmed",
         tail=5,
         metrics="val_acc_target,val_acc,val_acc_common,target_norm",
         figure="cure_decouple",
