@@ -256,7 +256,8 @@ CLAIMS: tuple[Claim, ...] = (
         metrics="val_acc_target,val_acc,val_acc_common,target_norm",
         figure="cure_decouple",
         ours=True,
-        tables=("cures",),
+        tables=("cures", "decoupling targets"),
+        sweep_args=" --parents DECOUPLE_CAUSE_GROUP",
     ),
     Claim(
         "cure_skew_mul",
