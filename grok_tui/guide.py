@@ -1,16 +1,17 @@
 """First launch: one line under the status bar saying what a flagship preset shows and what to try next.
 
-The numbers are the measured ones of docs/REPRODUCTION.md (the presets' comments quote them): on the
-token-skewed split (`skewed_mul`, Fig. 4) val accuracy plateaus at 0.909-0.958 over seeds 0-4 and never
-reaches G, while the same run on a random split (`random_mul`) reaches 95% at steps 5,200-6,200.
+The lines name what to look for and carry no measured number (a number belongs to the kept data of
+docs/REPRODUCTION.md, where a rerun moves it): on the token-skewed split (`skewed_mul`, Fig. 4) val
+accuracy plateaus below 95% while the rare tokens lag, and G comes late or not at all (per seed:
+docs/claims/token_skew.md); the same run on a random split (`random_mul`) groks within its budget.
 """
 
 from __future__ import annotations
 
 GUIDES = {
-    # the plateau is val's (0.909-0.958 at seeds 0-4): the rare tokens, ▲ in the Tokens view, are the part left
-    "skewed_mul": "Fig. 4: val plateaus at 0.91-0.96, no G: {rare} rare tokens ▲ lag · try random_mul",
-    "random_mul": "random split: groks, G near step 5,200-6,200 · try next: skewed_mul, progress_mul",
+    # the plateau is val's: the rare tokens, ▲ in the Tokens view, are the part left
+    "skewed_mul": "Fig. 4: val plateaus under 95%: {rare} rare tokens ▲ lag · try random_mul",
+    "random_mul": "random split: groks within the budget, watch for G · try next: skewed_mul, progress_mul",
     "progress_mul": "t to Circuit: C, then U, then G (Nanda et al. 2023) · try next: skewed_mul",
 }
 

@@ -138,7 +138,7 @@ async def test_the_flagship_says_what_it_shows_and_what_to_try_next(tmp_path: Pa
     async with app.run_test(size=(80, 24)) as pilot:
         await wait_for(pilot, lambda: app.data.step == 10000)
         shown = lambda: f"{len(app.data.tokens.rare)} rare tokens" in app.status_bar.shown  # noqa: E731
-        await wait_for(pilot, lambda: "val plateaus at 0.91-0.96" in app.status_bar.shown and shown())
+        await wait_for(pilot, lambda: "val plateaus under 95%" in app.status_bar.shown and shown())
         lines = app.status_bar.shown.split("\n")
         assert len(lines) == 3 and app.status_bar.size.height == 3
         rare = app.data.tokens.rare
