@@ -66,3 +66,23 @@ def test_a_group_not_laid_out_as_cells_by_cures_has_no_cure_table() -> None:
         assert cells(SimpleNamespace(spec=parse_sweep(p.sweep, str(p.path)))) == []  # type: ignore[arg-type]
     one_cell = SimpleNamespace(spec=SimpleNamespace(arms={"adam": {}, "adam_lazy": {}}))
     assert cells(one_cell) == []  # type: ignore[arg-type]
+
+
+def test_the_reading_has_a_part_per_starved_cell_and_the_costs(study: Group) -> None:
+    """cure_decouple's status reading (engine/sweep/report/cause_readings.py): lazy rows against each starved
+    cell, then their cost to the common tokens and to the control (adam_r1), from the same pairs as the table."""
+    from engine.sweep.report.cause_readings import CONTROL, TOL, cure_decouple
+
+    r = cure_decouple(study)
+    texts = [p.text for p in r.parts]
+    assert texts[0] == "with one pair at r = 1, lazy rows raise the targets' accuracy"
+    assert texts[1:] == [
+        f"lazy rows cost the common tokens less than {TOL:g} in the starved cells",
+        f"lazy rows cost the control (r = 1) less than {TOL:g} of val accuracy",
+    ]
+    finals = member_finals(study, ["val_acc_target", "val_acc"], 5)
+    by = {(m.arm, m.seed): finals[m.id] for m in study.members}
+    up = [by[("adam_m1_r1_lazy", s)]["val_acc_target"] > by[("adam_m1_r1", s)]["val_acc_target"] for s in (0, 1)]
+    assert r.parts[0].evidence.startswith(f"{sum(up)} of 2 pairs higher")
+    control = [by[(CONTROL + "_lazy", s)]["val_acc"] - by[(CONTROL, s)]["val_acc"] for s in (0, 1)]
+    assert r.parts[2].evidence.startswith(f"{sum(d > -TOL for d in control)} of 2 pairs")
