@@ -79,10 +79,13 @@ def direction(group: GroupRecord) -> list[Panel]:
 
 
 def cure(metrics: tuple[str, ...]) -> Callable[[GroupRecord], list[Panel]]:
-    """Each cure arm beside its cell's plain run, per cell: arms named adam_CELL[_CURE] (presets/cure_*.toml)."""
+    """Each cure arm beside its cell's plain run, per cell: arms named CELL and CELL_CURE, as `grok report`'s cure
+    table pairs them (engine/sweep/report/cures.py)."""
 
     def build(group: GroupRecord) -> list[Panel]:
-        cells = [a for a in group.spec.arms if not any(a.startswith(b + "_") for b in group.spec.arms if b != a)]
+        from engine.sweep.report.cures import cure_cells
+
+        cells = list(dict.fromkeys(cell for cell, _, _ in cure_cells(list(group.spec.arms))))
         panels = [p for m in metrics for p in arm_points(group, m, cells, with_parent=True, tail=5)]
         for p in panels:
             if not p.metrics[0].startswith("val_acc"):  # a row's norm runs to several ring radii without decay

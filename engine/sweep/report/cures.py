@@ -23,9 +23,14 @@ REACHED = "95% val, cell → cure"  # seeds whose val_acc reached 95% within the
 
 def cells(group: Group) -> list[tuple[str, str, str]]:
     """(cell arm, cure arm, cure name) for every arm named CELL_CURE where CELL is an arm of the group, in a
-    group laid out as cells × cures: every arm is a cell with a cure or a cure of a cell, in two cells or
-    more (fig10_rank's `adam`, `adamlr` and `adam_wd5e-3` are not: adamlr is neither)."""
-    arms = list(group.spec.arms or {})
+    group laid out as cells × cures (`cure_cells`)."""
+    return cure_cells(list(group.spec.arms or {}))
+
+
+def cure_cells(arms: list[str]) -> list[tuple[str, str, str]]:
+    """(cell arm, cure arm, cure name) for every arm named CELL_CURE where CELL is one of `arms`, when the arms
+    are laid out as cells × cures: every arm is a cell with a cure or a cure of a cell, in two cells or more
+    (fig10_rank's `adam`, `adamlr` and `adam_wd5e-3` are not: adamlr is neither)."""
     out = []
     for cure in arms:
         base = max((a for a in arms if a != cure and cure.startswith(a + "_")), key=len, default=None)
