@@ -1,7 +1,8 @@
 """A sweep group kept small (`grok report GROUP --keep DIR`): a thin group that reads back as a group.
 
-What docs/REPRODUCTION.md's tables and figures read, and no more: group.json, results.csv, and per member
-its config.json, summary.json and a thinned metrics.csv: the columns that are not empty, at most `max_rows`
+What docs/REPRODUCTION.md's tables and figures read, and no more: group.json and results.csv as text, and
+per member, packed into one members.tar.xz (engine/rundir/pack.py), its config.json, summary.json and a
+thinned metrics.csv: the columns that are not empty, at most `max_rows`
 evaluations spread over the run at 4 significant digits, and as written the first row, the last TAIL_ROWS,
 each column's first and largest value, and the row at every fork step (a fork's *before* is the parent's
 own row). A fork keeps its window and the rows up to it that a tail of TAIL_ROWS reads, and no per-token
@@ -17,6 +18,7 @@ import json
 import math
 import os
 import shutil
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -26,6 +28,7 @@ from engine.rundir.atomic import json_object, replace_atomic, write_csv_atomic
 from engine.rundir.csvlog import csv_lines, number
 from engine.rundir.dirs import read_config_doc, read_group_doc, read_results, write_results
 from engine.rundir.files import CONFIG, FOURIER, GROUP_FILE, JOINS, METRICS, RESULTS, SUMMARY, is_group
+from engine.rundir.pack import PACK, pack_members
 from engine.rundir.schema import ENDED
 from engine.rundir.summary import read_summary
 
@@ -246,19 +249,26 @@ def keep_group(
         whole = sum(1 for m, _ in members if m["id"] not in since)
         max_rows = max(MIN_ROWS, min(MAX_ROWS, GROUP_ROWS // max(whole, 1)))
     ended = 0
-    for m, run in members:
-        if not run or not (s / run / CONFIG).is_file():
-            continue
-        out = d / run
-        out.mkdir()
-        _write_json(out / CONFIG, _clean_config(read_config_doc(s / run), fork=m["id"] in since))
-        if (s / run / SUMMARY).is_file():
-            _write_json(out / SUMMARY, _clean_summary(json_object(s / run / SUMMARY)))
-        thin_metrics(s / run, out, fork_steps.get(m["id"], set()), max_rows, since.get(m["id"]))
-        _last_spectrum(s / run, out)
-        if (s / run / JOINS).is_file():
-            shutil.copyfile(s / run / JOINS, out / JOINS)
-        ended += (by_id.get(m["id"]) or {}).get("status") in ENDED
+    stage = Path(tempfile.mkdtemp(prefix=".keep-", dir=d))  # the members, packed into PACK
+    try:
+        packed: list[str] = []
+        for m, run in members:
+            if not run or not (s / run / CONFIG).is_file():
+                continue
+            out = stage / run
+            out.mkdir()
+            packed.append(run)
+            _write_json(out / CONFIG, _clean_config(read_config_doc(s / run), fork=m["id"] in since))
+            if (s / run / SUMMARY).is_file():
+                _write_json(out / SUMMARY, _clean_summary(json_object(s / run / SUMMARY)))
+            thin_metrics(s / run, out, fork_steps.get(m["id"], set()), max_rows, since.get(m["id"]))
+            _last_spectrum(s / run, out)
+            if (s / run / JOINS).is_file():
+                shutil.copyfile(s / run / JOINS, out / JOINS)
+            ended += (by_id.get(m["id"]) or {}).get("status") in ENDED
+        pack_members(stage, packed, d / PACK)
+    finally:
+        shutil.rmtree(stage, ignore_errors=True)
     if results:
         header = csv_lines(s / RESULTS)[0]
         write_results(d, header, results)

@@ -29,6 +29,7 @@ from engine.rundir.dirs import (
     write_results,
 )
 from engine.rundir.files import RESULTS
+from engine.rundir.pack import PACK, unpacked
 from engine.sweep.results import ENDED, SUMMARY_FIELDS, ResultsRow
 
 SWEEP_KEYS = ("seeds", "compare", "tune", "grid", "arms", "fork_at", "forks")
@@ -279,6 +280,8 @@ class Group:
         self._dirs = {
             m.id: str(d.get("dir") or m.dir_name()) for m, d in zip(self.members, doc["members"], strict=True)
         }
+        # a kept group's members are packed (engine/rundir/pack.py): read from where they are unpacked
+        self._members_root = unpacked(path) if (path / PACK).is_file() else path
         self._cells: dict[str, dict[str, Any]] | None = None  # results.csv's rows as written (text)
         self._results: dict[str, ResultsRow] | None = None
 
@@ -307,6 +310,8 @@ class Group:
         doc = read_group_doc(p)  # every field a reader uses checked, named with the file
         try:
             return cls(p, doc)
+        except ConfigError:  # a kept group's members that do not unpack: named by engine/rundir/pack.py
+            raise
         except (ValueError, KeyError, TypeError) as e:
             raise ConfigError(f"{p / GROUP_FILE}: unreadable group file: {e}") from None
 
@@ -327,7 +332,7 @@ class Group:
     def member_dir(self, m: Member) -> Path:
         """The member's run directory: the one its recorded row names, else its planned one."""
         recorded = self._rows().get(m.id, {}).get("run_dir")
-        return self.dir / (recorded or self._dirs[m.id])
+        return self._members_root / (recorded or self._dirs[m.id])
 
     def _rows(self) -> dict[str, dict[str, Any]]:
         """results.csv's rows as written: {member id: {column: text}} ('' = none)."""

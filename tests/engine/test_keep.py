@@ -12,6 +12,7 @@ import pytest
 from engine.config import ConfigError
 from engine.rundir.csvlog import read_csv
 from engine.rundir.keep import KEPT, TAIL_ROWS, clean_argv, keep_group, read_provenance
+from engine.rundir.pack import PACK
 from engine.sweep.report.tables import render
 from engine.sweep.spec import Group
 from tests.conftest import grok
@@ -53,8 +54,10 @@ def test_a_kept_fork_group_reports_as_the_group(fork_group: Group, tmp_path: Pat
     for f in dst.rglob("*.json"):  # no path of the machine that ran it
         text = f.read_text()
         assert str(fork_group.dir.parent) not in text and str(tmp_path) not in text, f
-    members = [d for d in dst.iterdir() if d.is_dir()]
-    assert len(members) == 6 and not any(members[0].glob("*.pt"))
+    # the members in one pack beside the group's text files; unpacked, no checkpoint
+    assert sorted(f.name for f in dst.iterdir()) == ["group.json", KEPT, PACK, "results.csv"]
+    members = [kept.member_dir(m) for m in kept.members]
+    assert len(members) == 6 and all(d.is_dir() for d in members) and not any(members[0].glob("*.pt"))
     # a fork keeps its window and the rows up to its fork step that a tail of TAIL_ROWS reads, no more; and
     # none of the per-token lists no table reads of a fork
     for m in (m for m in kept.members if m.fork_of):
