@@ -264,10 +264,25 @@ def fig5(group: Group) -> Reading:
         c: [r.first["update_ratio"] for r in select(rs, optim__lr_ratio=c) if "update_ratio" in r.first]
         for c in (small, one)
     }
+    late: list[float] = []  # the same pairs at the last evaluation
+    for op in _ops(group):
+        late += diffs(
+            select(rs, optim__lr_ratio=small, data__op=op),
+            select(rs, optim__lr_ratio=one, data__op=op),
+            lambda r: r.final.get("update_ratio"),
+        )
+    last = {c: median([r.final["update_ratio"] for r in select(rs, optim__lr_ratio=c)]) for c in cs}
+    low = [c for c in cs if c <= one]
     values = {
         "small": spread(first[small], ".2f"),
         "one": spread(first[one], ".2f"),
         "diverged": f"{diverged} of {len(rs)}",
+        "late_k": direction(late, positive=False).k_of_n("pairs"),
+        # the median ratio at the last evaluation per c up to 1: in order of c or not
+        "late_low": ", ".join(f"c = {c:g} {last[c]:.2f}" for c in low),
+        "late_ordered": "in order of c"
+        if all(a <= b for a, b in itertools.pairwise(last[c] for c in low))
+        else "not in order of c",
     }
     head = (
         f"‖ΔE‖/‖ΔW‖ over steps 0–100: c = {small:g} {values['small']}, c = 1 {values['one']}; "

@@ -79,9 +79,12 @@ CLAIMS: tuple[Claim, ...] = (
         "4",
         "Small c under-updates, large c unstable, c ≈ 10 balances (Fig. 5)",
         "fig5_c_sensitivity",
-        PENDING,
-        earlier="partly",
+        "partly",
+        "c = 0.1 moves E less than c = 1 over steps 0–100 ({p0}); no member diverges at c = 32 ({p1}); the "
+        "balance unread",
+        tail=5,
         figure="fig5",
+        tables=("by optim.lr_ratio", "by data.op", "probes"),
     ),
     Claim(
         "claim5",
