@@ -12,6 +12,8 @@ from collections.abc import Callable
 
 from engine.rundir.dirs import read_metrics
 from engine.sweep.report.cause_readings import cure_decouple, cure_skew_mul, decouple_direction, decouple_factorial
+from engine.sweep.report.fig4_readings import fig4_epochs, fig4_sampling, token_skew
+from engine.sweep.report.fork_readings import fork_feed
 from engine.sweep.report.readings import (
     Reading,
     Row,
@@ -29,6 +31,7 @@ from engine.sweep.report.readings import (
     spread,
     steps,
 )
+from engine.sweep.report.starved_readings import app_c4
 from engine.sweep.report.verdicts import Outcome, Part
 from engine.sweep.spec import Group
 
@@ -406,4 +409,9 @@ READERS: dict[str, Callable[[Group], Reading]] = {
     "appb_update_ratio": appb,
     "wd_init": wd_init,
     "fig12_lr_batch": fig12,
+    "fig4_sampling": fig4_sampling,
+    "fig4_token_skew": token_skew,
+    "fig4_epochs": fig4_epochs,
+    "fig12_lr_batch_starved": app_c4,
+    "fork_feed_starved": fork_feed,
 }

@@ -172,8 +172,10 @@ CLAIMS: tuple[Claim, ...] = (
         "",
         "Skewed split delays generalization (paper, App. C.4)",
         "fig12_lr_batch_starved",
-        PENDING,
-        earlier="partly",
+        "partly",
+        "later than the random split, paired by cell and seed, at batch 512 ({p1}) and 1024 ({p2}); batch 256 "
+        "unread ({p0})",
+        tail=5,
         figure="fig12_starved",
     ),
     Claim(

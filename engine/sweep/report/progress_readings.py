@@ -1,0 +1,65 @@
+"""The progress measures' reading (`progress_phases`, ours after Nanda et al. 2023 and the paper's §4.2).
+
+Per run, from engine/sweep/report/circuit.py `circuit_cells` (the quantities `grok circuit` prints): the
+restricted loss falls below half of chance, ln(p)/2, before the test loss does; ‖θ‖² falls over the jump
+from 10% val to 95%; and on the token-starved split the rare tokens are the last to join the ring (the share
+of rare tokens among the last k to join, against k/p by chance; joins.csv). A run that never reached the
+step a quantity needs cannot tell.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from engine.sweep.report.circuit import circuit_cells
+from engine.sweep.report.readings import Reading, part, spread
+from engine.sweep.report.verdicts import Outcome
+from engine.sweep.spec import Group
+
+
+def _side(recs: Sequence[dict[str, Any]], key: str, holds: Any) -> Outcome:
+    """Per run, whether `key` is on the claimed side (None: not measured in that run)."""
+    vals = [r.get(key) for r in recs]
+    return Outcome(
+        [None if v is None else bool(holds(v)) for v in vals], [v is not None and not holds(v) for v in vals]
+    )
+
+
+def progress(group: Group) -> Reading:
+    """Progress measures (ours): the restricted loss crosses first, ‖θ‖² falls over the jump, and rare tokens
+    join the ring last (§4.2: a rarely drawn token's row is learned last)."""
+    cells = circuit_cells([group.dir])
+    runs = [r for rs in cells.values() for r in rs]
+    starved = [r for (_, split), rs in cells.items() if split == "starved" for r in rs]
+    k = max((group.config(m).data.starve_k for m in group.members), default=0)
+    chance = k / group.base.data.p if k else 0.0
+    lead = _side(runs, "lead", lambda v: v > 0)
+    fall = _side(runs, "dw", lambda v: v < 0)
+    last = _side(starved, "last_share", lambda v: v > chance)
+    parts = [
+        part("the restricted loss falls before the test loss", lead, f"first in {lead.k_of_n('runs')}"),
+        part("‖θ‖² falls over the jump", fall, f"falls in {fall.k_of_n('runs')}"),
+        part(
+            "on the starved split, rare tokens join the ring last",
+            last,
+            f"share among the last {k} above chance ({chance:.3f}) in {last.k_of_n('runs')}",
+        ),
+    ]
+
+    def of(key: str, recs: Sequence[dict[str, Any]] = runs, f: str = ".0f", sign: bool = False) -> str:
+        return spread([float(r[key]) for r in recs if r.get(key) is not None], f, sign)
+
+    values = {
+        "lead": of("lead", sign=True),
+        "dw": of("dw", f=".3f", sign=True),
+        "last_share": of("last_share", starved, ".3f"),
+        "chance": f"{chance:.3f}",
+        "runs": str(len(runs)),
+    }
+    head = (
+        f"restricted loss first by {values['lead']} steps; ‖θ‖² over the jump {values['dw']} (relative); rare "
+        f"tokens' share of the last to join {values['last_share']} (chance {values['chance']})"
+    )
+    ops = sorted({op for op, _ in cells})
+    return Reading(parts, head, lead.k_of_n("runs"), f"{len(group.spec.seeds)} × {len(ops)} ({', '.join(ops)})", values)

@@ -1,0 +1,95 @@
+"""App. C.4's reading: Figs. 12-13's lr × batch grid on the token-starved split against the random split.
+
+The starved group (`fig12_lr_batch_starved`) is read against its baseline, the random split's group kept
+beside it (`fig12_lr_batch`, docs/data/), member by member: the same cell (lr, batch) and seed. A pair is
+read only where the two members' configs differ in the split alone (data.split and the skew that shapes it).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from engine.config import RunConfig
+from engine.rundir.files import is_group
+from engine.sweep.report.readings import Reading, Row, budget_of, diffs, generalized, part, rows, sooner, spread
+from engine.sweep.report.verdicts import Outcome, Part
+from engine.sweep.spec import Group
+
+BASELINE = "fig12_lr_batch"  # the random split's group, kept beside the starved one
+SPLIT_FIELDS = ("split", "skew", "skew_on", "skew_order")  # data fields that make the split, and nothing else
+
+
+def _beside(group: Group) -> Group | None:
+    d = Path(group.dir).parent / BASELINE
+    return Group.open(d) if is_group(d) else None
+
+
+def _same_but_split(a: RunConfig, b: RunConfig) -> bool:
+    """Whether two members' configs differ in the split alone (the preset's name and description aside)."""
+    da, db = a.to_dict(), b.to_dict()
+    for k in ("preset", "description"):
+        da.pop(k, None), db.pop(k, None)
+    for f in SPLIT_FIELDS:
+        da["data"].pop(f, None), db["data"].pop(f, None)
+    return da == db
+
+
+def app_c4(group: Group) -> Reading:
+    """App. C.4 (Figs. 12-13 on a skewed split): a skewed distribution of embedding updates delays
+    generalization at every point of the lr × batch grid. Per cell, paired by seed, the starved member reaches
+    95% val later than the random one; a pair where neither reaches by the budget cannot tell (a delay
+    beyond the budget and a lower plateau look alike)."""
+    base = _beside(group)
+    rs = rows(group)
+    if base is None:
+        parts = [Part("later than the random split", "unread", f"no kept {BASELINE} group beside this one")]
+        return Reading(parts, f"{generalized(rs)} members reach 95% val", "-", f"{len(group.spec.seeds)} × 1 (mul)")
+    brs = rows(base)
+    by_member = {(tuple(sorted(r.member.values.items())), r.member.seed): r for r in brs}
+    pairs: list[tuple[Row, Row]] = []
+    mismatched = 0
+    for r in rs:
+        b = by_member.get((tuple(sorted(r.member.values.items())), r.member.seed))
+        if b is None:
+            continue
+        if _same_but_split(group.config(r.member), base.config(b.member)):
+            pairs.append((r, b))
+        else:
+            mismatched += 1
+    parts = []
+    agree: list[bool | None] = []
+    lrs = sorted({float(r.member.values["optim.lr"]) for r in rs}, reverse=True)
+    batches = sorted({int(r.member.values["train.batch_size"]) for r in rs})
+    for bs in batches:  # a part per batch size, as Fig. 12's reading (claim_readings.fig12)
+        a: list[bool | None] = []
+        opp: list[bool] = []
+        for lr in lrs:
+            cell = [(r, b) for r, b in pairs if r.member.values == {"optim.lr": lr, "train.batch_size": bs}]
+            o, _, _ = sooner([b for _, b in cell], [r for r, _ in cell])  # random sooner = starved later
+            a += list(o.agree)
+            opp += list(o.opposite)
+        later = Outcome(a, opp)
+        agree += a
+        parts.append(part(f"later than the random split at batch {bs}", later, f"later in {later.k_of_n('pairs')}"))
+    if mismatched:
+        parts.append(Part("the pairs differ in the split alone", "fails", f"{mismatched} pairs differ in more"))
+    val = diffs([r for r, _ in pairs], [b for _, b in pairs], lambda r: r.final.get("val_acc"))
+    values = {
+        "pairs": str(len(pairs)),
+        "starved_gen": generalized([r for r, _ in pairs]),
+        "random_gen": generalized([b for _, b in pairs]),
+        "val_gap": spread(val, sign=True),
+        "val_lower_k": Outcome([x < 0 for x in val]).k_of_n("pairs"),
+        "budget": budget_of(rs),
+    }
+    head = (
+        f"95% val by step {values['budget']}: starved {values['starved_gen']}, random {values['random_gen']}; "
+        f"final val starved − random {values['val_gap']}"
+    )
+    return Reading(
+        parts,
+        head,
+        Outcome(agree).k_of_n("pairs later"),
+        f"{len(group.spec.seeds)} × 1 (mul) × {len(lrs) * len(batches)} cells",
+        values,
+    )

@@ -1,0 +1,51 @@
+"""The fork study's reading (engine/sweep/report/fork_readings.py) on a tiny fork_feed_starved group whose
+targets' accuracy is then written by hand: before, after and the unfed control are known."""
+
+from __future__ import annotations
+
+import csv
+
+import pytest
+
+from engine.rundir.dirs import read_summary
+from engine.sweep.report.fork_readings import METRIC, fork_feed
+from engine.sweep.spec import Group
+from tests.engine.test_fork_sweep import run_whole, tiny_group
+
+
+@pytest.fixture(scope="module")
+def trained(tmp_path_factory: pytest.TempPathFactory) -> Group:
+    over = {"train.max_steps": 120, "data.starve_k": 2, "train.keep_every": 20, "data.frac_train": 0.4}
+    g = tiny_group(tmp_path_factory.mktemp("forks"), "fork_feed_starved", over, fork_at="60")
+    run_whole(g)
+    return Group.open(g.dir)
+
+
+def _set(group: Group, arm: str, value: float, since: float = -1) -> None:
+    """The targets' accuracy of every member of `arm`: `value` at the steps after `since`, 0.2 before."""
+    for m in (m for m in group.members if m.arm == arm):
+        path = group.member_dir(m) / "metrics.csv"
+        rows = list(csv.DictReader(path.open()))
+        for r in rows:
+            r[METRIC] = str(value if float(r["step"]) > since else 0.2)
+        with path.open("w", newline="") as fh:
+            w = csv.DictWriter(fh, fieldnames=list(rows[0]))
+            w.writeheader()
+            w.writerows(rows)
+
+
+def test_fed_forks_against_their_fork_step_and_the_unfed_parent(trained: Group) -> None:
+    fork = next(m for m in trained.members if m.fork_of)
+    at = float(read_summary(trained.member_dir(fork)).fork_step or 0)
+    _set(trained, "starved", 0.3, since=at)  # the control rises a little after the fork step
+    _set(trained, "feed", 0.9, since=at)  # fed: rises, above the control
+    _set(trained, "feed_rescaled", 0.25, since=at)  # rescaled: rises, below the control
+    r = fork_feed(trained)
+    assert [(p.text.split(": ")[1], p.state) for p in r.parts] == [
+        ("the targets rise", "holds"),
+        ("above the unfed parent", "holds"),
+        ("the targets rise", "holds"),
+        ("above the unfed parent", "opposite"),
+    ]
+    assert r.values["feed_before"].startswith("0.200") and r.values["feed_after"].startswith("0.900")
+    assert r.values["control_change"].startswith("+0.100")
