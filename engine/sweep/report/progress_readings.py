@@ -55,11 +55,14 @@ def progress(group: Group) -> Reading:
         "dw": of("dw", f=".3f", sign=True),
         "last_share": of("last_share", starved, ".3f"),
         "chance": f"{chance:.3f}",
+        # a rare token that never joined counts as last: how many of the starved runs' rare tokens never did
+        "never_rare": f"{sum(int(r.get('never_rare') or 0) for r in starved)} of {k * len(starved)}",
+        "random_last_share": of(
+            "last_share", [r for (_, split), rs in cells.items() if split == "random" for r in rs], ".3f"
+        ),
         "runs": str(len(runs)),
+        "starved_gen": f"{sum(r.get('G') is not None for r in starved)} of {len(starved)}",
     }
-    head = (
-        f"restricted loss first by {values['lead']} steps; ‖θ‖² over the jump {values['dw']} (relative); rare "
-        f"tokens' share of the last to join {values['last_share']} (chance {values['chance']})"
-    )
+    head = f"restricted loss first by {values['lead']} steps; ‖θ‖² over the jump {values['dw']} (relative)"
     ops = sorted({op for op, _ in cells})
     return Reading(parts, head, lead.k_of_n("runs"), f"{len(group.spec.seeds)} × {len(ops)} ({', '.join(ops)})", values)

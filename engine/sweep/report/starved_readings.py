@@ -70,7 +70,7 @@ def app_c4(group: Group) -> Reading:
             opp += list(o.opposite)
         later = Outcome(a, opp)
         agree += a
-        parts.append(part(f"later than the random split at batch {bs}", later, f"later in {later.k_of_n('pairs')}"))
+        parts.append(part(f"later than the random split at batch {bs}", later, f"{later.k_of_n('pairs')}"))
     if mismatched:
         parts.append(Part("the pairs differ in the split alone", "fails", f"{mismatched} pairs differ in more"))
     val = diffs([r for r, _ in pairs], [b for _, b in pairs], lambda r: r.final.get("val_acc"))
