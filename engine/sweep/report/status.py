@@ -320,10 +320,12 @@ CLAIMS: tuple[Claim, ...] = (
     Claim(
         "forks",
         "",
-        "Forks: Adam-LR at memorization; starved tokens fed (ours)",
+        "Forks: starved tokens fed their pairs at the plateau (ours)",
         "fork_feed_starved",
-        PENDING,
-        earlier="supported",
+        "supported",
+        "fed targets rise ({p0}) and end above the unfed parent ({p1}); rows rescaled first: the same ({p3}), "
+        "both at the ceiling",
+        tail=5,
         ours=True,
     ),
 )
