@@ -14,6 +14,7 @@ from engine.rundir.dirs import read_metrics
 from engine.sweep.report.cause_readings import cure_decouple, cure_skew_mul, decouple_direction, decouple_factorial
 from engine.sweep.report.fig4_readings import fig4_epochs, fig4_sampling, token_skew
 from engine.sweep.report.fix_readings import adaptive, fixes
+from engine.sweep.report.decouple_readings import decouple
 from engine.sweep.report.fork_readings import fork_feed
 from engine.sweep.report.progress_readings import progress
 from engine.sweep.report.readings import (
@@ -417,6 +418,7 @@ READERS: dict[str, Callable[[Group], Reading]] = {
     "fig12_lr_batch_starved": app_c4,
     "fork_feed_starved": fork_feed,
     "progress_phases": progress,
+    "decouple": decouple,
     "fig6_adaptive": adaptive,
     "skew_fixes_mul": fixes,
 }
