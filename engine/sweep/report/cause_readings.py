@@ -30,7 +30,8 @@ def _pooled(xs: list[float]) -> str:
     """Values pooled over cells and seeds: their mean and range (a t-interval would treat cells as seeds)."""
     if not xs:
         return "-"
-    return f"{sum(xs) / len(xs):.3f} ({range_text(min(xs), max(xs), '.3f')}, n = {len(xs)})"
+    text = f"{sum(xs) / len(xs):.3f} ({range_text(min(xs), max(xs), '.3f')}, n = {len(xs)})"
+    return text.replace("-", "−")  # the minus sign of every other reading (readings.spread)
 
 
 def decouple_direction(group: Group) -> Reading:
