@@ -21,6 +21,7 @@ from engine.rundir.summary import read_summary
 from engine.sweep.report.readings import Reading, direction, part, spread
 from engine.sweep.report.verdicts import Part
 from engine.sweep.spec import Group, Member
+from engine.sweep.stats import range_text
 
 METRIC = "val_acc_target"
 TAIL = 5
@@ -33,6 +34,10 @@ def _draws(group: Group, m: Member) -> float:
     return r if r is not None and math.isfinite(r) and r > 0 else math.nan
 
 
+def _cell_of(m: Member) -> tuple[int, float]:
+    return int(m.values["data.starve_m"]), float(m.values["train.target_rate"])
+
+
 def decouple(group: Group) -> Reading:
     """§4.2 (ours): is a starved target's lower accuracy set by its draws (eqs. 3-6) or by its pairs? Per task,
     each factor moved alone, paired by seed."""
@@ -42,6 +47,7 @@ def decouple(group: Group) -> Reading:
     parts: list[Part] = []
     values: dict[str, str] = {}
     unread: list[str] = []
+    read_keys: list[str] = []  # each part's contrast key, in order
     for arm in dict.fromkeys(m.arm for m in group.members):
         mine = [m for m in group.members if m.arm == arm and METRIC in finals.get(m.id, {})]
 
@@ -71,11 +77,27 @@ def decouple(group: Group) -> Reading:
                 fold = f"not {DRAWS_APART:g}-fold apart" if apart else f"not within {DRAWS_CLOSE:g}-fold"
                 unread.append(f"{where} (realized draws {fold} in every pair)")
                 continue
+            read_keys.append(key)
             o = direction(d, positive=False)
             values[name], values[f"{name}_k"] = spread(d, sign=True), o.k_of_n("pairs")
             parts.append(part(where, o, f"{o.k_of_n('pairs lower')}; change {spread(d, sign=True)}"))
     values["unread"] = "; ".join(unread) or "none"
-    held = [p for p in parts if p.state == "holds"]
-    head = f"{len(held)} of {len(parts)} contrasts read hold in every pair; unread: {len(unread)}"
+    by_key: dict[str, list[Part]] = {}
+    for p, key in zip(parts, read_keys, strict=True):
+        by_key.setdefault("draws_few" if key in ("draws_m1", "draws_m3") else key, []).append(p)
+    for key, ps in by_key.items():
+        values[f"{key}_holds"] = f"{sum(p.state == 'holds' for p in ps)} of {len(ps)}"
+    levels = [
+        finals[m.id][METRIC] for m in group.members if METRIC in finals.get(m.id, {}) and _cell_of(m) == (-1, 0.1)
+    ]
+    # pooled over tasks and seeds: the mean and range (a t-interval would treat tasks as seeds)
+    values["all_r01_level"] = (
+        f"{sum(levels) / len(levels):.3f} ({range_text(min(levels), max(levels), '.3f')})" if levels else "-"
+    )
+    head = (
+        f"contrasts holding in every pair: fewer draws, 1 or 3 pairs {values.get('draws_few_holds', '-')}, every pair "
+        f"{values.get('draws_all_holds', '-')}; one pair at matched draws {values.get('pairs_holds', '-')}"
+    )
     n = len(group.spec.seeds)
-    return Reading(parts, head, f"{len(held)} of {len(parts)} contrasts", f"{n} × {len(group.spec.arms)} tasks", values)
+    held = sum(p.state == "holds" for p in parts)
+    return Reading(parts, head, f"{held} of {len(parts)} contrasts", f"{n} × {len(group.spec.arms)} tasks", values)
