@@ -17,7 +17,6 @@ from engine.sweep.report.tables import render
 from engine.sweep.spec import Group
 from tests.conftest import grok
 from tests.engine.sweep.fakegroup import fake_group
-from tests.engine.test_fork_sweep import run_whole, tiny_group
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -33,14 +32,6 @@ def test_clean_argv_drops_paths() -> None:
     argv = ["/venv/bin/grok", "sweep", "--preset", "x", "--out", "/data/runs", "--config=/a/b.toml", "--workers", "1"]
     assert clean_argv(argv) == ["grok", "sweep", "--preset", "x", "--workers", "1"]
     assert clean_argv(["/tree/grok_tui/__main__.py", "sweep", "-q"]) == ["grok", "sweep", "-q"]  # python -m grok_tui
-
-
-@pytest.fixture(scope="module")
-def fork_group(tmp_path_factory: pytest.TempPathFactory) -> Group:
-    over = {"train.max_steps": 120, "data.starve_k": 2, "train.keep_every": 20, "data.frac_train": 0.4}
-    g = tiny_group(tmp_path_factory.mktemp("forks"), "fork_feed_starved", over, fork_at="60")
-    run_whole(g)
-    return Group.open(g.dir)
 
 
 def test_a_kept_fork_group_reports_as_the_group(fork_group: Group, tmp_path: Path) -> None:

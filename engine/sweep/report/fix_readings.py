@@ -81,24 +81,7 @@ def _pairs(group: Group, a: Sequence[Row], b: Sequence[Row], keys: Sequence[str]
 def no_later(a: Sequence[Row], b: Sequence[Row]) -> Outcome:
     """Does arm `a` reach 95% val no later than arm `b`, paired by seed? A tie agrees (both reached at the same
     evaluation, the steps' grain); only `a` reached agrees, only `b` is against, neither cannot tell."""
-    bs = by_seed(b)
-    agree: list[bool | None] = []
-    opp: list[bool] = []
-    for ra in a:
-        rb = bs.get(ra.member.seed)
-        if rb is None:
-            continue
-        x, y = ra.gen, rb.gen
-        if x is not None and y is not None:
-            agree.append(x <= y)
-            opp.append(x > y)
-        elif x is not None or y is not None:
-            agree.append(x is not None)
-            opp.append(x is None)
-        else:
-            agree.append(None)
-            opp.append(False)
-    return Outcome(agree, opp)
+    return sooner(a, b, tie_agrees=True)[0]
 
 
 def _ops(group: Group) -> list[str]:

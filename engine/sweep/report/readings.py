@@ -118,10 +118,13 @@ def geo_ratio(pairs: Sequence[tuple[float, float]]) -> str:
 # --- directions per seed ---------------------------------------------------------------------------
 
 
-def sooner(a: Sequence[Row], b: Sequence[Row]) -> tuple[Outcome, list[tuple[float, float]], int]:
+def sooner(
+    a: Sequence[Row], b: Sequence[Row], tie_agrees: bool = False
+) -> tuple[Outcome, list[tuple[float, float]], int]:
     """Does arm `a` reach 95% val in fewer steps than arm `b`, paired by seed? A pair where only `a` reached
     agrees (a bound that decides), where only `b` reached is against, where neither reached cannot tell.
-    Also the (a, b) steps of the pairs where both reached, and how many pairs counted a budget."""
+    `tie_agrees`: "no later" (the same evaluation agrees, the steps' grain). Also the (a, b) steps of the
+    pairs where both reached, and how many pairs counted a budget."""
     bs = by_seed(b)
     agree: list[bool | None] = []
     opp: list[bool] = []
@@ -133,7 +136,7 @@ def sooner(a: Sequence[Row], b: Sequence[Row]) -> tuple[Outcome, list[tuple[floa
             continue
         x, y = ra.gen, rb.gen
         if x is not None and y is not None:
-            agree.append(x < y)
+            agree.append(x <= y if tie_agrees else x < y)
             opp.append(x > y)
             both.append((x, y))
         elif x is not None:

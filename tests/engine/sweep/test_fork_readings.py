@@ -5,20 +5,9 @@ from __future__ import annotations
 
 import csv
 
-import pytest
-
 from engine.rundir.dirs import read_summary
 from engine.sweep.report.fork_readings import METRIC, fork_feed
 from engine.sweep.spec import Group
-from tests.engine.test_fork_sweep import run_whole, tiny_group
-
-
-@pytest.fixture(scope="module")
-def trained(tmp_path_factory: pytest.TempPathFactory) -> Group:
-    over = {"train.max_steps": 120, "data.starve_k": 2, "train.keep_every": 20, "data.frac_train": 0.4}
-    g = tiny_group(tmp_path_factory.mktemp("forks"), "fork_feed_starved", over, fork_at="60")
-    run_whole(g)
-    return Group.open(g.dir)
 
 
 def _set(group: Group, arm: str, value: float, since: float = -1) -> None:
@@ -34,13 +23,13 @@ def _set(group: Group, arm: str, value: float, since: float = -1) -> None:
             w.writerows(rows)
 
 
-def test_fed_forks_against_their_fork_step_and_the_unfed_parent(trained: Group) -> None:
-    fork = next(m for m in trained.members if m.fork_of)
-    at = float(read_summary(trained.member_dir(fork)).fork_step or 0)
-    _set(trained, "starved", 0.3, since=at)  # the control rises a little after the fork step
-    _set(trained, "feed", 0.9, since=at)  # fed: rises, above the control
-    _set(trained, "feed_rescaled", 0.25, since=at)  # rescaled: rises, below the control
-    r = fork_feed(trained)
+def test_fed_forks_against_their_fork_step_and_the_unfed_parent(fork_group: Group) -> None:
+    fork = next(m for m in fork_group.members if m.fork_of)
+    at = float(read_summary(fork_group.member_dir(fork)).fork_step or 0)
+    _set(fork_group, "starved", 0.3, since=at)  # the control rises a little after the fork step
+    _set(fork_group, "feed", 0.9, since=at)  # fed: rises, above the control
+    _set(fork_group, "feed_rescaled", 0.25, since=at)  # rescaled: rises, below the control
+    r = fork_feed(fork_group)
     assert [(p.text.split(": ")[1], p.state) for p in r.parts] == [
         ("the targets rise", "holds"),
         ("above the unfed parent", "holds"),
