@@ -12,9 +12,9 @@ from collections.abc import Callable
 
 from engine.rundir.dirs import read_metrics
 from engine.sweep.report.cause_readings import cure_decouple, cure_skew_mul, decouple_direction, decouple_factorial
+from engine.sweep.report.decouple_readings import decouple
 from engine.sweep.report.fig4_readings import fig4_epochs, fig4_sampling, token_skew
 from engine.sweep.report.fix_readings import adaptive, fixes
-from engine.sweep.report.decouple_readings import decouple
 from engine.sweep.report.fork_readings import fork_feed
 from engine.sweep.report.progress_readings import progress
 from engine.sweep.report.readings import (
