@@ -28,7 +28,7 @@ from engine.rundir.atomic import json_object, replace_atomic, write_csv_atomic
 from engine.rundir.csvlog import csv_lines, number
 from engine.rundir.dirs import read_config_doc, read_group_doc, read_results, write_results
 from engine.rundir.files import CONFIG, FOURIER, GROUP_FILE, JOINS, METRICS, RESULTS, SUMMARY, is_group
-from engine.rundir.pack import PACK, pack_members
+from engine.rundir.pack import PACK, pack_members, unpacked
 from engine.rundir.schema import ENDED
 from engine.rundir.summary import read_summary
 
@@ -233,6 +233,7 @@ def keep_group(
         shutil.rmtree(d)
     d.mkdir(parents=True)
     by_id = {r.get("member"): r for r in results}
+    m_root = unpacked(s) if (s / PACK).is_file() else s  # a kept group kept again: its members unpacked
     members = []
     fork_steps: dict[str, set[float]] = {}  # parent member id -> the steps its forks start from
     for m in doc["members"]:
@@ -240,8 +241,8 @@ def keep_group(
         members.append((m, str(run or "")))
     since: dict[str, float] = {}  # fork member id -> its fork step
     for m, run in members:
-        if m.get("fork_of") and run and (s / run).is_dir():
-            at = read_summary(s / run).fork_step
+        if m.get("fork_of") and run and (m_root / run).is_dir():
+            at = read_summary(m_root / run).fork_step
             if at is not None:
                 fork_steps.setdefault(m["fork_of"], set()).add(float(at))
                 since[m["id"]] = float(at)
@@ -253,18 +254,18 @@ def keep_group(
     try:
         packed: list[str] = []
         for m, run in members:
-            if not run or not (s / run / CONFIG).is_file():
+            if not run or not (m_root / run / CONFIG).is_file():
                 continue
             out = stage / run
             out.mkdir()
             packed.append(run)
-            _write_json(out / CONFIG, _clean_config(read_config_doc(s / run), fork=m["id"] in since))
-            if (s / run / SUMMARY).is_file():
-                _write_json(out / SUMMARY, _clean_summary(json_object(s / run / SUMMARY)))
-            thin_metrics(s / run, out, fork_steps.get(m["id"], set()), max_rows, since.get(m["id"]))
-            _last_spectrum(s / run, out)
-            if (s / run / JOINS).is_file():
-                shutil.copyfile(s / run / JOINS, out / JOINS)
+            _write_json(out / CONFIG, _clean_config(read_config_doc(m_root / run), fork=m["id"] in since))
+            if (m_root / run / SUMMARY).is_file():
+                _write_json(out / SUMMARY, _clean_summary(json_object(m_root / run / SUMMARY)))
+            thin_metrics(m_root / run, out, fork_steps.get(m["id"], set()), max_rows, since.get(m["id"]))
+            _last_spectrum(m_root / run, out)
+            if (m_root / run / JOINS).is_file():
+                shutil.copyfile(m_root / run / JOINS, out / JOINS)
             ended += (by_id.get(m["id"]) or {}).get("status") in ENDED
         pack_members(stage, packed, d / PACK)
     finally:
@@ -281,7 +282,7 @@ def keep_group(
         created=str(doc.get("created", "")),
         kept=kept,
         commit=commit,
-        machine=machine or _machine(s, [run for _, run in members]),
+        machine=machine or _machine(m_root, [run for _, run in members]),
         members=len(doc["members"]),
         ended=ended,
     )

@@ -133,3 +133,12 @@ def test_a_group_trained_on_a_gpu_is_kept_as_such(fork_group: Group, tmp_path: P
         f.write_text(json.dumps({**json.loads(f.read_text()), "device": "cuda"}))
     assert keep_group(src, tmp_path / "kept", **{**STAMP, "machine": None}).machine == "a CUDA GPU"
     assert keep_group(fork_group.dir, tmp_path / "cpu", **{**STAMP, "machine": None}).machine.endswith("-core CPU")
+
+
+def test_a_kept_group_kept_again_reports_the_same(fork_group: Group, tmp_path: Path) -> None:
+    """Its members are read from its pack (they are not directories beside group.json)."""
+    once, twice = tmp_path / "once", tmp_path / "twice"
+    keep_group(fork_group.dir, once, **STAMP)
+    prov = keep_group(once, twice, **STAMP)
+    assert (prov.members, prov.ended) == (6, 6)
+    assert _body(render(Group.open(twice), "markdown")) == _body(render(Group.open(once), "markdown"))
