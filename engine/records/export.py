@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO
 
-from engine.config import ConfigError
+from engine.config import ConfigError, RunConfig
 from engine.records.run import check_run
 from engine.rundir.dirs import clean_text, is_group, is_run_dir, read_config_doc, read_csv, read_summary
 from engine.rundir.lineage import lineage
@@ -101,7 +101,9 @@ def _run_meta(run_dir: Path) -> dict[str, str]:
     doc = read_config_doc(run_dir)
     train = doc.get("train")
     train = train if isinstance(train, dict) else {}
-    return {"run": _text(run_dir.name), "preset": _cell(doc.get("preset", "")), "seed": _cell(train.get("seed"))}
+    # a kept run's config.json leaves out the defaults (engine/rundir/keep.py): a missing seed is the default's
+    seed = train.get("seed", RunConfig().train.seed)
+    return {"run": _text(run_dir.name), "preset": _cell(doc.get("preset", "")), "seed": _cell(seed)}
 
 
 def _fork_meta(run_dir: Path) -> dict[str, str]:

@@ -142,3 +142,12 @@ def test_a_kept_group_kept_again_reports_the_same(fork_group: Group, tmp_path: P
     prov = keep_group(once, twice, **STAMP)
     assert (prov.members, prov.ended) == (6, 6)
     assert _body(render(Group.open(twice), "markdown")) == _body(render(Group.open(once), "markdown"))
+
+
+def test_a_kept_group_exports_its_members_seeds(fork_group: Group, tmp_path: Path) -> None:
+    """A kept config.json leaves out the defaults, seed 0 among them: `grok export` still names each seed."""
+    keep_group(fork_group.dir, tmp_path / "kept", **STAMP)
+    r = grok("export", str(tmp_path / "kept"), "-o", str(tmp_path / "out.csv"))
+    assert r.returncode == 0, r.stderr
+    seeds = {(row["member"], row["seed"]) for row in read_csv(tmp_path / "out.csv")}
+    assert {s for _, s in seeds} == {str(m.seed) for m in fork_group.members} == {"0", "1"}
