@@ -26,6 +26,7 @@ from engine.rundir.atomic import replace_atomic
 
 PACK = "members.tar.xz"
 XZ_PRESET: Final = 9  # the smallest file; a kept group is written once and read many times
+MAX_UNPACKED = 2**30  # bytes: a kept group unpacks to a few MB; an archive claiming more is not one of ours
 
 _unpacked: dict[tuple[str, int, int], Path] = {}  # (pack, mtime_ns, size) -> the directory it was unpacked into
 _lock = threading.Lock()
@@ -76,6 +77,8 @@ def _unpack(pack: Path) -> Path:
                 parts = Path(e.name).parts
                 if not (e.isfile() or e.isdir()) or Path(e.name).is_absolute() or ".." in parts or not parts:
                     raise ConfigError(f"{pack}: not a kept group's members ({e.name!r} is not a plain file or folder)")
+            if sum(e.size for e in entries) > MAX_UNPACKED:
+                raise ConfigError(f"{pack}: not a kept group's members (more than {MAX_UNPACKED:,} bytes unpacked)")
             if hasattr(tarfile, "data_filter"):  # the standard library's own check too (3.11.4 and later)
                 tar.extractall(out, members=entries, filter="data")
             else:

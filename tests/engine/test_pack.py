@@ -67,6 +67,18 @@ def test_an_archive_with_links_or_paths_out_is_refused(tmp_path: Path, kind: str
     assert not (tmp_path.parent / "evil.json").exists()
 
 
+def test_an_archive_claiming_more_than_a_kept_group_is_refused_unread(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import engine.rundir.pack as pack
+
+    _members(tmp_path / "src")
+    pack_members(tmp_path / "src", ["m000-a-s0"], tmp_path / PACK)
+    monkeypatch.setattr(pack, "MAX_UNPACKED", 10)  # the two small files are more than 10 bytes
+    with pytest.raises(ConfigError, match="more than 10 bytes unpacked"):
+        unpacked(tmp_path)
+
+
 def test_a_broken_pack_is_one_line_and_exit_2(tmp_path: Path) -> None:
     group = Path(__file__).resolve().parents[2] / "docs" / "data" / "fig7_hessian"
     kept = tmp_path / "kept"
