@@ -64,8 +64,9 @@ def register(app: typer.Typer) -> None:
             typer.Option(
                 "--keep",
                 help="Write a thin copy of the group into this directory (docs/data/NAME): group.json, results.csv "
-                "and per member its config, summary and a thinned metrics.csv, with kept.json saying where it came "
-                "from. `grok report` and `grok figure` read it as a group.",
+                "and kept.json (where it came from) as text, and per member its config, summary and a thinned "
+                "metrics.csv packed into members.tar.xz. `grok report`, `grok figure` and `grok export` read it as "
+                "a group.",
             ),
         ] = None,
         machine: Annotated[
