@@ -16,6 +16,7 @@ from engine.sweep.report.decouple_readings import decouple
 from engine.sweep.report.fig4_readings import fig4_epochs, fig4_sampling, token_skew
 from engine.sweep.report.fix_readings import adaptive, fixes
 from engine.sweep.report.fork_readings import fork_feed
+from engine.sweep.report.paper_decouple_readings import decouple_paper
 from engine.sweep.report.progress_readings import progress
 from engine.sweep.report.readings import (
     Reading,
@@ -419,6 +420,7 @@ READERS: dict[str, Callable[[Group], Reading]] = {
     "fork_feed_starved": fork_feed,
     "progress_phases": progress,
     "decouple": decouple,
+    "decouple_paper": decouple_paper,
     "fig6_adaptive": adaptive,
     "skew_fixes_mul": fixes,
 }

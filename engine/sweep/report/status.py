@@ -233,10 +233,15 @@ CLAIMS: tuple[Claim, ...] = (
         "",
         "Decoupling at Fig. 4's settings (ours): row norm or data?",
         "decouple_paper",
-        PENDING,
-        earlier="supported",
+        "partly",
+        "draws cut ({draws_k}) and one pair ({pairs_m1_matched_k}, matched draws) lower the targets; rescaled, they "
+        "rise; the norm falls back in 500 steps, matched draws too ({matched_fallback_k})",
+        tail=1,
+        metrics="val_acc_target,target_norm",
         figure="decouple_paper",
         ours=True,
+        tables=("final value", "interventions"),
+        sweep_args=" --parents DECOUPLE_CAUSE_GROUP",
     ),
     Claim(
         "decouple_factorial",
