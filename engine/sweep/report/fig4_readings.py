@@ -20,6 +20,7 @@ from engine.sweep.report.readings import (
     budget_of,
     generalized,
     geo_ratio,
+    paired_alone,
     part,
     rows,
     sooner,
@@ -37,40 +38,6 @@ SPLIT = ("data.split", "data.skew", "data.skew_on", "data.skew_order")  # the fi
 
 Pair = tuple[Row, Row]
 Finals = dict[str, dict[str, float]]
-
-
-def _flatten(d: dict, prefix: str = "") -> dict[str, object]:
-    out: dict[str, object] = {}
-    for k, v in d.items():
-        if isinstance(v, dict):
-            out.update(_flatten(v, f"{prefix}{k}."))
-        else:
-            out[prefix + k] = v
-    return out
-
-
-def _config(group: Group, r: Row) -> dict[str, object]:
-    c = _flatten(group.config(r.member).to_dict())
-    for k in ("preset", "description"):
-        c.pop(k, None)
-    return c
-
-
-def _pairs(group: Group, a: Sequence[Row], b: Sequence[Row], factor: Sequence[str]) -> tuple[list[Pair], int]:
-    """(a, b) rows of the same seed whose configs differ in `factor`'s fields alone; and how many rows of
-    the same seed differ in more (a contrast that is not the factor's)."""
-    bs = {r.member.seed: r for r in b}
-    out, other = [], 0
-    for ra in a:
-        rb = bs.get(ra.member.seed)
-        if rb is None:
-            continue
-        ca, cb = _config(group, ra), _config(group, rb)
-        if {k for k in ca.keys() | cb.keys() if ca.get(k) != cb.get(k)} <= set(factor):
-            out.append((ra, rb))
-        else:
-            other += 1
-    return out, other
 
 
 def _alone(other: int, factor: str) -> list[Part]:
@@ -188,7 +155,7 @@ def fig4_sampling(group: Group) -> Reading:
     def pairs(split: str, bs: int) -> tuple[list[Pair], int]:
         out, other = [], 0
         for op in ops:
-            p, o = _pairs(group, _in(group, rs, split, bs, op), _in(group, rs, "random", bs, op), ("data.split",))
+            p, o = paired_alone(group, _in(group, rs, split, bs, op), _in(group, rs, "random", bs, op), ("data.split",))
             out += p
             other += o
         return out, other
@@ -298,7 +265,7 @@ def token_skew(group: Group) -> Reading:
         for op in ops:
             a = [r for r in rs if r.member.arm == arm and r.member.values.get("data.op") == op]
             b = [r for r in rs if r.member.arm == base and r.member.values.get("data.op") == op]
-            p, o = _pairs(group, a, b, SPLIT)
+            p, o = paired_alone(group, a, b, SPLIT)
             out += p
             other += o
         return out, other
@@ -391,7 +358,7 @@ def fig4_epochs(group: Group) -> Reading:
     below_all: list[bool | None] = []
     other = 0
     for bs in batches:
-        p, o = _pairs(group, _in(group, rs, "skewed", bs), _in(group, rs, "random", bs), ("data.split",))
+        p, o = paired_alone(group, _in(group, rs, "skewed", bs), _in(group, rs, "random", bs), ("data.split",))
         other += o
         below, d = _below(p, fin)
         below_all += list(below.agree)
@@ -414,7 +381,7 @@ def fig4_epochs(group: Group) -> Reading:
     lo, hi = batches[-1], batches[0]
     small_big = [
         (x - y)
-        for a, b in _pairs(
+        for a, b in paired_alone(
             group, _in(group, rs, "skewed", lo), _in(group, rs, "skewed", hi), ("train.batch_size", "train.max_steps")
         )[0]
         if (x := _val(fin, a)) is not None and (y := _val(fin, b)) is not None

@@ -12,22 +12,20 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import replace
-from pathlib import Path
-from typing import Any
 
 from engine.config import ConfigError
 from engine.rundir.dirs import read_metrics
-from engine.rundir.files import is_group
 from engine.rundir.keep import read_provenance
 from engine.sweep.report.readings import (
     Reading,
     Row,
+    beside,
     budget_of,
-    by_seed,
     direction,
     generalized,
     geo_ratio,
     median,
+    paired_alone,
     part,
     rows,
     select,
@@ -43,39 +41,10 @@ from engine.sweep.stats import range_text
 # --- pairs that differ in the named factor alone ----------------------------------------------------
 
 
-def _flat(d: dict[str, Any], prefix: str = "") -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    for k, v in d.items():
-        if isinstance(v, dict):
-            out |= _flat(v, f"{prefix}{k}.")
-        else:
-            out[prefix + k] = v
-    return out
-
-
-def _differ_only(group: Group, a: Row, b: Row, keys: Sequence[str]) -> bool:
-    """Whether two members' configs are the same but for `keys` ("optim.lr_ratio"; the preset's name aside)."""
-    skip = {*keys, "preset", "description"}
-    ca, cb = (_flat(group.config(r.member).to_dict()) for r in (a, b))
-    return {k: v for k, v in ca.items() if k not in skip} == {k: v for k, v in cb.items() if k not in skip}
-
-
 def _pairs(group: Group, a: Sequence[Row], b: Sequence[Row], keys: Sequence[str]) -> tuple[list[Row], list[Row], int]:
     """`a` and `b` paired by seed where the two differ in `keys` alone, and how many pairs differ in more."""
-    bs = by_seed(b)
-    out_a: list[Row] = []
-    out_b: list[Row] = []
-    bad = 0
-    for ra in a:
-        rb = bs.get(ra.member.seed)
-        if rb is None:
-            continue
-        if _differ_only(group, ra, rb, keys):
-            out_a.append(ra)
-            out_b.append(rb)
-        else:
-            bad += 1
-    return out_a, out_b, bad
+    ps, bad = paired_alone(group, a, b, keys)
+    return [x for x, _ in ps], [y for _, y in ps], bad
 
 
 def no_later(a: Sequence[Row], b: Sequence[Row]) -> Outcome:
@@ -234,11 +203,6 @@ CONTROLS = {"adam": "plain Adam", "replacement": "its control (draws with replac
 SHORT = {"adam": "Adam", "replacement": "its control"}
 
 
-def _beside(group: Group, name: str) -> Group | None:
-    d = Path(group.dir).parent / name
-    return Group.open(d) if is_group(d) and d.resolve() != Path(group.dir).resolve() else None
-
-
 def _median_step(rs: Sequence[Row]) -> str:
     """The median of the rows' steps (`gen`) where they have one; "-" where none has."""
     xs = [r.gen for r in rs if r.gen is not None]
@@ -333,7 +297,7 @@ def fixes(group: Group) -> Reading:
     parts: list[Part] = []
     values: dict[str, str] = {}
     groups = [group]
-    twin = _beside(group, TWIN)
+    twin = beside(group, TWIN)
     if twin is not None:
         groups.append(twin)
     bad = 0

@@ -11,8 +11,11 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
+from engine.config import RunConfig
+from engine.rundir.files import is_group
 from engine.sweep.report.verdicts import HOLDS, Outcome, Part
 from engine.sweep.results import ResultsRow, cell_number
 from engine.sweep.spec import Group, Member
@@ -186,3 +189,50 @@ def part(text: str, outcome: Outcome, evidence: str, judged: str = "") -> Part:
 
 def holds(parts: Sequence[Part]) -> bool:
     return all(p.state == HOLDS and not p.judged for p in parts)
+
+
+# --- contrasts that move one factor alone -----------------------------------------------------------
+
+
+def _flat(d: dict[str, Any], prefix: str = "") -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for k, v in d.items():
+        if isinstance(v, dict):
+            out |= _flat(v, f"{prefix}{k}.")
+        else:
+            out[prefix + k] = v
+    return out
+
+
+def same_but(a: RunConfig, b: RunConfig, keys: Sequence[str]) -> bool:
+    """Whether two members' configs are the same but for the dotted `keys` ("data.split"; the preset's name
+    and description aside): a contrast's arms differ in its factor alone."""
+    skip = {*keys, "preset", "description"}
+    ca, cb = _flat(a.to_dict()), _flat(b.to_dict())
+    return {k: v for k, v in ca.items() if k not in skip} == {k: v for k, v in cb.items() if k not in skip}
+
+
+def paired_alone(
+    group: Group, a: Sequence[Row], b: Sequence[Row], keys: Sequence[str], b_group: Group | None = None
+) -> tuple[list[tuple[Row, Row]], int]:
+    """`a` and `b` paired by seed where their configs differ in `keys` alone (`b` from `b_group`, default
+    `group`), and how many pairs of the same seed differ in more (a contrast that is not the factor's)."""
+    other = b_group or group
+    bs = by_seed(b)
+    out: list[tuple[Row, Row]] = []
+    bad = 0
+    for ra in a:
+        rb = bs.get(ra.member.seed)
+        if rb is None:
+            continue
+        if same_but(group.config(ra.member), other.config(rb.member), keys):
+            out.append((ra, rb))
+        else:
+            bad += 1
+    return out, bad
+
+
+def beside(group: Group, name: str) -> Group | None:
+    """The group kept beside this one as `name` (docs/data/NAME), or None: a baseline another study ran."""
+    d = Path(group.dir).parent / name
+    return Group.open(d) if is_group(d) and d.resolve() != Path(group.dir).resolve() else None

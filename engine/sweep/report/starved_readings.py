@@ -7,31 +7,24 @@ read only where the two members' configs differ in the split alone (data.split a
 
 from __future__ import annotations
 
-from pathlib import Path
-
-from engine.config import RunConfig
-from engine.rundir.files import is_group
-from engine.sweep.report.readings import Reading, Row, budget_of, diffs, generalized, part, rows, sooner, spread
+from engine.sweep.report.readings import (
+    Reading,
+    Row,
+    beside,
+    budget_of,
+    diffs,
+    generalized,
+    part,
+    rows,
+    same_but,
+    sooner,
+    spread,
+)
 from engine.sweep.report.verdicts import Outcome, Part
 from engine.sweep.spec import Group
 
 BASELINE = "fig12_lr_batch"  # the random split's group, kept beside the starved one
-SPLIT_FIELDS = ("split", "skew", "skew_on", "skew_order")  # data fields that make the split, and nothing else
-
-
-def _beside(group: Group) -> Group | None:
-    d = Path(group.dir).parent / BASELINE
-    return Group.open(d) if is_group(d) else None
-
-
-def _same_but_split(a: RunConfig, b: RunConfig) -> bool:
-    """Whether two members' configs differ in the split alone (the preset's name and description aside)."""
-    da, db = a.to_dict(), b.to_dict()
-    for k in ("preset", "description"):
-        da.pop(k, None), db.pop(k, None)
-    for f in SPLIT_FIELDS:
-        da["data"].pop(f, None), db["data"].pop(f, None)
-    return da == db
+SPLIT_FIELDS = ("data.split", "data.skew", "data.skew_on", "data.skew_order")  # the fields that make the split
 
 
 def app_c4(group: Group) -> Reading:
@@ -39,7 +32,7 @@ def app_c4(group: Group) -> Reading:
     generalization at every point of the lr × batch grid. Per cell, paired by seed, the starved member reaches
     95% val later than the random one; a pair where neither reaches by the budget cannot tell (a delay
     beyond the budget and a lower plateau look alike)."""
-    base = _beside(group)
+    base = beside(group, BASELINE)
     rs = rows(group)
     if base is None:
         parts = [Part("later than the random split", "unread", f"no kept {BASELINE} group beside this one")]
@@ -52,7 +45,7 @@ def app_c4(group: Group) -> Reading:
         b = by_member.get((tuple(sorted(r.member.values.items())), r.member.seed))
         if b is None:
             continue
-        if _same_but_split(group.config(r.member), base.config(b.member)):
+        if same_but(group.config(r.member), base.config(b.member), SPLIT_FIELDS):
             pairs.append((r, b))
         else:
             mismatched += 1
