@@ -60,3 +60,16 @@ def test_pairs_that_differ_in_more_than_the_split_fail(tmp_path: Path) -> None:
 def test_without_its_baseline_the_claim_is_unread(tmp_path: Path) -> None:
     starved = _group(tmp_path, "fig12_lr_batch_starved", {64: 200, 128: 200}, 0.9, data__split="skewed")
     assert [p.state for p in app_c4(starved).parts] == ["unread"]
+
+
+def test_the_final_val_is_paired_within_a_cell(tmp_path: Path) -> None:
+    """The same seed in another cell is another member: a gap read across cells would mix batch 64 with 128."""
+    base = _group(tmp_path, BASELINE, {64: 100, 128: 100}, 0.99)
+    for m in base.members:  # the random split ends at 0.5 at batch 64 and 0.99 at 128
+        row = {"status": "finished", "steps": 200, "max_steps": 200, "run_dir": base.member_dir(m).name}
+        val = 0.5 if m.values["train.batch_size"] == 64 else 0.99
+        base.record({"member": m.id, **row, "generalized_step": 100, "final_val_acc": val})
+    starved = _group(tmp_path, "fig12_lr_batch_starved", {64: 200, 128: 200}, 0.9, data__split="skewed")
+    r = app_c4(starved)
+    assert r.values["val_lower_k"] == "2 of 4 pairs"  # 0.9 above 0.5 at batch 64, below 0.99 at 128
+    assert r.values["val_above"] == "2 at batch 64, lr 0.01"
