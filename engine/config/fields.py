@@ -24,7 +24,7 @@ SCHEDULES = ("constant", "cosine")
 ACTIVATIONS = ("relu", "gelu")
 LAYERNORMS = ("none", "pre_attn", "pre_mlp", "pre", "post", "qk", "v")
 OPTIMIZERS = ("adam", "adamw", "sgd")
-SAMPLERS = ("shuffle", "balanced", "gradient", "replacement", "balanced_epochs")
+SAMPLERS = ("shuffle", "balanced", "gradient", "replacement", "balanced_epochs", "tail")
 FOURIER_ORDERS = ("token", "dlog")
 HESSIAN_W = ("first", "all")  # probe.hessian_w: W = the first layer reading E, or all downstream parameters
 DTYPES = ("float32", "float64")
@@ -195,6 +195,12 @@ class OptimConfig:
     # Lazy rows (TensorFlow's LazyAdam, torch's SparseAdam): a row of E whose token is not in the batch
     # gets no decay, no moment update and no step; it moves only on the steps that draw it.
     lazy_rows: bool = False  # rows of E outside the batch stay as they are, optimizer moments included
+    # Decay only when drawn: lazy rows' decay part alone. A row of E outside the batch gets no decay (coupled
+    # L2: a zero gradient, so its moments decay and it still steps on them; adamw: no decoupled shrink).
+    lazy_decay: bool = False  # rows of E outside the batch skip weight decay; moments and step go on
+    # Row-norm equalization: after each step, each row of E on the task's group axis is moved along its
+    # direction from the ring's centre to the mean distance of those rows (engine/train/row_norms.py).
+    equal_rows: bool = False  # operand rows of E held at one distance from the ring's centre; no oracle
 
     def __post_init__(self) -> None:
         _one_of(self.name, "optim.name", OPTIMIZERS)
@@ -228,11 +234,14 @@ class TrainConfig:
     max_steps: int = 20_000  # optimizer steps in the budget
     eval_every: int = 100  # full train and test sets are evaluated every eval_every steps
     # balanced_epochs: eq. 10's weights without replacement, epochs balanced by token (engine/task/samplers.py)
-    sampler: str = "shuffle"  # shuffle | balanced (eq. 10) | gradient (eq. 19) | replacement | balanced_epochs
+    sampler: str = "shuffle"  # shuffle | balanced (eq. 10) | gradient (eq. 19) | replacement | balanced_epochs | tail
     # The paper leaves gamma open. In sampler_compare (skewed mul split, 2k steps, 3 seeds) gamma 1
     # never fit the training set (a few tokens took almost every draw); 4 and 16 generalized 3/3.
     # (Measured with L_i the raw row norm of the gradient, before it was taken per occurrence.)
     gamma: float = 4.0  # gradient sampler temperature, p_i ∝ exp(L_i^2 / gamma) with L normalised to mean 1
+    # A frequency tail (sampler = tail): a training pair (a, b) is drawn with weight w(a)·w(b), w(t) = rank(t)^(-s),
+    # rank 1..p in data.skew_order (random: a permutation seeded by train.seed), with replacement.
+    tail_s: float = 1.0  # s: the tail's exponent; a token's share of draws then follows rank^(-s)
     # The decoupling knob (with data.starve_k/starve_m setting the data): r multiplies the draw probability
     # of every training pair that holds one of the starve_k target tokens, under every sampler. r < 1 starves
     # their updates with the data intact, r > 1 raises them. 0 = "matched": r is solved so that a target
@@ -284,6 +293,7 @@ class TrainConfig:
         _one_of(self.dtype, "train.dtype", DTYPES)
         _one_of(self.loss, "train.loss", LOSSES)
         _check(self.gamma > 0, "train.gamma", f"must be > 0 (got {self.gamma})")
+        _check(self.tail_s >= 0, "train.tail_s", f"must be >= 0 (got {self.tail_s})")
         _check(self.target_rate >= 0, "train.target_rate", f"must be >= 0, 0 = matched (got {self.target_rate})")
         _check(0 <= self.target_val_acc <= 1, "train.target_val_acc", f"must be in [0, 1] (got {self.target_val_acc})")
         _check(self.patience >= 0, "train.patience", f"must be >= 0 (got {self.patience})")

@@ -51,7 +51,7 @@ class BalanceProbe(Probe):
         self.others = torch.tensor([t for t in range(p) if t not in set(watched)], dtype=torch.long)
         wd = decay_masks(ctx.model, cfg, sets)[self.e_name][:, 0]  # each row's decay (its d entries share it)
         self.wd = wd.to(device=self.E.device, dtype=torch.float64)
-        self.lazy = cfg.optim.lazy_rows
+        self.lazy = cfg.optim.lazy_rows or cfg.optim.lazy_decay  # no decay on a step that does not draw the row
         from engine.task import data as D
 
         self.ca, self.cb = D.operand_columns(cfg.data)  # a draw of (a, b) counts for a and for b ≠ a, as the sampler's

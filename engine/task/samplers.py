@@ -365,12 +365,39 @@ class GradientSampler(TokenWeightedSampler):
         self.L = torch.where(seen, GRAD_EMA * self.L + (1 - GRAD_EMA) * g, self.L)
 
 
+class TailSampler(TokenWeightedSampler):
+    """A frequency tail: pair (a, b) drawn with weight w(a)·w(b), w(t) = rank(t)^(-s), with replacement.
+
+    Rare tokens in real data lie on a continuous tail of draw rates, not at one rate for a set of targets.
+    With every pair of a token in the training set, token t's weighted draw count is w(t)·Σ_b w(b) (a pair
+    (t, t) once), so its share of draws follows rank(t)^(-s). Ranks run 1..p in data.skew_order's order
+    (engine/task/data.py `token_rank`; `random` is a permutation seeded by train.seed).
+    """
+
+    def base_weights(self) -> torch.Tensor:
+        w = tail_weights(self.cfg)
+        return w[self.a] * w[self.b]
+
+
+def tail_weights(cfg: RunConfig) -> torch.Tensor:
+    """w(t) = rank(t)^(-s) for the operand tokens t in 0..p-1, rank 1 the most drawn, (p,) float64."""
+    rank = torch.as_tensor(D.token_rank(cfg.data, cfg.train.seed), dtype=torch.float64) + 1
+    return rank.pow(-cfg.train.tail_s)
+
+
+def tail_deciles(cfg: RunConfig) -> list[list[int]]:
+    """The operand tokens in ten groups by tail rank, the most drawn first (ranks split as evenly as p allows)."""
+    by_rank = np.argsort(D.token_rank(cfg.data, cfg.train.seed), kind="stable")
+    return [part.tolist() for part in np.array_split(by_rank, 10)]
+
+
 SAMPLER_CLASSES: dict[str, type[Sampler]] = {
     "shuffle": ShuffleSampler,
     "balanced": TokenWeightedSampler,
     "gradient": GradientSampler,
     "replacement": ReplacementSampler,
     "balanced_epochs": BalancedEpochSampler,
+    "tail": TailSampler,
 }
 
 

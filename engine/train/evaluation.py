@@ -91,6 +91,7 @@ class RunMetrics:
         p = cfg.data.p
         self.present = torch.as_tensor(data.token_freq[:p], device=device) > 0  # operand tokens in training
         self.ratio_mark = (0, 0)  # (step, Σ updates) at the last adaptive update
+        self.last_per_token: list[float] = []  # each operand token's val_acc at the last evaluation
 
     def measure_f_e(self, step: int, batch: torch.Tensor | None = None) -> float:
         """f_E (Prop. 4.1, engine/train/adaptive.py): the mean share of steps that update an operand token's row
@@ -175,6 +176,7 @@ class RunMetrics:
         (the running form of engine/rundir/columns.py learned_step)."""
         for t in range(self.cfg.data.p):
             self.learned_from[t] = held_since(self.learned_from[t], step, per_token[t], LEARNED_ACC)
+        self.last_per_token = per_token[: self.cfg.data.p]
 
     def split_facts(self) -> dict[str, Any]:
         """The split's token facts a reader needs beside the metrics: coverage, the rare, absent and target
@@ -201,6 +203,21 @@ class RunMetrics:
                 others = [share[t] for t in range(p) if holding[t] > 0 and t not in set(self.target.tolist())]
                 med = float(np.median(others)) if others else math.nan
                 out["target_draw_ratio"] = float(np.mean([share[t] for t in self.target])) / med if med else math.nan
+            if self.cfg.train.sampler == "tail":
+                out.update(self.tail_facts(share))
+        return out
+
+    def tail_facts(self, share: list[float]) -> dict[str, Any]:
+        """The frequency tail's outcome (train.sampler = tail), by decile of tail rank, the most drawn first:
+        each decile's mean per-token val_acc at the last evaluation and its realized share of draws."""
+        from engine.task.samplers import tail_deciles
+
+        acc = self.last_per_token
+        out: dict[str, Any] = {"decile_draw_share": [], "decile_val_acc": []}
+        for part in tail_deciles(self.cfg):
+            vals = [acc[t] for t in part if acc and not math.isnan(acc[t])]
+            out["decile_draw_share"].append(round(sum(share[t] for t in part), 6))
+            out["decile_val_acc"].append(round(float(np.mean(vals)), 6) if vals else math.nan)
         return out
 
     def summary(self, status: str, steps: int, wall: float, device: str) -> dict[str, Any]:
@@ -248,6 +265,7 @@ class RunMetrics:
             "phases": self.phases.state_dict(),
             **({"circuit_phases": self.circuit.state_dict()} if self.circuit is not None else {}),
             "learned_from": [-1 if v is None else v for v in self.learned_from],
+            "last_per_token": list(self.last_per_token),
         }
 
     def load_state_dict(self, s: dict[str, Any]) -> None:
@@ -265,3 +283,4 @@ class RunMetrics:
             self.circuit.load_state_dict(s["circuit_phases"])
         if "learned_from" in s:  # checkpoints before learned steps were tracked start tracking at the resume
             self.learned_from = [None if int(v) < 0 else int(v) for v in s["learned_from"]]
+        self.last_per_token = [float(v) for v in s.get("last_per_token", [])]

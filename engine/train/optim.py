@@ -31,7 +31,8 @@ def build_optimizer(model: nn.Module, cfg: RunConfig) -> torch.optim.Optimizer:
     impl = {"fused": True} if devices <= {"cpu", "cuda"} else {"foreach": True}
     defer_dynamo_disable()  # a run that never compiles never imports torch._dynamo (engine/train/eager.py)
     opt: torch.optim.Optimizer
-    wd = 0.0 if o.decay_sets else o.weight_decay  # decay sets: applied entry by entry (engine/train/decay.py)
+    # decay sets and decay only when drawn: applied entry by entry (engine/train/decay.py)
+    wd = 0.0 if o.decay_sets or o.lazy_decay else o.weight_decay
     if o.name == "adam":  # coupled L2: wd·θ is added to the gradient before the moments (the paper's setup)
         opt = torch.optim.Adam(groups, lr=o.lr, betas=o.betas, eps=o.eps, weight_decay=wd, **impl)
     elif o.name == "adamw":

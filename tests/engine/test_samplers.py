@@ -109,7 +109,7 @@ def test_replacement_sampler_is_uniform_with_replacement() -> None:
 
 # --- operands by position, every sampler under every data.format (issue 22) ----------------------
 
-ALL_SAMPLERS = ("shuffle", "balanced", "gradient", "replacement", "balanced_epochs")
+ALL_SAMPLERS = ("shuffle", "balanced", "gradient", "replacement", "balanced_epochs", "tail")
 FORMATS = ("a_op_b_eq", "a_b_eq", "a_b")
 
 
