@@ -98,6 +98,16 @@ def test_a_bad_directory_is_one_config_error(tmp_path: Path) -> None:
         open_group(tmp_path)
 
 
+def test_a_group_opened_as_a_run_names_what_reads_it(group_dir: Path) -> None:
+    """open_run and `grok show` on a group say that it is one and name open_group and `grok report`."""
+    from engine.config import ConfigError
+
+    with pytest.raises(ConfigError, match=r"a sweep group \(open_group reads it in Python\), not a run directory"):
+        open_run(group_dir)
+    r = grok("show", str(group_dir))
+    assert r.returncode == 2 and f"`grok report {group_dir}` reports it" in " ".join(r.stderr.split())
+
+
 def test_compare_gives_the_lines_grok_report_prints(group_dir: Path) -> None:
     """GroupRecord.compare: typed paired differences whose text is exactly the report's paired lines."""
     g = open_group(group_dir)

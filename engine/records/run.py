@@ -22,9 +22,21 @@ from engine.config import ConfigError, RunConfig, from_dict
 from engine.events import CircuitLogged, FourierLogged, Status, TokenSets, TokensLogged
 from engine.records.frames import data_frame
 from engine.rundir.checkpoints import Kept, list_kept
-from engine.rundir.csvlog import log_fault, read_metrics
+from engine.rundir.csvlog import CLOSED, log_fault, read_metrics
 from engine.rundir.dirs import read_config_doc
-from engine.rundir.files import CONFIG, FOURIER, KEYFREQ, METRICS, RING, TOKENS, is_run_dir, mtime
+from engine.rundir.files import (
+    CONFIG,
+    FOURIER,
+    KEYFREQ,
+    METRICS,
+    RING,
+    SUMMARY,
+    TOKENS,
+    is_group,
+    is_paper_dir,
+    is_run_dir,
+    mtime,
+)
 from engine.rundir.lineage import fork_marks as fork_marks  # a live run's markers, before it has a record
 from engine.rundir.lineage import lineage, read_interventions
 from engine.rundir.lock import lock_holder
@@ -140,11 +152,14 @@ STEP_LOGS = (METRICS, TOKENS)  # a row at every evaluation: a finished run's end
 PROBE_LOGS = (FOURIER, KEYFREQ, RING)  # rows when a probe is due: they may end before it
 
 
-def check_logs(d: Path, status: str, steps: int | None) -> None:
-    """ConfigError, one line naming the file, for a closed run's log that is cut, runs past its summary, or
-    (metrics.csv, tokens.csv) ends before a finished run's last step (engine/rundir/csvlog.py `log_fault`)."""
+def check_logs(d: Path, status: str, steps: int | None, max_steps: int | None = None) -> None:
+    """ConfigError, one line naming the file and the guarantee, for a closed run's log that breaks one of the run
+    writer's guarantees (docs/ENGINE.md): cut, its header or steps out of order, past its summary or config.json,
+    or (metrics.csv, tokens.csv) ending before a finished run's last step (engine/rundir/csvlog.py `log_fault`)."""
+    if status in CLOSED and max_steps is not None and steps is not None and steps > max_steps:
+        raise ConfigError(f"{d / SUMMARY}: steps {steps} is past config.json's train.max_steps {max_steps}")
     for name in (*STEP_LOGS, *PROBE_LOGS):
-        fault = log_fault(d / name, status, steps, ends=name in STEP_LOGS)
+        fault = log_fault(d / name, status, steps, ends=name in STEP_LOGS, max_steps=max_steps)
         if fault is not None:
             raise ConfigError(fault)
 
@@ -154,12 +169,16 @@ def check_run(path: str | Path) -> None:
     d = Path(path)
     if lock_holder(d) is None:
         summary = read_summary(d)
-        check_logs(d, clean_text(summary.status or ""), summary.steps)
+        budget = (read_config_doc(d).get("train") or {}).get("max_steps")  # checked a whole number ≥ 1 on read
+        check_logs(d, clean_text(summary.status or ""), summary.steps, budget)
 
 
 def read_run(path: str | Path) -> RunRecord:
     """Read a run directory without taking its lock; ConfigError naming the file for a bad one."""
     d = Path(path)
+    if not is_run_dir(d) and (is_group(d) or is_paper_dir(d)):  # what reads it, in Python and on the command line
+        what = "a sweep group (open_group reads it in Python)" if is_group(d) else "a paper directory"
+        raise ConfigError(f"{d}: {what}, not a run directory: `grok report {d}` reports it")
     if not is_run_dir(d):
         raise ConfigError(f"{d}: not a run directory (no {CONFIG})")
     doc = read_config_doc(d)
@@ -175,7 +194,7 @@ def read_run(path: str | Path) -> RunRecord:
         status = Status.RUNNING  # a paused run's summary says running too: pausing is not written down
     elif status in ("", Status.RUNNING):
         status = Status.DEAD  # its writer died without closing the run (SIGKILL, power loss)
-    check_logs(d, status, summary.steps)
+    check_logs(d, status, summary.steps, config.train.max_steps)
     phases = Phases.of(summary.doc())
     if status in (Status.RUNNING, Status.DEAD, Status.PREPARED) and rows and rows[0].keys() >= PHASE_COLUMNS:
         phases = phases_of_rows(config.train, rows, config.data.p if config.probe.progress_every else 0)
@@ -183,3 +202,12 @@ def read_run(path: str | Path) -> RunRecord:
         phases = Phases(final_val_acc=rows[-1].get("val_acc", math.nan)).merged(phases)
     meta = doc.get("_meta")
     return RunRecord(d, config, summary, rows, step, status, pid, phases, meta if isinstance(meta, dict) else {})
+
+
+def fork_changes(run_dir: str | Path) -> int:
+    """How many interventions and changed settings a run carries from its forks (its ancestors' too): 0 for a
+    run trained as its preset says. A file that cannot be read counts as none, as for `fork_marks`."""
+    try:
+        return len(read_interventions(run_dir))
+    except (ConfigError, OSError):
+        return 0

@@ -142,9 +142,13 @@ def last_step(path: Path) -> int | None:
     return max(finite) if finite else None
 
 
-def log_fault(path: Path, status: str, steps: int | None, ends: bool = True) -> str | None:
-    """What is wrong with a log of a run whose summary says `status` after `steps` steps, else None; `ends`:
-    the log has a row at every evaluation, so a finished run's ends at its last step.
+def log_fault(
+    path: Path, status: str, steps: int | None, ends: bool = True, max_steps: int | None = None
+) -> str | None:
+    """What is wrong with a log of a run whose summary says `status` after `steps` steps, else None: the first
+    guarantee of the run writer (docs/ENGINE.md, "What the run writer guarantees") the log breaks. `ends`: the
+    log has one row at every evaluation (metrics.csv, tokens.csv), so a finished run's ends at its last step;
+    `max_steps`: config.json's train.max_steps, which no step passes.
 
     Only a summary that closed its run (CLOSED) is held to it: a run still running, or one whose writer
     died (its summary still says running), may end in a half-written line and run ahead of its summary.
@@ -154,13 +158,38 @@ def log_fault(path: Path, status: str, steps: int | None, ends: bool = True) -> 
     name = clean_text(path)
     if torn(path):
         return f"{name}: the last line is cut mid-row (the run is {status}, its logs should be whole)"
-    last = last_step(path)
-    if steps is None or last is None:
+    rows = csv_lines(path)
+    fault = header_fault(name, rows[0]) if rows else None
+    if fault is not None or len(rows) < 2 or "step" not in rows[0]:
+        return fault
+    once = path.name == runfiles.METRICS  # one row per evaluation; the other step logs, a row per token or frequency
+    prev = -1.0
+    for i, r in enumerate(rows[1:], start=2):
+        v = float(r[0]) if _is_float(r[0]) and r[0] else math.nan
+        if not (math.isfinite(v) and v.is_integer() and v >= 0):
+            return f"{name}: row {i}: step {clean_text(r[0])!r} is not a whole number ≥ 0"
+        if v < prev or (once and v == prev):
+            return f"{name}: row {i}: step {int(v)} {'repeats' if v == prev else 'comes after step ' + str(int(prev))}"
+        prev = v
+    last = int(prev)
+    if max_steps is not None and last > max_steps:
+        return f"{name}: step {last} is past config.json's train.max_steps {max_steps}"
+    if steps is None:
         return None
     if last > steps:
         return f"{name}: step {last} is past the summary's last step {steps}"
     if ends and status == Status.FINISHED and last < steps:
         return f"{name}: ends at step {last}, before the finished run's last step {steps}"
+    return None
+
+
+def header_fault(name: str, header: list[str]) -> str | None:
+    """A step log's header starts with `step` (joins.csv, a table of tokens, has none) and names each column once."""
+    twice = next((c for c in header if header.count(c) > 1), None)
+    if twice is not None:
+        return f"{name}: the header names column {clean_text(twice)} twice"
+    if "step" in header and header[0] != "step":
+        return f"{name}: the header's first column is {clean_text(header[0])}, not step"
     return None
 
 

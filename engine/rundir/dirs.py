@@ -22,6 +22,7 @@ from engine.config import ConfigError, RunConfig, from_dict
 from engine.rundir.atomic import json_object, replace_atomic, unique_dir, write_csv_atomic, write_json_atomic
 from engine.rundir.checkpoints import load_state
 from engine.rundir.csvlog import csv_header, read_csv, read_metrics, truncate_logs
+from engine.rundir.destination import PAPER, RUN, check_root
 from engine.rundir.files import (
     CHECKPOINT,
     CONFIG,
@@ -57,7 +58,9 @@ class RunDirError(ConfigError):
 
 
 def new_run_dir(root: Path, preset: str, seed: int) -> Path:
-    """runs/<YYYYmmdd-HHMMSS>-<preset>-s<seed>/, with a -N suffix if that name is taken."""
+    """runs/<YYYYmmdd-HHMMSS>-<preset>-s<seed>/, with a -N suffix if that name is taken; never inside a run,
+    a group or a paper directory (engine/rundir/destination.py)."""
+    check_root(root, RUN)
     try:
         name = re.sub(r"[^A-Za-z0-9_.+=-]", "_", preset)[:64].lstrip(".") or "custom"  # never a path
         path = unique_dir(root, f"{time.strftime('%Y%m%d-%H%M%S')}-{name}-s{seed}")
@@ -179,7 +182,9 @@ def write_results(group_dir: str | Path, columns: list[str], rows: list[dict[str
 
 
 def new_paper_dir(root: Path) -> Path:
-    """<out>/<YYYYmmdd-HHMMSS>-paper/, with a -N suffix if taken; RunDirError if it cannot be made."""
+    """<out>/<YYYYmmdd-HHMMSS>-paper/, with a -N suffix if taken; RunDirError if it cannot be made, and never
+    inside a run, a group or a paper directory (engine/rundir/destination.py)."""
+    check_root(root, PAPER)
     try:
         return unique_dir(Path(root), f"{time.strftime('%Y%m%d-%H%M%S')}-paper")
     except OSError as e:

@@ -24,6 +24,7 @@ KEYFREQ, RING, JOINS = "keyfreq.csv", "ring.csv", "joins.csv"
 GROUP_FILE = "group.json"  # a sweep group directory (engine/sweep/spec.py)
 RESULTS = "results.csv"  # a sweep group's one row per member (engine/sweep/results.py)
 PAPER_FILE = "paper.json"  # the record of `grok sweep --preset paper`: its sweeps, groups and segments
+KEPT = "kept.json"  # a kept group's provenance (engine/rundir/keep.py)
 
 
 @dataclass(frozen=True)

@@ -26,13 +26,13 @@ from typing import Any
 from engine.config import ConfigError
 from engine.rundir.atomic import json_object, replace_atomic, write_csv_atomic
 from engine.rundir.csvlog import csv_lines, number
+from engine.rundir.destination import GROUP, check_root
 from engine.rundir.dirs import read_config_doc, read_group_doc, read_results, write_results
-from engine.rundir.files import CONFIG, FOURIER, GROUP_FILE, JOINS, METRICS, RESULTS, SUMMARY, is_group
+from engine.rundir.files import CONFIG, FOURIER, GROUP_FILE, JOINS, KEPT, METRICS, RESULTS, SUMMARY, is_group
 from engine.rundir.pack import PACK, pack_members, unpacked
 from engine.rundir.schema import ENDED
 from engine.rundir.summary import read_summary
 
-KEPT = "kept.json"  # the provenance of a kept group
 DROPPED_COLUMNS = ("wall_s", "lr", "lr_embed")  # never drawn nor reported: wall time and the set learning rates
 MAX_ROWS = 50  # evaluations per member spread over the run: a figure's resolution (a line of 50 points)
 GROUP_ROWS = 800  # and about this many in a whole group: a group of more than 16 members keeps fewer each
@@ -204,6 +204,19 @@ def _machine(src: Path, runs: list[str]) -> str:
     return "a CUDA GPU" if any(d.startswith("cuda") for d in devices) else f"{os.cpu_count()}-core CPU"
 
 
+def _check_destination(s: Path, d: Path) -> None:
+    """ConfigError unless `s` is a group and `d` is new, empty, or a kept copy this function made (replaced)."""
+    if not is_group(s):
+        raise ConfigError(f"{s}: not a sweep group directory (no {GROUP_FILE})")
+    if d.resolve() == s.resolve():
+        raise ConfigError(f"--keep {d}: is the group itself")
+    if (d / KEPT).is_file():
+        return
+    check_root(d, GROUP, "--keep")  # anywhere else, the destination rule holds (engine/rundir/destination.py)
+    if d.exists() and any(d.iterdir()):
+        raise ConfigError(f"--keep {d}: exists and is not a kept group ({KEPT} missing); choose another directory")
+
+
 def keep_group(
     src: str | Path,
     dst: str | Path,
@@ -221,12 +234,7 @@ def keep_group(
 
     ConfigError for a source that is not a group or a `dst` that holds something else."""
     s, d = Path(src), Path(dst)
-    if not is_group(s):
-        raise ConfigError(f"{s}: not a sweep group directory (no {GROUP_FILE})")
-    if d.exists() and any(d.iterdir()) and not (d / KEPT).is_file():
-        raise ConfigError(f"--keep {d}: exists and is not a kept group ({KEPT} missing); choose another directory")
-    if d.resolve() == s.resolve():
-        raise ConfigError(f"--keep {d}: is the group itself")
+    _check_destination(s, d)
     doc = read_group_doc(s)
     results = read_results(s)
     if d.exists():

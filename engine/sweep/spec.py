@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from engine.config import ConfigError, RunConfig, apply_overrides, from_dict
+from engine.rundir.destination import GROUP, check_root
 from engine.rundir.dirs import (
     GROUP_FILE,
     read_group_doc,
@@ -203,9 +204,12 @@ def _forks(table: dict[str, Any], arms: dict[str, Any], where: str) -> tuple[str
 
 def expand(base: RunConfig, spec: SweepSpec, where: str = "sweep") -> list[tuple[Member, RunConfig]]:
     """Members = arms × grid × seeds, each checked with apply_overrides before anything runs."""
+    from engine.train.logged import check_columns  # torch only for a column a probe logs
+
     arms = spec.arms or {"": {}}
     keys = list(spec.grid)
     out: list[tuple[Member, RunConfig]] = []
+    checked: set[str] = set()
     for arm, arm_over in arms.items():
         for point in itertools.product(*(spec.grid[k] for k in keys)):
             values = dict(zip(keys, point, strict=True))
@@ -213,6 +217,9 @@ def expand(base: RunConfig, spec: SweepSpec, where: str = "sweep") -> list[tuple
                 over = {**arm_over, **values, "train.seed": seed}
                 label = f"arm {arm!r}" if arm else "grid"
                 cfg = apply_overrides(base, over, f"{where} ({label})")
+                if (key := repr(dataclasses.replace(cfg, train=dataclasses.replace(cfg.train, seed=0)))) not in checked:
+                    check_columns(cfg)  # every member's stop_metric a column it logs (seeds log the same ones)
+                    checked.add(key)
                 m = Member(f"m{len(out):03d}", arm, values, seed, over)
                 out.append((m, cfg))
     return out + _fork_members(base, spec, [m for m, _ in out], where)
@@ -254,7 +261,9 @@ def check_sets(spec: SweepSpec, sets: dict[str, Any]) -> None:
 
 
 def new_group_dir(root: Path, preset: str) -> Path:
-    """<out>/<YYYYmmdd-HHMMSS>-<preset>-sweep/, with a -N suffix if taken."""
+    """<out>/<YYYYmmdd-HHMMSS>-<preset>-sweep/, with a -N suffix if taken; never inside a run or a group
+    (engine/rundir/destination.py; a paper directory holds its groups)."""
+    check_root(root, GROUP)
     try:
         return unique_dir(root, f"{time.strftime('%Y%m%d-%H%M%S')}-{preset or 'custom'}-sweep")
     except OSError as e:

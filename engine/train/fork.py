@@ -30,6 +30,7 @@ from engine.config.resolve import resolve
 from engine.events import Status
 from engine.rundir.atomic import write_json_atomic
 from engine.rundir.checkpoints import checkpoint_at, load_state
+from engine.rundir.destination import RUN, check_root
 from engine.rundir.dirs import (
     RunDirError,
     empty_run_dir,
@@ -43,6 +44,7 @@ from engine.rundir.files import CONFIG, METRICS
 from engine.rundir.lineage import copy_logs, lineage, read_interventions, recolumn, write_interventions
 from engine.rundir.summary import RunSummary, write_summary
 from engine.task.dlog import SIGNS, group_axis
+from engine.train.logged import check_columns, metrics_columns
 from engine.train.run import config_changes
 
 # Keys a fork may change; every other difference (data.*, model.*, train.seed, train.dtype) is refused.
@@ -129,6 +131,7 @@ def fork_run(
             cfg = set_changes(cfg, iv)
     changed = config_changes(pcfg.to_dict(), cfg.to_dict())
     refuse_unforkable(list(changed))
+    check_columns(cfg)
     if cfg.train.max_steps <= step:
         raise ConfigError(f"train.max_steps: {cfg.train.max_steps} is not past the fork step {step}; pass --steps N")
     sets_of = split_tokens(pcfg)  # token roles in the parent's split (a fork's add_pairs does not move them)
@@ -273,6 +276,8 @@ def _write(
     into: Path | None = None,
 ) -> Path:
     root = Path(out) if out is not None else src.resolve().parent
+    if into is None:  # beside its parent, or where --out says, but never inside another run or a group
+        check_root(root, RUN, beside=src.resolve().parent)
     try:
         if into is not None:
             empty_run_dir(into)
@@ -314,26 +319,6 @@ def _write(
     state = {**state, "step": step, "window_step": step, "window_updates": state["updates"].clone()}
     save_checkpoint(d, state, cfg)
     return d
-
-
-def metrics_columns(cfg: RunConfig) -> list[str]:
-    """metrics.csv's columns for `cfg`, as its Trainer logs them, from the config alone: the probes are built
-    over the model on torch's meta device (engine/train/footprint.py) with an empty training set, so nothing is
-    loaded, drawn or allocated and torch's thread settings stay as they are."""
-    import torch
-
-    from engine.probes import ProbeSet
-    from engine.probes.base import ProbeContext
-    from engine.rundir.columns import BASE_COLUMNS
-    from engine.train.footprint import meta_model
-
-    empty = torch.zeros((0, cfg.data.seq_len), dtype=torch.long)
-    ctx = ProbeContext.of_model(cfg, meta_model(cfg), _no_loss, empty, empty[:, 0], lambda: False)
-    return [*BASE_COLUMNS, *ProbeSet(ctx).columns()]
-
-
-def _no_loss(*args: Any) -> Any:
-    raise AssertionError("metrics_columns builds probes to read their columns, never to measure")
 
 
 def _training_set(cfg: RunConfig) -> dict[str, Any]:

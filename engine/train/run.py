@@ -193,6 +193,9 @@ class Run:
                 self.close()
                 raise
         else:
+            from engine.train.logged import check_columns
+
+            check_columns(cfg)  # a setting that names a column this run does not log: before anything is written
             self.trainer = self._trainer(None)
             self.dir = run_dir if run_dir is not None else new_run_dir(Path(out), cfg.preset, cfg.train.seed)
             self._lock = RunLock(self.dir).acquire()

@@ -40,6 +40,10 @@ def register(app: typer.Typer) -> None:
         if out_old is not None:
             o.deprecated("grok export --out FILE", "-o/--output FILE (--out names a directory everywhere)")
             output = out_old
+        from engine.rundir.destination import check_file
+
+        if output is not None:
+            check_file(output, "-o")
         sources = resolve(run_dirs)
         cols = [m.strip() for m in metrics.split(",") if m.strip()] if metrics else None
         if output is None and sys.stdout.isatty():  # hundreds of columns of CSV are for a file, not a terminal

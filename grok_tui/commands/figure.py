@@ -86,6 +86,9 @@ def register(app: typer.Typer) -> None:
 
         if out is None:
             raise ConfigError("-o FILE is required (FILE.png, .svg or .pdf; with --paper, a directory)")
+        from engine.rundir.destination import check_file
+
+        check_file(out, "-o")
         cols = parse_metrics(metrics, k, x)
         if paper is not None:
             if paths or claim:

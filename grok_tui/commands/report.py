@@ -111,6 +111,9 @@ def register(app: typer.Typer) -> None:
 
         if fmt not in FORMATS:
             raise ConfigError(f"--format must be one of {', '.join(FORMATS)} (got {fmt!r})")
+        from engine.rundir.destination import check_file
+
+        check_file(csv or "-", "--csv")  # before anything is written (engine/rundir/destination.py)
         if tail < 1:
             raise ConfigError(f"--tail must be >= 1 (got {tail})")
         cols = None if metrics is None else parse_metrics(metrics)

@@ -39,6 +39,10 @@ def tui(
     if more and not compare:
         raise ConfigError(f"unexpected argument {more[0]!r}; RUN_DIRs go after --compare")
     dirs = [*(compare or []), *(more or [])]
+    if open_dir is None and resume is None and not dirs:  # a run to make: never inside a run or a group
+        from engine.rundir.destination import RUN, check_root
+
+        check_root(opts.out_root, RUN)
     app = create_app(opts, open_dir=open_dir, compare=dirs, resume_dir=resume)
     app.run()
     raise typer.Exit(farewell(app))

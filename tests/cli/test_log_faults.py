@@ -8,6 +8,7 @@ import json
 import os
 import shutil
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -151,3 +152,58 @@ def test_a_member_that_ended_after_results_was_written_is_not_yet_a_lie(group: P
     earlier = min(p.stat().st_mtime for p in g.glob("*/summary.json")) - 10
     os.utime(g / "results.csv", (earlier, earlier))
     read_group(g)
+
+
+# --- the run writer's guarantees (docs/ENGINE.md "What the run writer guarantees"), each broken once -----
+
+
+def _rewrite(path: Path, change: Any) -> None:
+    """`change(lines)` on the file's lines (newlines kept), written back."""
+    lines = path.read_text().splitlines(keepends=True)
+    path.write_text("".join(change(lines)))
+
+
+def _header(old: str, new: str) -> Any:
+    return lambda lines: [lines[0].replace(old, new, 1), *lines[1:]]
+
+
+def _cell(row: int, value: str) -> Any:
+    return lambda lines: [*lines[:row], value + lines[row][lines[row].index(",") :], *lines[row + 1 :]]
+
+
+GUARANTEES = {
+    "a column named twice": ("metrics.csv", _header(",lr,", ",val_acc,"), "the header names column val_acc twice"),
+    "step first": ("metrics.csv", _header("step,epoch", "epoch,step"), "the header's first column is epoch, not step"),
+    "whole steps": ("metrics.csv", _cell(2, "20.5"), "row 3: step '20.5' is not a whole number ≥ 0"),
+    "steps increase": ("metrics.csv", lambda ls: [ls[0], ls[2], ls[1], *ls[3:]], "row 3: step 0 comes after step 20"),
+    "one row a step": ("metrics.csv", lambda ls: [*ls[:3], ls[2], *ls[3:]], "row 4: step 20 repeats"),
+    "token rows in step order": ("tokens.csv", lambda ls: [ls[0], *ls[:0:-1]], "step 40 comes after step 60"),
+    "within the budget": ("config.json", None, "steps 60 is past config.json's train.max_steps 40"),
+}
+
+
+@pytest.mark.parametrize("broken", sorted(GUARANTEES))
+def test_each_guarantee_broken_is_one_line_naming_the_file(finished: Path, tmp_path: Path, broken: str) -> None:
+    """show, plot, export and tokens exit 2 with one line naming the file and the guarantee; `grok ls` lists the
+    run as unreadable with that line after its table; the same log of a live run is read (its writer's)."""
+    run = _copy(finished, tmp_path / "runs" / "run")
+    name, change, words = GUARANTEES[broken]
+    if change is None:
+        cfg = json.loads((run / "config.json").read_text())
+        cfg["train"]["max_steps"] = 40
+        (run / "config.json").write_text(json.dumps(cfg))
+        name = "summary.json"
+    else:
+        _rewrite(run / name, change)
+    with pytest.raises(ConfigError, match=f"{name}: .*{words[:20]}"):
+        read_run(run)
+    for cmd in READERS:
+        r = grok(cmd[0], str(run), *cmd[1:], cwd=tmp_path)
+        lines = r.stderr.strip().splitlines()
+        assert r.returncode == 2 and len(lines) == 1 and name in lines[0] and words in lines[0], (cmd, r.stderr)
+    ls = grok("ls", str(tmp_path / "runs"))
+    assert ls.returncode == 0 and "unreadable" in ls.stdout and words in " ".join(ls.stdout.split()), ls.stdout
+    s = json.loads((run / "summary.json").read_text())
+    s.update(status="running")  # a writer that died: not closed, read as far as it goes
+    (run / "summary.json").write_text(json.dumps(s))
+    read_run(run)

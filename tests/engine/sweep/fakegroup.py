@@ -32,6 +32,8 @@ def fake_group(
     """A finished group: `table` is the [sweep] table; `curve(member)` gives each member's metrics."""
     spec = parse_sweep(table)
     base = tiny_config(**base_over)
+    if base.train.max_steps < steps[-1]:  # no log runs past its config's budget (docs/ENGINE.md, the guarantees)
+        base = tiny_config(**{**base_over, "train__max_steps": max_steps or steps[-1]})
     g = Group.create(tmp_path, preset, base, spec, [m for m, _ in expand(base, spec)])
     for m in g.members:
         d = g.member_dir(m)
