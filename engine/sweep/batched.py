@@ -6,8 +6,9 @@ train.checkpoint_every steps and at the end, in `Trainer`'s format, so an interr
 continues from it on --resume). On the CPU one model already fills the cores, so members run one by
 one there unless `plan(..., stack=True)` asks (the tests compare a stacked sweep with its members alone
 on the CPU). Every member that `why_not_batched` accepts stacks: on the paper's sweeps all but the
-starved split's (its members' training sets differ in size). A batch on a card holds as many members as
-fit in a share of its free memory, up to a cap (engine/sweep/card_memory.py); on the CPU, CPU_MEMBERS.
+starved split's (its members' training sets differ in size), weighted epochs and decay settings included.
+A batch on a card holds as many members as fit in a share of its free memory, up to a cap
+(engine/sweep/card_memory.py); on the CPU, CPU_MEMBERS.
 """
 
 from __future__ import annotations

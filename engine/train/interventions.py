@@ -279,3 +279,17 @@ def copied_embedding(cfg: RunConfig, arg: str, e_name: str) -> tuple[torch.Tenso
     if E is None or tuple(E.shape) != (cfg.data.vocab_size, cfg.model.d_embed):
         raise ConfigError(f"--intervene copy: {src} has no embedding of this shape")
     return E, f"{src}@{step}"
+
+
+def frozen_sets(loop: Any) -> list[Freezer]:
+    """One Freezer per member of a training loop (engine/train/loop.py) with frozen entries (train.frozen,
+    train.trainable); [] when none has any."""
+    from engine.task.metrics import split_tokens
+
+    out = []
+    for i, c in enumerate(loop.cfgs):
+        if c.train.frozen.strip() or c.train.trainable.strip():
+            masks = frozen_masks(loop.weights.template, c, split_tokens(c))
+            if masks:
+                out.append(Freezer(loop.weights.params(i), masks))
+    return out

@@ -31,18 +31,17 @@ from engine.rundir.columns import BASE_COLUMNS
 from engine.rundir.summary import RunSummary
 from engine.status import Status
 from engine.task.dataset import Dataset, load_dataset
-from engine.task.metrics import split_tokens
 from engine.task.samplers import Sampler, build_sampler
 from engine.train.decay import row_rules
 from engine.train.device import apply_tf32, resolve_device
 from engine.train.evaluation import RunMetrics
 from engine.train.gpu.cuda_graph import MAX_GRAPHS, StepGraph, cuda_recorder, unfit
-from engine.train.interventions import Freezer, frozen_masks
+from engine.train.interventions import frozen_sets
 from engine.train.loop_thread import on_loop_thread
 from engine.train.losses import build_loss
 from engine.train.optim import apply_lr, build_optimizer, lr_at, member_state, plain_lrs, scheduled, shared_ranges
 from engine.train.threads import apply_threads
-from engine.train.weights import OneModel, StackedModels, Weights
+from engine.train.weights import OneModel, StackedModels, Weights, stack_draws
 
 PROGRESS_EVERY = 10  # steps between StepsTaken events (and NaN checks)
 
@@ -87,7 +86,7 @@ class TrainLoop:
         self.opt_of = [k for k, (a, b) in enumerate(self.ranges) for _ in range(a, b)]  # member -> its optimizer
         self.loss_fn = build_loss(c0.train.loss)
         self.samplers: list[Sampler] = [build_sampler(c, d.x_train, dev) for c, d in zip(cfgs, self.data, strict=True)]
-        self.steps_per_epoch = self.samplers[0].steps_per_epoch
+        self.steps_per_epoch = self.samplers[0].steps_per_epoch  # member 0's; a weighted epoch's is each one's
         self.xs_train, self.ys_train, self.xs_test, self.ys_test = (
             torch.stack([getattr(d, k) for d in self.data]) for k in ("x_train", "y_train", "x_test", "y_test")
         )  # (N, n, L) and (N, n)
@@ -130,6 +129,8 @@ class TrainLoop:
         self.graphs: dict[tuple[int, ...], StepGraph] = {}
         self.recorder = cuda_recorder
         self.step = 0
+        self._mask: torch.Tensor | None = None  # this step's (N, B) own rows where a member's batch is short
+        self._lengths: list[int] | None = None
         self.wall_offset = 0.0
         self._t0 = 0.0
 
@@ -141,7 +142,11 @@ class TrainLoop:
 
     @property
     def epoch(self) -> int:
-        return self.step // self.steps_per_epoch
+        return self.epoch_of(0)
+
+    def epoch_of(self, i: int) -> int:
+        """Member i's epoch: a weighted epoch's length is the member's own (its sampler's)."""
+        return self.step // self.samplers[i].steps_per_epoch
 
     def wall_s(self) -> float:
         """Training seconds so far (paused time excluded), carried across a resume."""
@@ -227,9 +232,11 @@ class TrainLoop:
     def _take_step(self) -> torch.Tensor:
         """One training step of every member: draw, forward, backward, update; the losses (N,)."""
         o = self.cfgs[0].optim
-        draws = [s.next() for s in self.samplers]  # each member's own (B,) example indices
-        idx = (torch.stack(draws) if self.N > 1 else draws[0][None]) + self._offset  # (N, B) rows of the flat sets
-        graph = self._graph_for(idx, self._observing)
+        # each member's own (B,) example indices as (N, B) rows of the flat sets; a member's shorter batch
+        # (the end of its own weighted epoch) padded and masked out of its loss, in an eager step
+        idx, self._mask, self._lengths = stack_draws([s.next() for s in self.samplers])
+        idx = idx + self._offset
+        graph = None if self._mask is not None else self._graph_for(idx, self._observing)
         if graph is not None:  # the whole step in one or two launches (engine/train/gpu/cuda_graph.py)
             # The host side that the recording reads from device tensors: c and the lr are written
             # into the optimizers' lr tensors before the replay (engine/train/optim.py `tensor_lrs`).
@@ -241,8 +248,8 @@ class TrainLoop:
             # the eager step (engine/probes/__init__.py `on_step`): between the recording's halves.
             losses, _ = graph.replay(idx, self._observe_step if self._observing else None)
         else:
-            losses, x = self.update(idx, self._before_update)
-            self.count_tokens(x)
+            losses, x = self.update(idx, self._before_update, self._mask)
+            self.count_tokens(x)  # a pad repeats its member's first row: the tokens present are the same
         self.step += 1
         if o.adaptive and self.step % o.adaptive_every == 0:
             self._adapt()
@@ -283,27 +290,31 @@ class TrainLoop:
         mark_t, mark_step = self._mark
         sps = (step - mark_step) / max(now - mark_t, 1e-9)
         for i in self._running():
-            yield i, StepsTaken(step, self.epoch, self.wall_s(), sps)
+            yield i, StepsTaken(step, self.epoch_of(i), self.wall_s(), sps)
         if now - mark_t > 2.0:
             self._mark = (now, step)
 
     def update(
-        self, idx: torch.Tensor, before_update: Callable[[torch.Tensor], None] | None = None
+        self,
+        idx: torch.Tensor,
+        before_update: Callable[[torch.Tensor], None] | None = None,
+        mask: torch.Tensor | None = None,
     ) -> tuple[torch.Tensor, torch.Tensor]:
         """One step's arithmetic on the rows idx (N, B): `gradients`, then `before_update(x)` (the eager
         step's host side), then `apply` (the optimizers' update). The eager step runs this; a recorded one
         (engine/train/gpu/cuda_graph.py) records the two halves. Returns the losses (N,) and the batch (N, B, L)."""
-        losses, x = self.gradients(idx)
+        losses, x = self.gradients(idx, mask)
         if before_update is not None:
             before_update(x)
         self.apply(x)
         return losses, x
 
-    def gradients(self, idx: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        """Forward and backward on the rows idx (N, B): the step's gradients; the losses (N,), the batch."""
+    def gradients(self, idx: torch.Tensor, mask: torch.Tensor | None = None) -> tuple[torch.Tensor, torch.Tensor]:
+        """Forward and backward on the rows idx (N, B), `mask` each member's own: the step's gradients; the
+        losses (N,), the batch."""
         self.weights.zero_grad()  # set_to_none: backward writes the gradients (inside a recording, too)
         x, y = self._flat_x[idx], self._flat_y[idx]  # (N, B, L), (N, B)
-        losses = self.weights.losses(x, y, self.loss_fn)
+        losses = self.weights.losses(x, y, self.loss_fn, mask)
         # Σ L_j: members are independent, ∂(Σ L_j)/∂θ_i = ∂L_i/∂θ_i. A scalar's backward, not
         # backward(ones): autograd checks a given gradient's shape with torch.fx's symbolic shapes,
         # whose first import (sympy) costs about 0.3 CPU-s of the first step; sum's backward is ones.
@@ -330,9 +341,10 @@ class TrainLoop:
             g = self.weights.grad(e_name, i)
             if g is None:
                 continue
+            xi = x[i] if self._lengths is None else x[i][: self._lengths[i]]  # without its pads
             if wants_grad[i]:
-                self.samplers[i].observe(x[i], g)
-            self.probe_sets[i].on_step(x[i])
+                self.samplers[i].observe(xi, g)
+            self.probe_sets[i].on_step(xi)
 
     def count_tokens(self, x: torch.Tensor) -> None:
         """Each member's steps-with-token count, +1 for every token in its batch x (N, B, L)."""
@@ -401,7 +413,7 @@ class TrainLoop:
         for i in self._running():
             c, run = self.cfgs[i], self.runs[i]
             lr = lr_at(c, self.step)  # the lr in force from this step on
-            for ev in run.events(self.step, self.epoch, wall, host[i], lr, has_e, self.probe_sets[i], updates[i]):
+            for ev in run.events(self.step, self.epoch_of(i), wall, host[i], lr, has_e, self.probe_sets[i], updates[i]):
                 yield i, ev
 
     def member_summary(self, i: int, status: str | None = None) -> dict[str, Any]:
@@ -467,17 +479,6 @@ class TrainLoop:
         for hook, hs in zip(self.weights.grad_hooks, s.get("grad_hooks", []), strict=False):  # gradient-filter state
             hook.load_state_dict(hs)
         torch.set_rng_state(s["rng"])
-
-
-def frozen_sets(loop: TrainLoop) -> list[Freezer]:
-    """One Freezer per member with frozen entries (train.frozen, train.trainable); [] when none has any."""
-    out = []
-    for i, c in enumerate(loop.cfgs):
-        if c.train.frozen.strip() or c.train.trainable.strip():
-            masks = frozen_masks(loop.weights.template, c, split_tokens(c))
-            if masks:
-                out.append(Freezer(loop.weights.params(i), masks))
-    return out
 
 
 def _to_cpu(obj: Any) -> Any:

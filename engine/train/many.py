@@ -4,8 +4,11 @@
 summary that `Trainer(config)` would give it alone with the same seed (same split, init, sampler draws,
 c and probes), up to float rounding: the step, the evaluation and each member's torch optimizer are
 `Trainer`'s own, and `member_state_dict(i)` is a `Trainer` checkpoint of member i. Members may differ
-in seed, task, lr, c, weight decay and init scale; everything that sets a shape or a code path must
-match (`why_not_batched`).
+in seed, task, lr, c, weight decay, init scale, target rate, decay sets, lazy rows, decay only when
+drawn and equal rows; everything that sets a shape must match (`why_not_batched`). A member whose epoch
+is weighted has its own epoch length: its last partial batch is padded and masked (engine/train/loop.py
+`stack_draws`). Members whose optimizer settings differ step as optimizers of their own, each with its
+decay masks and lazy rows over its members' rows (engine/train/decay.py `RowRules`).
 """
 
 from __future__ import annotations
@@ -31,6 +34,12 @@ FREE_KEYS = {
     ("train", "target_val_acc"),
     ("train", "patience"),
     ("train", "stop_metric"),
+    ("train", "target_rate"),  # weighted epochs: each member its own length (a padded, masked last batch)
+    ("train", "target_draws_as"),
+    ("optim", "decay_sets"),  # the row rules: per optimizer range, masks on the member axis (decay.py)
+    ("optim", "lazy_rows"),
+    ("optim", "lazy_decay"),
+    ("optim", "equal_rows"),
 }
 FREE_TOP = {"preset", "description"}
 # Models whose forward runs under vmap over stacked parameters (engine/train/weights.py StackedModels); the
@@ -69,24 +78,13 @@ def why_not_batched(cfgs: list[RunConfig]) -> str | None:
             if g not in FREE_TOP
         }
 
-    if len(cfgs) > 1 and any(_uneven_epochs(c) for c in cfgs):
-        return "weighted shuffled epochs (balanced_epochs, or train.target_rate on targets) differ in length per seed"
     s0 = shape(c0)
     for c in cfgs[1:]:
-        if shape(c) != s0:
-            diff = [f"{g}.{k}" for g, t in s0.items() if isinstance(t, dict) for k in t if shape(c)[g].get(k) != t[k]]
+        sc = shape(c)
+        if sc != s0:
+            diff = [f"{g}.{k}" for g, t in s0.items() if isinstance(t, dict) for k in t if sc[g].get(k) != t[k]]
             return f"members differ in {', '.join(diff) or 'shape'}"
     return None
-
-
-def _uneven_epochs(c: RunConfig) -> bool:
-    """True where a member's epoch length is drawn: shuffled epochs hold each example a stochastically
-    rounded number of times (engine/task/samplers.py ShuffleSampler), so each seed's epoch, and its last
-    partial batch, has its own length and the members' batches cannot stack."""
-    if c.train.sampler == "balanced_epochs":
-        return True
-    targeted = c.data.starve_k > 0 and (c.train.target_rate != 1 or bool(c.train.target_draws_as))
-    return c.train.sampler == "shuffle" and targeted
 
 
 class ManyTrainer(TrainLoop):

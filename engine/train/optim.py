@@ -99,7 +99,10 @@ def settings(cfg: RunConfig) -> str | None:
     if cfg.optim.adaptive:
         return None
     o = dataclasses.asdict(cfg.optim)
-    return json.dumps({"optim": o, "max_steps": cfg.train.max_steps}, sort_keys=True)  # max_steps: the cosine
+    key: dict[str, object] = {"optim": o, "max_steps": cfg.train.max_steps}  # max_steps: the cosine
+    if cfg.optim.equal_rows:  # the rows equalized lie on the task's group axis (engine/train/row_norms.py)
+        key["data"] = {"op": cfg.data.op, "p": cfg.data.p}
+    return json.dumps(key, sort_keys=True)
 
 
 def shared_ranges(cfgs: list[RunConfig]) -> list[tuple[int, int]]:

@@ -11,6 +11,7 @@ module whose parameters alias their rows of the stack (`optimized`): one step pe
 from __future__ import annotations
 
 import copy
+import functools
 from collections.abc import Callable
 from typing import Protocol
 
@@ -36,8 +37,9 @@ class Weights(Protocol):
     grad_hooks: list[GradHook]
     batched: bool = False
 
-    def losses(self, x: torch.Tensor, y: torch.Tensor, loss_fn: Loss) -> torch.Tensor:
-        """(N, B, L), (N, B) -> (N,): each member's mean training loss on its own batch."""
+    def losses(self, x: torch.Tensor, y: torch.Tensor, loss_fn: Loss, mask: torch.Tensor | None = None) -> torch.Tensor:
+        """(N, B, L), (N, B) -> (N,): each member's mean training loss on its own batch; `mask` (N, B), where
+        given, keeps each member's own rows (a shorter batch padded to B), the mean over those."""
 
     def scores(self, x: torch.Tensor, y: torch.Tensor, loss_fn: Loss) -> list[Scores]:
         """Each member's (loss, accuracy, hits) on a whole set x (N, n, L)."""
@@ -79,7 +81,8 @@ class OneModel(Weights):
         self.named: dict[str, torch.Tensor] = dict(model.named_parameters())
         self.forward = getattr(model, "forward_train", model)  # MLPEmbed: models/first_layer.py
 
-    def losses(self, x: torch.Tensor, y: torch.Tensor, loss_fn: Loss) -> torch.Tensor:
+    def losses(self, x: torch.Tensor, y: torch.Tensor, loss_fn: Loss, mask: torch.Tensor | None = None) -> torch.Tensor:
+        assert mask is None, "one model draws its own batch: never padded"
         return loss_fn(self.forward(x[0]), y[0])[None]  # (B, L) -> (1,)
 
     def scores(self, x: torch.Tensor, y: torch.Tensor, loss_fn: Loss) -> list[Scores]:
@@ -152,8 +155,12 @@ class StackedModels(Weights):
         logits: torch.Tensor = torch.vmap(lambda p, xb: functional_call(self.template, p, (xb,)))(self.stacked, x)
         return logits
 
-    def losses(self, x: torch.Tensor, y: torch.Tensor, loss_fn: Loss) -> torch.Tensor:
-        return torch.vmap(loss_fn)(self._logits(x), y)  # (N,)
+    def losses(self, x: torch.Tensor, y: torch.Tensor, loss_fn: Loss, mask: torch.Tensor | None = None) -> torch.Tensor:
+        if mask is None:
+            return torch.vmap(loss_fn)(self._logits(x), y)  # (N,)
+        rows = torch.vmap(functools.partial(loss_fn, reduction="none"))(self._logits(x), y)  # (N, B)
+        w = mask.to(rows.dtype)
+        return (rows * w).sum(1) / w.sum(1)  # each member's mean over its own rows; a pad's gradient is 0
 
     def scores(self, x: torch.Tensor, y: torch.Tensor, loss_fn: Loss) -> list[Scores]:
         n = x.shape[0]
@@ -197,3 +204,19 @@ class StackedModels(Weights):
             if p.grad is not None:
                 for rows, named in self._optimized:
                     named[name].grad = p.grad[rows]
+
+
+def stack_draws(draws: list[torch.Tensor]) -> tuple[torch.Tensor, torch.Tensor | None, list[int] | None]:
+    """Each member's drawn example indices (b_i,) as one (N, B) block, B the longest b_i; with the mask (N, B)
+    of each member's own rows and the b_i where some member drew fewer (the last, partial batch of its own
+    weighted epoch: engine/task/samplers.py ShuffleSampler), else None. A short batch is padded with its
+    own first example, which the mask leaves out of the loss: the tokens present in it stay the same."""
+    if len(draws) == 1:
+        return draws[0][None], None, None
+    lengths = [len(d) for d in draws]  # shapes: no read from the device
+    b = max(lengths)
+    if min(lengths) == b:
+        return torch.stack(draws), None, None
+    idx = torch.stack([torch.cat([d, d[:1].expand(b - len(d))]) for d in draws])  # (N, B)
+    own = torch.arange(b, device=idx.device)[None, :] < torch.tensor(lengths, device=idx.device)[:, None]
+    return idx, own, lengths
