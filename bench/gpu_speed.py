@@ -56,6 +56,7 @@ from pathlib import Path
 import torch
 from torch.profiler import ProfilerActivity, profile
 
+from engine.claims.paper import PAPER_SWEEPS
 from engine.config import ConfigError, apply_overrides, parse_set
 from engine.config.presets import load_preset
 from engine.events import EvalLogged, RunFinished, StepsTaken
@@ -63,7 +64,6 @@ from engine.rundir.summary import RunSummary
 from engine.sweep.batched import plan
 from engine.sweep.card_memory import MAX_MEMBERS, MEMORY_FRACTION, free_bytes, member_bytes
 from engine.sweep.member import MemberSpec
-from engine.sweep.paper import PAPER_SWEEPS
 from engine.sweep.pool import default_workers
 from engine.sweep.spec import expand, parse_sweep
 from engine.train.bench import bench_config, engine_loop, interleave, many_loop

@@ -63,7 +63,7 @@ def _slug(heading: str) -> str:
 
 
 def test_the_status_tables_are_one_line_a_claim_and_short() -> None:
-    """The generated status tables (engine/sweep/report/docs.py): the 8 claims in order, a verdict word first
+    """The generated status tables (engine/claims/docs.py): the 8 claims in order, a verdict word first
     in every row, no cell a paragraph."""
     status = _section(REPRO.read_text(), "Status")
     verdicts, claims, extensions = _tables(status)

@@ -38,11 +38,18 @@ def _modules() -> dict[str, set[str]]:
     return out
 
 
+REGISTRIES = {"claims/studies"}  # a package whose modules a registry finds: the map names the package, not each
+
+
 def test_every_engine_module_is_on_the_map() -> None:
     listed, real = _map(), _modules()
     missing = [
-        f"engine/{p + '/' if p else ''}{m}.py" for p, ms in real.items() for m in sorted(ms - listed.get(p, set()))
+        f"engine/{p + '/' if p else ''}{m}.py"
+        for p, ms in real.items()
+        if p not in REGISTRIES
+        for m in sorted(ms - listed.get(p, set()))
     ]
+    assert set(listed) >= REGISTRIES, "docs/ENGINE.md's map leaves out a registry's package"
     assert not missing, "docs/ENGINE.md's map leaves out: " + ", ".join(missing)
 
 

@@ -41,8 +41,8 @@ def register(app: typer.Typer) -> None:
 
         `--preset paper` runs every claim's sweep in turn into one paper directory (`--plan` lists them
         with their budget); `--resume PAPER_DIR` goes on where it stopped."""
+        from engine.claims.paper import PAPER
         from engine.config import ConfigError
-        from engine.sweep.paper import PAPER
         from engine.sweep.spec import Group
         from grok_tui.commands.sweep_paper import resume_paper, run_paper
 
@@ -92,7 +92,7 @@ PLAN_INDENT = 44  # where the wall-time column starts: its text folds under itse
 
 def plan_table(names: tuple[str, ...] | None) -> str:
     """The sweeps of `names` (default: the paper's), their size, budget and recorded wall time."""
-    from engine.sweep.paper import plan
+    from engine.claims.paper import plan
 
     rows = plan(names)
     lines = [f"{'preset':<20} {'members':>7} {'budget steps':>13}  wall time recorded in the preset"]

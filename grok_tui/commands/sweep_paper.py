@@ -27,9 +27,9 @@ def run_paper(
     quiet: bool,
 ) -> int:
     """Check every sweep of the paper with these options, make the paper directory and run it."""
+    from engine.claims import paper as paper_list
     from engine.config import ConfigError
     from engine.records.paper import Paper
-    from engine.sweep import paper as paper_list
     from grok_tui.commands.sweep_group import plan_group
     from grok_tui.options import RunOptions
 

@@ -15,11 +15,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from engine.claims.paper import PAPER_SWEEPS
 from engine.config import ConfigError
 from engine.records.group import GroupRecord, read_group
 from engine.records.run import read_run
 from engine.rundir.dirs import is_group, is_run_dir
-from engine.sweep.paper import PAPER_SWEEPS
 from engine.sweep.report.tables import member_finals
 from engine.sweep.report.targets import member_target_learned
 from grok_tui.figures import cause, style
@@ -391,7 +391,7 @@ _CLAIMS = (
 
 
 def _paper_order(c: Claim) -> int:
-    """A claim's place in the paper's list of sweeps (engine/sweep/paper.py), the order docs/REPRODUCTION.md follows."""
+    """A claim's place in the paper's list of sweeps (engine/claims/paper.py), docs/REPRODUCTION.md's order."""
     order = [p for p, _ in PAPER_SWEEPS]
     return min((order.index(p) for p in c.presets if p in order), default=len(order))
 

@@ -19,9 +19,9 @@ TINY_PAPER = (("tiny_a", "A: a tiny claim"), ("tiny_b", "B: another"))
 
 @pytest.fixture
 def tiny_paper(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
-    """engine.sweep.paper's list cut to two sweep presets of 2 members each (p = 11), in a presets dir of their own."""
+    """engine.claims.paper's list cut to two sweep presets of 2 members each (p = 11), in a presets dir of their own."""
+    import engine.claims.paper
     import engine.config.presets
-    import engine.sweep.paper
 
     presets = tmp_path / "presets"
     presets.mkdir()
@@ -29,7 +29,7 @@ def tiny_paper(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path
     for name, _ in TINY_PAPER:
         (presets / f"{name}.toml").write_text(text)
     monkeypatch.setattr(engine.config.presets, "presets_dir", lambda: presets)
-    monkeypatch.setattr(engine.sweep.paper, "PAPER_SWEEPS", TINY_PAPER)
+    monkeypatch.setattr(engine.claims.paper, "PAPER_SWEEPS", TINY_PAPER)
     return tmp_path / "runs"
 
 

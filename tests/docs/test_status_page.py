@@ -10,9 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from engine.sweep.report import docs
-from engine.sweep.report.status import CLAIMS, check, kept, reading
-from engine.sweep.report.verdicts import PENDING
+from engine.claims import docs
+from engine.claims.registry import claims
+from engine.claims.status import check, kept, reading
+from engine.claims.verdicts import PENDING
 
 ROOT = Path(__file__).resolve().parents[2]
 STATUS = ROOT / "docs" / "REPRODUCTION.md"
@@ -29,9 +30,9 @@ def test_every_generated_region_is_what_the_data_give() -> None:
 
 def test_every_claim_has_a_page_with_its_regions_and_a_row() -> None:
     keys = {p.stem for p in CLAIM_PAGES}
-    assert keys == {c.key for c in CLAIMS}
+    assert keys == {c.key for c in claims()}
     status = STATUS.read_text()
-    for c in CLAIMS:
+    for c in claims():
         page = (ROOT / "docs" / "claims" / f"{c.key}.md").read_text()
         for what in ("command", "verdict", "report"):
             assert f"<!-- table: {c.key}/{what} -->" in page, (c.key, what)
@@ -41,7 +42,7 @@ def test_every_claim_has_a_page_with_its_regions_and_a_row() -> None:
 
 
 def test_a_claim_with_kept_data_is_read_and_one_without_is_pending() -> None:
-    for c in CLAIMS:
+    for c in claims():
         if kept(ROOT, c) is None:
             assert c.verdict == PENDING, f"{c.key}: {c.verdict!r} with no kept data"
         else:
@@ -88,9 +89,9 @@ def test_the_generator_rewrites_a_stale_region(copy: Path) -> None:
 
 
 def test_a_verdict_stronger_than_the_data_fails() -> None:
-    import engine.sweep.report.status as status
+    from engine.claims import status
 
-    read = [c for c in CLAIMS if reading(ROOT, c) is not None and status.strongest(ROOT, c) != "reproduced"]
+    read = [c for c in claims() if reading(ROOT, c) is not None and status.strongest(ROOT, c) != "reproduced"]
     assert read, "no kept claim below 'reproduced' to overstate"
     overstated = replace(read[0], verdict="supported" if read[0].ours else "reproduced")
     assert "the data allow at most" in (check(ROOT, overstated) or "")
@@ -121,7 +122,7 @@ def test_a_claim_figure_draws_from_kept_data(tmp_path: Path) -> None:
     """`grok figure --claim NAME docs/data/PRESET` reads a kept directory as a group."""
     from tests.conftest import grok
 
-    drawn = [c for c in CLAIMS if c.figure and kept(ROOT, c) is not None]
+    drawn = [c for c in claims() if c.figure and kept(ROOT, c) is not None]
     assert drawn, "no kept claim with a figure"
     c = drawn[0]
     out = tmp_path / "f.png"

@@ -38,8 +38,8 @@ ALLOWED = {
         "grok_tui/figures/view.py",
         "mkdir",
     ): "makes the runs folder the compare view reads (the `e` key writes its figure there, beside the runs)",
-    ("engine/sweep/report/docs.py", "read_text"): "reads the Markdown pages whose generated regions it checks",
-    ("engine/sweep/report/docs.py", "write_text"): "rewrites the generated regions of the Markdown pages",
+    ("engine/claims/docs.py", "read_text"): "reads the Markdown pages whose generated regions it checks",
+    ("engine/claims/docs.py", "write_text"): "rewrites the generated regions of the Markdown pages",
     ("grok_tui/cli.py", "open"): "opens /dev/null to silence stdout once its reader closed the pipe",
     ("grok_tui/figures/draw.py", "write_bytes"): "writes the figure file the user names (grok figure -o FILE)",
 }

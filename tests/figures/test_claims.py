@@ -10,8 +10,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from engine.claims.paper import PAPER_SWEEPS
 from engine.records.group import GroupRecord, read_group
-from engine.sweep.paper import PAPER_SWEEPS
 from engine.sweep.spec import Member
 from grok_tui.figures import style
 from grok_tui.figures.cells import generalization_grid
@@ -486,3 +486,17 @@ def test_decouple_paper_accuracy_and_learned_step_against_batch_share(tmp_path: 
     steps = _lines(fig.axes[1])
     assert list(steps[0].get_ydata()) == pytest.approx([50.0, 50.0])  # median of 40 and 60
     assert list(steps[1].get_ydata()) == pytest.approx([float(STEPS[-1])])  # never learned: the runs' budget
+
+
+def test_the_builders_and_the_studies_name_the_same_figures() -> None:
+    """Each study's `figure` is a builder drawn from the study's own preset; each builder is a study's figure or
+    a second figure of studies' presets (fig4_tokens), so the two registries cannot drift apart."""
+    from engine.claims import every_study
+
+    named = {c.figure: c for c in every_study() if c.figure}
+    presets = {c.preset for c in every_study()}
+    for name, study in named.items():
+        assert name in CLAIMS, f"{study.key}: figure {name!r} has no builder in grok_tui/figures/claims.py"
+        assert CLAIMS[name].presets[0] == study.preset, (name, CLAIMS[name].presets, study.preset)
+    for name, builder in CLAIMS.items():
+        assert name in named or set(builder.presets) <= presets, f"builder {name!r} draws no study's preset"

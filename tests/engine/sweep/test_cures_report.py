@@ -69,9 +69,10 @@ def test_a_group_not_laid_out_as_cells_by_cures_has_no_cure_table() -> None:
 
 
 def test_the_reading_has_a_part_per_starved_cell_and_the_costs(study: Group) -> None:
-    """cure_decouple's status reading (engine/sweep/report/cause_readings.py): lazy rows against each starved
+    """cure_decouple's status reading (engine/claims/studies/cure_decouple.py): lazy rows against each starved
     cell, then their cost to the common tokens and to the control (adam_r1), from the same pairs as the table."""
-    from engine.sweep.report.cause_readings import CONTROL, TOL, cure_decouple
+    from engine.claims.cause_pairs import TOL
+    from engine.claims.studies.cure_decouple import CONTROL, cure_decouple
 
     r = cure_decouple(study)
     texts = [p.text for p in r.parts]

@@ -81,11 +81,11 @@ def test_the_claim_figure_draws_each_arm_beside_its_contrast(study: Group, tmp_p
 
 
 def test_the_reading_moves_each_factor_alone_from_the_starved_arm(study: Group) -> None:
-    """The status page's reading (engine/sweep/report/cause_readings.py): the rows' norm over every cell, then
+    """The status page's reading (engine/claims/studies/decouple_factorial.py): the rows' norm over every cell, then
     per cell each factor moved alone from the starved arm own_own_wd, paired by seed, read where at least
     MIN_ROOM pairs have room to rise; the tiny study has one cell of two seeds, so its accuracy parts are
     listed as unread, and it runs neither the targets probe (no norm pair) nor the rescaled arms."""
-    from engine.sweep.report.cause_readings import MIN_ROOM, decouple_factorial
+    from engine.claims.studies.decouple_factorial import MIN_ROOM, decouple_factorial
 
     r = decouple_factorial(study)
     assert MIN_ROOM > 2
