@@ -49,18 +49,17 @@ class GrokApp(AxisKeys, RunKeys, App[None]):
     TITLE = "grok-tui"
     ENABLE_COMMAND_PALETTE = False
     # The footer shows the keys in this order; at 80 columns all of them fit (tests/tui/test_80_columns.py):
-    # help, quit, pause, the view, the cursor, zoom, smoothing, the scrubber, stop and compare. The rest
-    # (rerun, new, export, log axis, loss, fork) are in `?`'s help.
+    # help, quit, pause, the view, fork, the cursor, zoom, smoothing, the scrubber, stop and compare. The rest
+    # (rerun, new, export, log axis, loss) are in `?`'s help.
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("question_mark", "help", "help", key_display="?", tooltip="this help"),
         Binding("q", "quit", "quit", tooltip="quit: stop the engine, log the run as interrupted"),
         Binding("space", "pause", "pause", key_display="␣", tooltip="pause or resume training"),
-        Binding("t", "next_view", "view", tooltip="next view: " + ", ".join(VIEW_NAMES)),
+        Binding("t", "next_view", "tab", tooltip="next view: " + ", ".join(VIEW_NAMES)),
         Binding(
             "f",
             "fork",
             "fork",
-            show=False,
             tooltip="fork the run at the cursor's kept step (or its latest) with changes",
         ),
         Binding(
@@ -75,18 +74,18 @@ class GrokApp(AxisKeys, RunKeys, App[None]):
         Binding("greater_than_sign", "cursor(0.1)", "cursor", key_display=">", show=False, tooltip="cursor 10× right"),
         Binding("z", "zoom", "zoom", tooltip="zoom in: around the cursor, or onto the steps run so far"),
         Binding("Z", "unzoom", "unzoom", show=False, tooltip="zoom out to the whole run (and hide the cursor)"),
-        Binding("m", "smooth", "smooth", tooltip="EMA smoothing of the step charts: off, 0.6, 0.9 (raw faint)"),
+        Binding("m", "smooth", "ema", tooltip="EMA smoothing of the step charts: off, 0.6, 0.9 (raw faint)"),
         Binding(
             "left_square_bracket",
             "scrub(-1)",
-            "scrub",
+            "time",
             key_display="[",
             tooltip="time scrubber: Tokens, heat map, Fourier, Circuit one evaluation back",
         ),
         Binding(
             "right_square_bracket",
             "scrub(1)",
-            "scrub",
+            "time",
             key_display="]",
             show=False,
             tooltip="scrub forward (past the last: follow the run again)",

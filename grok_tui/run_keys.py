@@ -129,6 +129,8 @@ class RunKeys(App[None]):
                 return
             self.compare_dirs = [str(parent), str(result.path)]  # `c` shows the parent and its fork
             self.start_run(result.cfg, result.factory)  # stops the parent, if it still trains
-            self.notify(f"fork {clean_text(result.path.name)}", timeout=8, markup=False)
+            from engine.rundir.dirs import short_name
+
+            self.notify(f"fork {clean_text(short_name(result.path.name))}", timeout=8, markup=False)
 
         self.push_screen(ForkForm(parent, step, kept, fork, live=self.data.live), forked)

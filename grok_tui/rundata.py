@@ -66,6 +66,7 @@ class RunData:
         self.last_row: dict[str, float] = {}
         self.summary: dict[str, Any] = {}
         self.fork_marks: tuple[tuple[int, str], ...] = ()  # a fork's F and I markers (engine/rundir/lineage.py)
+        self.fork_changes = 0  # its interventions and changed settings: not its preset's run, nor its prediction
         self.error = ""
 
     # --- written by the engine thread ------------------------------------------------------------
@@ -98,9 +99,10 @@ class RunData:
             self.run_dir, self.step, self.max_steps = ev.run_dir, ev.step, max(ev.max_steps, 1)
             self.status = Status.RUNNING
             if ev.run_dir:  # a fork's lineage and interventions.csv, written before its first step
-                from engine.records.run import fork_marks
+                from engine.records.run import fork_changes, fork_marks
 
                 self.fork_marks = fork_marks(ev.run_dir)
+                self.fork_changes = fork_changes(ev.run_dir)
         elif isinstance(ev, StatusChanged):
             self.status = ev.status
         elif isinstance(ev, RunFinished):

@@ -63,6 +63,22 @@ def fmt_step(v: float) -> str:
     return f"{v:,}"
 
 
+# a run directory name's end that says which run it is: its seed, any forks and unique_dir's -N
+RUN_TAIL = re.compile(r"-s\d+(-fork\d+)*(-\d+)?( \(sweep\))?$")
+
+
+def run_name(name: str, width: int) -> str:
+    """A run's name in `width` columns, cut from the middle with …: its seed and `-forkN` (the end) stay whole,
+    then as much of its start (the preset) as fits."""
+    if len(name) <= width:
+        return name
+    if width < 4:
+        return name[:width]
+    m = RUN_TAIL.search(name)
+    tail = min(max(len(m.group(0)) if m else 0, (width - 1) // 2), width - 2)
+    return name[: width - 1 - tail] + "…" + name[-tail:]
+
+
 def wrap_note(note: str, width: int) -> list[str]:
     """A note split at spaces (and after ':') to lines of at most `width`, so a hint fits its chart."""
     words = note.replace(": ", ":\n").split("\n")

@@ -59,14 +59,29 @@ def _line_points(trace: Trace | None, raw: Raw | None, axis: Axis, x_max: float)
     return bucketed(raw.xs, ema(raw.ys, axis.smooth), lo, hi, axis.log), pts
 
 
+def row_step(raws: list[Raw | None], cursor: float | None) -> float | None:
+    """The step of the logged row the cursor reads: the row nearest to the cursor's step in the first series that
+    has one there. The cursor's label and its ▼ stand at this step, so a readout never names a step that was not
+    evaluated (TensorBoard's hover names the step of the point it reads); None without a cursor."""
+    if cursor is None:
+        return None
+    for raw in raws:
+        hit = raw.at(cursor) if raw is not None else None
+        if hit is not None:
+            return hit[0]
+    return cursor
+
+
 def _readout(raw: Raw | None, step: float, smooth: float) -> str:
+    """The value `raw` logged at `step`, or at its nearest row, which then names its own step (`0.31 @2,000`)."""
     hit = raw.at(step) if raw is not None else None
     if hit is None:
         return "-"
+    at = "" if hit[0] == step else f" @{fmt_step(hit[0])}"
     if smooth:
         i = raw.xs.index(hit[0])  # type: ignore[union-attr]
-        return fmt_num(ema(raw.ys[: i + 1], smooth)[-1])  # type: ignore[union-attr]
-    return fmt_num(hit[1])
+        return fmt_num(ema(raw.ys[: i + 1], smooth)[-1]) + at  # type: ignore[union-attr]
+    return fmt_num(hit[1]) + at
 
 
 def _plot(data: RunData, title: str, columns: list[tuple[str, str]], axis: Axis, probe: str = "", **kw: Any) -> Plot:
@@ -74,7 +89,7 @@ def _plot(data: RunData, title: str, columns: list[tuple[str, str]], axis: Axis,
     with data.lock:
         x_max = float(data.max_steps)
         lo, hi = axis.bounds(x_max)
-        cursor = axis.cursor_step(x_max)
+        cursor = row_step([data.raw.get(col) for col, _ in columns], axis.cursor_step(x_max))
         lines, faint = [], []
         for i, (col, label) in enumerate(columns):
             color, glyph = COLORS[i % len(COLORS)], GLYPHS[i % len(GLYPHS)]
@@ -197,6 +212,13 @@ def compare(
             x_max = max(x_max, d.max_steps)
     lo, hi = axis.bounds(x_max)
     cursor = axis.cursor_step(x_max)
+    for _, d in runs:  # the first run with a row there names the step (row_step); another run's row names its own
+        with d.lock:
+            raw = d.raw.get(column)
+            hit = raw.at(cursor) if raw is not None and cursor is not None else None
+        if hit is not None:
+            cursor = hit[0]
+            break
     lines, keys = [], []
     for k, d in runs:
         with d.lock:

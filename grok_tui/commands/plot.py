@@ -22,6 +22,7 @@ from grok_tui.errors import user_errors
 
 COLORS = ("cyan", "magenta", "green", "orange", "blue", "red", "yellow", "gray")
 # Without colour, each series by its own glyph.
+TINTS = {"M": "red", "F": "blue", "I": "blue"}  # a phase marker's colour; G and the rest green
 MONO_MARKERS = ("*", "+", "o", "x", "#", "@", "%", "&", "=", "~", "$", "^", "v", ":", "!", "?")
 BAND_MARKER = "·"
 DEFAULT_METRICS = ("train_acc", "val_acc")
@@ -89,10 +90,15 @@ def render(chart: Chart, log_x: bool, k: int, width: int, height: int, color: bo
     """The chart as text; ANSI colours only when `color`."""
     import plotext as plt
 
+    markers = [(step, mark, TINTS.get(mark, "green")) for step, mark in chart.markers if not log_x or step > 0]
+    keys = [_key(f"{MONO_MARKERS[i % len(MONO_MARKERS)] * 2} {s.label}", COLORS[i % len(COLORS)], color)
+            for i, s in enumerate(chart.series)]  # fmt: skip
+    keys += [_key(f"│ {mark} {step:,.0f}", tint, color) for step, mark, tint in markers]
+    key_lines = _fold_keys(keys, width)  # above the plot, never inside it where a marker could cross it
     plt.clear_figure()
     plt.theme("clear")  # the terminal's own background, light or dark; only the series are coloured
     plt.limitsize(False, False)  # the size asked for, not the terminal's (piped, there is none)
-    plt.plotsize(width, height)
+    plt.plotsize(width, max(height - len(key_lines), 6))
     plt.title(chart.title)
     plt.xlabel("step (log)" if log_x else "step")
     xs_all: list[float] = []
@@ -107,7 +113,7 @@ def render(chart: Chart, log_x: bool, k: int, width: int, height: int, color: bo
         for edge in (s.lo, s.hi):
             if edge is not None:
                 plt.plot(xs, smooth([edge[j] for _, j in pts], k), color=c, marker=BAND_MARKER)
-        plt.plot(xs, smooth([s.values[j] for _, j in pts], k), color=c, marker=marker, label=s.label)
+        plt.plot(xs, smooth([s.values[j] for _, j in pts], k), color=c, marker=marker)
     if not xs_all:
         return "(nothing to plot: no points" + (" past step 0 on a log axis)" if log_x else ")")
     if log_x:
@@ -117,13 +123,31 @@ def render(chart: Chart, log_x: bool, k: int, width: int, height: int, color: bo
     if all("acc" in m for m in chart.metrics):
         plt.ylim(0, 1)
         plt.yticks([0, 0.25, 0.5, 0.75, 1], ["0", "0.25", "0.50", "0.75", "1.00"])
-    for step, mark in chart.markers:
-        if not log_x or step > 0:
-            tint = {"M": "red", "F": "blue", "I": "blue"}.get(mark, "green")
-            plt.vline(step, tint)
-            plt.text(mark, step, _top(chart), color=tint)
+    for step, mark, tint in markers:
+        plt.vline(step, tint)
+        plt.text(mark, step, _top(chart), color=tint)
     text: str = plt.build()
-    return text if color else plt.uncolorize(text)
+    lines = (text if color else plt.uncolorize(text)).split("\n")
+    return "\n".join([*lines[:1], *key_lines, *lines[1:]])
+
+
+def _key(text: str, tint: str, color: bool) -> tuple[str, int]:
+    """A key entry as printed and its width on screen."""
+    import plotext as plt
+
+    return (plt.colorize(text, tint) if color else text), len(text)
+
+
+def _fold_keys(keys: list[tuple[str, int]], width: int) -> list[str]:
+    """The key entries two spaces apart, folded to `width`."""
+    lines: list[str] = []
+    line, used = "", 0
+    for text, n in keys:
+        if used and used + 2 + n > width:
+            lines.append(line)
+            line, used = "", 0
+        line, used = (f"{line}  {text}", used + 2 + n) if used else (text, n)
+    return [*lines, line] if used else lines
 
 
 def _top(chart: Chart) -> float:

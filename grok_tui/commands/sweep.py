@@ -34,8 +34,16 @@ def register(app: typer.Typer) -> None:
         ] = None,
         quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress output.")] = False,
         plan_only: Annotated[
-            bool, typer.Option("--plan", help="Print members, summed step budget and recorded wall time; run nothing.")
+            bool,
+            typer.Option(
+                "--plan",
+                help="Print members, summed step budget and recorded wall time; with --device cuda, the batches "
+                "and a predicted wall time on the card. Runs nothing.",
+            ),
         ] = False,
+        free_gib: Annotated[
+            float, typer.Option("--free-gib", help="--plan --device cuda: the card's free memory; 0 = ask the card.")
+        ] = 0.0,
     ) -> None:
         """Run a sweep preset's grid over several seeds in parallel, then print its report.
 
@@ -62,8 +70,10 @@ def register(app: typer.Typer) -> None:
             if resume or config:
                 raise ConfigError("--plan sizes a preset: give --preset NAME (or paper)")
             names = None if preset == PAPER else (str(preset),) if preset else None
-            typer.echo(wrap(plan_table(names), indent=PLAN_INDENT))
+            typer.echo(show_plan(names, opts.device or "", free_gib, workers, parents))
             raise typer.Exit(0)
+        if free_gib:
+            raise ConfigError("--free-gib sizes a card for --plan --device cuda")
         if preset == PAPER and not resume:
             if config:
                 raise ConfigError("--preset paper runs the paper's sweep presets; drop --config")
@@ -87,7 +97,36 @@ def register(app: typer.Typer) -> None:
         raise typer.Exit(execute(group, workers, backend, address, quiet))
 
 
-PLAN_INDENT = 44  # where the wall-time column starts: its text folds under itself at 80 columns
+def show_plan(names: tuple[str, ...] | None, device: str, free_gib: float, workers: int, parents: str | None) -> str:
+    """--plan's text: on a card (--device cuda) its batches and predicted wall time, else what the presets
+    record."""
+    if device.startswith("cuda"):
+        return card_plan(names, device, free_gib, workers, parents)
+    table = plan_table(names)
+    return wrap(table, indent=table.index("wall time"))
+
+
+def card_plan(names: tuple[str, ...] | None, device: str, free_gib: float, workers: int, parents: str | None) -> str:
+    """The sweeps of `names` (default: the paper's) planned on a card, with the wall time the cost model
+    predicts (engine/sweep/predict.py); `parents`: a --parents group, whose runs are adopted, not trained."""
+    from engine.claims.paper import PAPER_SWEEPS
+    from engine.config import ConfigError
+    from engine.sweep.card_memory import free_bytes
+    from engine.sweep.pool import default_workers
+    from engine.sweep.predict import GIB, predict, render
+    from engine.sweep.spec import Group
+
+    if free_gib < 0:
+        raise ConfigError(f"--free-gib must be > 0 (got {free_gib})")
+    if not free_gib:
+        try:
+            free_gib = free_bytes(device) / GIB
+        except (RuntimeError, AssertionError, ValueError) as e:
+            raise ConfigError(f"--plan --device {device}: no such card here ({e}); give --free-gib G") from None
+    workers = workers or default_workers()
+    parent = str(Group.open(parents).preset) if parents else ""
+    rows = predict(names or tuple(n for n, _ in PAPER_SWEEPS), free_gib, workers, parent)
+    return render(rows, free_gib, workers)
 
 
 def plan_table(names: tuple[str, ...] | None) -> str:
@@ -95,12 +134,13 @@ def plan_table(names: tuple[str, ...] | None) -> str:
     from engine.claims.paper import plan
 
     rows = plan(names)
-    lines = [f"{'preset':<20} {'members':>7} {'budget steps':>13}  wall time recorded in the preset"]
+    w = max([len(r.preset) for r in rows] + [20])  # the longest name keeps the columns aligned
+    lines = [f"{'preset':<{w}} {'members':>7} {'budget steps':>13}  wall time recorded in the preset"]
     for r in rows:
-        lines.append(f"{r.preset:<20} {r.members:>7} {r.steps:>13,}  {r.wall_time or '-'}")
+        lines.append(f"{r.preset:<{w}} {r.members:>7} {r.steps:>13,}  {r.wall_time or '-'}")
     known = [r.minutes for r in rows if r.minutes is not None]
-    lines.append(
-        f"{'total':<20} {sum(r.members for r in rows):>7} {sum(r.steps for r in rows):>13,}  "
-        f"{sum(known):.0f} min summed over the {len(known)} of {len(rows)} presets that record one"
+    lines.append(  # to 0.1 min, as each preset records its own
+        f"{'total':<{w}} {sum(r.members for r in rows):>7} {sum(r.steps for r in rows):>13,}  "
+        f"{sum(known):.1f} min summed over the {len(known)} of {len(rows)} presets that record one"
     )
     return "\n".join(lines)

@@ -22,9 +22,9 @@ from textual.widgets.option_list import Option
 
 from engine.config import ConfigError
 from engine.records.run import run_stamp
-from engine.rundir.dirs import clean_text, is_group, is_run_dir
+from engine.rundir.dirs import clean_text, is_group, is_run_dir, short_name
 from grok_tui.charts import views
-from grok_tui.charts.canvas import Line, Plot
+from grok_tui.charts.canvas import Line, Plot, run_name
 from grok_tui.charts.series import Point, Trace
 from grok_tui.groupdata import CellCurve, GroupData, load_group, stamp
 from grok_tui.rundata import RunData, load_run
@@ -133,8 +133,12 @@ class CompareScreen(Screen[None]):
         """`[x] 3 name` or `[ ] 3 name`: the state by glyph, readable under NO_COLOR (plain Text, so
         the brackets are not taken for markup)."""
         mark = "[x]" if value in self.selected else "[ ]"
-        name = LIVE if value == LIVE else clean_text(Path(value).name) + (" (sweep)" if is_group(value) else "")
-        return Text(f"{mark} {i + 1} {name}")
+        name = LIVE if value == LIVE else clean_text(short_name(Path(value).name))
+        name += " (sweep)" if value != LIVE and is_group(value) else ""
+        head = f"{mark} {i + 1} "
+        # the list's width as its CSS gives it (36% of the screen, 24 to 48), less its border and scrollbar
+        width = min(max(int(self.app.size.width * 0.36), 24), 48) - 4 - len(head)
+        return Text(head + run_name(name, width))
 
     def action_toggle_run(self) -> None:
         runs = self.query_one("#runs", OptionList)

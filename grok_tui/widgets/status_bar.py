@@ -8,6 +8,7 @@ import math
 from rich.text import Text
 
 from engine.events import Status
+from grok_tui.charts.canvas import run_name
 from grok_tui.charts.lines import Lines
 from grok_tui.eta import format_eta
 from grok_tui.guide import guide
@@ -32,8 +33,9 @@ def _step(v: int | None) -> str:
     return "—" if v is None else f"{v:,}"
 
 
-def status_text(d: RunData) -> Text:
-    """Two lines; what matters most comes first, so a 60-column terminal keeps status, step, val, ETA."""
+def status_text(d: RunData, width: int = 0) -> Text:
+    """Two lines; what matters most comes first, so a 60-column terminal keeps status, step, val, ETA. In
+    `width` columns (0: any) the run directory is cut from the middle, so its end (seed, -forkN) stays."""
     with d.lock:
         t = Text(no_wrap=True, overflow="ellipsis")
         t.append(f" {d.status.upper()} ", style="reverse " + STATUS_STYLE.get(d.status, ""))
@@ -64,9 +66,11 @@ def status_text(d: RunData) -> Text:
             if math.isfinite(tr):
                 t.append(f"  train {tr:.3f}")
             if d.run_dir:
-                t.append(f"  {clean_text(d.run_dir)}", style="dim")
-        line = guide(d.preset, len(d.tokens.rare) if d.config is not None else None)
-        if line:  # a flagship preset: what it shows, and what to try next (grok_tui/guide.py)
+                room = width - (len(t.plain) - t.plain.rfind("\n") - 1) - 2 if width else 0
+                path = clean_text(d.run_dir)
+                t.append(f"  {run_name(path, room) if room >= 12 else path}", style="dim")
+        line = "" if d.fork_changes else guide(d.preset, len(d.tokens.rare) if d.config is not None else None)
+        if line:  # a flagship preset's prediction and what to try next (grok_tui/guide.py); a changed fork has none
             t.append("\n")
             t.append(f" {line}", style="italic")
         return t
@@ -86,7 +90,7 @@ class StatusBar(Drawn):
         return self._text.plain
 
     def show(self, data: RunData) -> None:
-        text = status_text(data)
+        text = status_text(data, self.size.width)
         if text.plain != self._text.plain:
             self._text = text
             self.styles.height = text.plain.count("\n") + 1  # 3 with a first-launch guide line

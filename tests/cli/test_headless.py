@@ -6,6 +6,7 @@ import csv
 import io
 import json
 import os
+import re
 import select
 import shutil
 import subprocess
@@ -208,6 +209,10 @@ def test_paper_plan_sizes_every_claims_sweep() -> None:
     for name in ("fig2_embeddings", "fig4_sampling", "fig5_c_sensitivity", "fig7_hessian", "sec43_init"):
         assert name in rows
     assert "total" in rows and "min summed over the" in r.stdout
+    # the total rounded as each row's recorded time is (0.1 min), and every row's columns where the header's are
+    assert re.fullmatch(r"\d+\.\d", rows["total"][3]) and all(float(rows[n][3]) for n in rows if n != "total")
+    starts = {ln.index(ln.split()[1]) + len(ln.split()[1]) for ln in r.stdout.splitlines() if ln[:1].strip()}
+    assert len(starts) == 1, r.stdout  # the members column ends at one place in every row
     one = grok("sweep", "--preset", "skewed_mul", "--plan")
     assert one.returncode == 2 and "has no [sweep] table" in one.stderr
 
@@ -218,3 +223,19 @@ def test_ls_inside_a_group_lists_its_members(lab: Path) -> None:
     names = [ln.split()[0] for ln in r.stdout.splitlines()[1:]]
     assert names[0] == _group(lab).name and len(names) == 5
     assert [n.split("-")[0] for n in names[1:]] == ["m000", "m001", "m002", "m003"]  # member order
+
+
+def test_plot_markers_stay_off_the_key() -> None:
+    """The key sits above the plot's frame, where no marker's line or letter is drawn (a marker at an early
+    step drew its line through a key inside the frame); the markers are in it with their steps."""
+    from grok_tui.commands.plot import Chart, Series, render
+
+    steps = [1.0, 10.0, 100.0, 1000.0]
+    chart = Chart("run", ["train_acc", "val_acc"], markers=[(2.0, "M"), (500.0, "G")])
+    chart.series = [Series("train_acc", steps, [0.1, 1.0, 1.0, 1.0]), Series("val_acc", steps, [0.0, 0.1, 0.5, 1.0])]
+    lines = render(chart, True, 1, 60, 16, False).splitlines()
+    frame = next(i for i, ln in enumerate(lines) if "┌" in ln)
+    assert all("train_acc" not in ln and "val_acc" not in ln for ln in lines[frame:])
+    key = " ".join(lines[:frame])
+    assert "** train_acc" in key and "++ val_acc" in key and "│ M 2" in key and "│ G 500" in key
+    assert len(lines) <= 16 + 2  # the key's rows come out of the plot's height (the x label and ticks below)

@@ -138,7 +138,7 @@ async def test_the_flagship_says_what_it_shows_and_what_to_try_next(tmp_path: Pa
     async with app.run_test(size=(80, 24)) as pilot:
         await wait_for(pilot, lambda: app.data.step == 10000)
         shown = lambda: f"{len(app.data.tokens.rare)} rare tokens" in app.status_bar.shown  # noqa: E731
-        await wait_for(pilot, lambda: "val plateaus under 95%" in app.status_bar.shown and shown())
+        await wait_for(pilot, lambda: "predicted: val stays under 95%" in app.status_bar.shown and shown())
         lines = app.status_bar.shown.split("\n")
         assert len(lines) == 3 and app.status_bar.size.height == 3
         rare = app.data.tokens.rare
@@ -150,6 +150,20 @@ async def test_the_flagship_says_what_it_shows_and_what_to_try_next(tmp_path: Pa
         await wait_for(pilot, lambda: "▲ rare" in bars.shown)
         assert f"▲ rare ({len(rare)}): {' '.join(map(str, rare))}"[:30] in bars.shown
         await pilot.press("q")
+
+
+def test_a_fork_that_changed_its_settings_shows_no_prediction() -> None:
+    """The guide line is the preset's prediction: a fork with an intervention or a changed setting is not the
+    preset's run, so it has none (grok_tui/guide.py)."""
+    from engine.events import Status
+    from grok_tui.rundata import RunData
+    from grok_tui.widgets.status_bar import status_text
+
+    d = RunData(label="skewed_mul")
+    d.status = Status.RUNNING
+    assert status_text(d).plain.split("\n")[2].startswith(" predicted: ")
+    d.fork_changes = 1
+    assert len(status_text(d).plain.split("\n")) == 2
 
 
 def test_a_narrow_key_abbreviates_before_it_cuts() -> None:

@@ -8,11 +8,14 @@ from __future__ import annotations
 
 import csv
 import json
+import shutil
+import tempfile
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from engine.records.group import GroupRecord, read_group
+from engine.rundir.destination import owner
 from engine.sweep.spec import Group, Member, expand, parse_sweep
 from tests.conftest import tiny_config
 
@@ -34,7 +37,11 @@ def fake_group(
     base = tiny_config(**base_over)
     if base.train.max_steps < steps[-1]:  # no log runs past its config's budget (docs/ENGINE.md, the guarantees)
         base = tiny_config(**{**base_over, "train__max_steps": max_steps or steps[-1]})
-    g = Group.create(tmp_path, preset, base, spec, [m for m, _ in expand(base, spec)])
+    # a reader's test may put a group where no command makes one (inside a run or a group,
+    # engine/rundir/destination.py): made in a directory of its own, then moved there
+    inside = owner(tmp_path) is not None
+    root = Path(tempfile.mkdtemp()) if inside else tmp_path
+    g = Group.create(root, preset, base, spec, [m for m, _ in expand(base, spec)])
     for m in g.members:
         d = g.member_dir(m)
         d.mkdir()
@@ -48,6 +55,10 @@ def fake_group(
         summary = {"status": status, "steps": steps[-1], "memorized_step": steps[0], "generalized_step": None}
         (d / "summary.json").write_text(json.dumps(summary))
         g.record({"member": m.id, **summary, "max_steps": max_steps or steps[-1], "run_dir": d.name})
+    if inside:
+        shutil.move(g.dir, tmp_path / g.dir.name)
+        shutil.rmtree(root)
+        return Group.open(tmp_path / g.dir.name)
     return Group.open(g.dir)
 
 
