@@ -1,0 +1,119 @@
+"""The recipes' readings (engine/claims/recipes.py) on hand-made per-member numbers where every answer is known."""
+
+from __future__ import annotations
+
+from engine.claims.recipes import (
+    Obs,
+    arm_name,
+    cost_parts,
+    deficit_part,
+    deficits,
+    gain_part,
+    keeps_part,
+    pair_up,
+    table,
+    values,
+)
+from engine.claims.verdicts import FAILS, HOLDS, OPPOSITE, UNREAD
+
+SEEDS = (2, 0, 1)  # out of order: a reader that pairs by position, not by seed, pairs the wrong members
+STARVED = ("r0.01", "m1_r1", "m1_matched")
+
+
+def _o(arm: str, seed: int, target: float, common: float = 0.99, val: float = 0.98, norm: float = 0.5) -> Obs:
+    v = {"val_acc_target": target, "val_acc_common": common, "val_acc": val, "target_norm": norm}
+    return Obs(arm, seed, v, reached=val >= 0.95)
+
+
+def world() -> list[Obs]:
+    """Adam, three seeds, each seed's numbers its own (seed s adds s / 100):
+    - plain: r = 0.01 at 0.6, one pair at r = 1 at 0.5, the control at 0.95;
+    - lazy rows: +0.3 in both starved cells; decay only when drawn: +0.2 at r = 0.01 (keeps 2/3 of the gain),
+      +0.1 with one pair at r = 1 (a third: fails "keeps half");
+    - E out of decay lowers the one-pair cell by 0.2 in every seed (opposite) and costs the control 0.05."""
+    obs = []
+    for s in SEEDS:
+        e = s / 100
+        obs += [_o("adam_r0.01", s, 0.6 + e), _o("adam_m1_r1", s, 0.5 + e), _o("adam_r1", s, 0.95 + e)]
+        obs += [_o("adam_r0.01_lazy", s, 0.9 + e, norm=1.0), _o("adam_m1_r1_lazy", s, 0.8 + e)]
+        obs += [_o("adam_r0.01_lazyd", s, 0.8 + e), _o("adam_m1_r1_lazyd", s, 0.6 + e)]
+        obs += [_o("adam_r1_lazyd", s, 0.95 + e, val=0.975)]
+        obs += [_o("adam_m1_r1_e0", s, 0.3 + e), _o("adam_r1_e0", s, 0.95 + e, val=0.93)]
+    return obs
+
+
+def test_each_recipe_is_paired_with_its_own_cells_plain_arm_of_the_same_seed() -> None:
+    ps = pair_up(world(), "adam")
+    assert set(ps) == {
+        ("r0.01", "lazy"),
+        ("m1_r1", "lazy"),
+        ("r0.01", "lazyd"),
+        ("m1_r1", "lazyd"),
+        ("r1", "lazyd"),
+        ("m1_r1", "e0"),
+        ("r1", "e0"),
+    }
+    p = ps[("r0.01", "lazyd")]
+    assert [a.seed == b.seed for a, b in p.pairs] == [True] * 3
+    assert [round(x, 9) for x in p.changes("val_acc_target")] == [0.2] * 3  # not 0.2 ± 0.01: same seed
+    assert {a.arm for a, _ in p.pairs} == {arm_name("adam", "r0.01")}
+
+
+def test_gain_deficit_and_keeps_parts() -> None:
+    obs = world()
+    ps = pair_up(obs, "adam")
+    assert gain_part(ps, "r0.01", "lazyd", 3).state == HOLDS
+    assert gain_part(ps, "m1_r1", "e0", 3).state == OPPOSITE
+    assert keeps_part(ps, "r0.01", "lazyd", 3).state == HOLDS
+    assert keeps_part(ps, "m1_r1", "lazyd", 3).state == FAILS
+    d = deficits(obs, "adam")
+    assert set(d) == {"r0.01", "m1_r1"} and all(round(x, 9) == -0.35 for x in d["r0.01"])
+    assert deficit_part(d, "r0.01", 3).state == HOLDS
+
+
+def test_a_part_is_unread_until_every_seed_of_its_arms_has_ended() -> None:
+    """A verdict on the seeds that ended first would read the order the sweep ran in: 3 of 5 seeds that all
+    hold are not a holding part, and an arm that has not run is unread, never left out."""
+    ps = pair_up(world(), "adam")
+    assert gain_part(ps, "r0.01", "lazyd", 5).state == UNREAD
+    assert "3 of 5 seeds ended" in gain_part(ps, "r0.01", "lazyd", 5).evidence
+    assert gain_part(ps, "m1_matched", "lazyd", 3).state == UNREAD
+    assert keeps_part(ps, "r0.01", "equal", 3).state == UNREAD
+    assert deficit_part({}, "r0.01", 3).state == UNREAD
+    common, control = cost_parts(ps, "lazyd", 3, STARVED)
+    assert common.state == UNREAD  # the matched-draw cell has no decay-only-when-drawn arm
+    assert control.state == HOLDS
+
+
+def test_costs_read_the_common_tokens_in_the_starved_cells_and_the_control() -> None:
+    obs = world()
+    s = SEEDS[0]
+    obs += [_o("adam_m1_matched", x, 0.8) for x in SEEDS] + [_o("adam_m1_matched_lazyd", x, 0.8) for x in SEEDS]
+    obs += [_o("adam_r0.01_e0", x, 0.6, common=0.9 if x == s else 0.99) for x in SEEDS]
+    obs += [_o("adam_m1_matched_e0", x, 0.8) for x in SEEDS]
+    ps = pair_up(obs, "adam")
+    common, control = cost_parts(ps, "lazyd", 3, STARVED)
+    assert common.state == HOLDS and control.state == HOLDS  # −0.005 of val in the control: under TOL
+    common, control = cost_parts(ps, "e0", 3, STARVED)
+    assert common.state == FAILS  # one pair loses 0.09 of the common tokens
+    assert control.state == OPPOSITE  # −0.05 in every seed
+
+
+def test_values_and_table_name_every_pair() -> None:
+    obs = world()
+    ps = pair_up(obs, "adam")
+    v = values(ps, obs, "adam")
+    assert v["r001_lazyd_target"] == "+0.200 (+0.200 to +0.200, n = 3)"
+    assert v["r001_lazyd_target_k"] == "3 of 3" and v["m1_r1_e0_target_k"] == "0 of 3"
+    assert v["r001_deficit_k"] == "3 of 3"
+    t = table(ps)
+    assert t.count("\n") == 1 + len(ps) and "| r0.01 | decay only when drawn |" in t
+
+
+def test_a_deficit_within_rounding_is_no_deficit() -> None:
+    """Every seed 0.005 below the control is not "the deficit exists": the part asks for more than TOL."""
+    obs = [_o("adamw_r1", s, 0.995) for s in SEEDS] + [_o("adamw_r0.01", s, 0.99) for s in SEEDS]
+    d = deficits(obs, "adamw")
+    assert deficit_part(d, "r0.01", 3).state == FAILS
+    obs += [_o("adamw_r1", 9, 0.99), _o("adamw_r0.01", 9, 0.999)]
+    assert deficit_part(deficits(obs, "adamw"), "r0.01", 4).state == FAILS
