@@ -69,10 +69,11 @@ def register(app: typer.Typer) -> None:
         from engine.train.fork import fork_run
         from grok_tui.commands.run import execute
         from grok_tui.commands.signals import say
+        from grok_tui.commands.width import path_line
 
         pid = lock_holder(run_dir)  # a parent still training: the fork takes the checkpoint it has now
         d = fork_run(run_dir, at, parse_set(sets or []), intervene or [], out, steps)
-        say(f"fork: {d}")
+        say(path_line("fork", d))
         if pid is not None:
             from engine.records.run import read_run
 

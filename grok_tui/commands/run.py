@@ -10,6 +10,7 @@ import typer
 from engine.events import Status
 from grok_tui import options as o
 from grok_tui.commands.signals import StopSignals, say
+from grok_tui.commands.width import path_line
 from grok_tui.errors import EXIT_DIVERGED, user_errors
 
 if TYPE_CHECKING:
@@ -49,7 +50,7 @@ def execute(run: Run, quiet: bool, log_every: int) -> int:
         finally:
             progress.close()
     status = run.status
-    say(f"run directory: {run.dir}")
+    say(path_line("run directory", run.dir))
     say(format_summary(run.summary))
     note = early_stop_note(Phases.of(run.summary).early_stop_step, run.cfg.train)
     if note and status == Status.FINISHED:

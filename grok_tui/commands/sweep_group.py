@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 
 from engine.events import Status
 from grok_tui.commands.signals import StopSignals, say
-from grok_tui.commands.width import fold_text, wrap
+from grok_tui.commands.width import fold_text, path_line, wrap
 
 if TYPE_CHECKING:
     from engine.config import RunConfig
@@ -97,7 +97,7 @@ def execute(
             progress.close()
     say("")
     say(fold_text(render(group)))
-    say(f"group directory: {group.dir}")
+    say(path_line("group directory", group.dir))
     if stops.caught:
         say(f"interrupted: `grok sweep --resume {resume_hint or group.dir}` runs what is missing")
         return stops.exit_code()  # 130 SIGINT, 143 SIGTERM, 129 SIGHUP, as a shell reports them

@@ -56,10 +56,11 @@ def farewell(app: GrokApp) -> int:
     from engine.records.run import read_run
     from grok_tui.commands.run import format_summary, resume_hint
     from grok_tui.commands.signals import say
+    from grok_tui.commands.width import path_line
 
     if app.trained and app.data.run_dir:
         run_dir = Path(app.data.run_dir)
-        say(f"run directory: {clean_text(str(run_dir))}")
+        say(path_line("run directory", clean_text(str(run_dir))))
         rec = read_run(run_dir)
         say(format_summary(rec.summary.fields() or app.data.summary))
         if rec.status == Status.INTERRUPTED:

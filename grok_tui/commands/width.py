@@ -37,6 +37,14 @@ def fit(line: str, width: int | None = None) -> str:
     return line if len(line) <= width else line[: width - 1].rstrip() + ELLIPSIS
 
 
+def path_line(label: str, path: object, width: int | None = None) -> str:
+    """`label: PATH` on one line where it fits, else the path alone on the next line, indented: a path is
+    copied, so it is moved, never cut or broken."""
+    width = width or columns()
+    line = f"{label}: {path}"
+    return line if len(line) <= width else f"{label}:\n  {path}"
+
+
 def num(v: float, spec: str = ".4g") -> str:
     """A number as `format(v, spec)`, or BLANK where it is NaN or missing."""
     if v is None or (isinstance(v, float) and not math.isfinite(v)):

@@ -80,3 +80,14 @@ def test_split_shows_fig8_frequencies() -> None:
     t = grok("split", "--preset", "skewed_a_mul", "--set", "data.split=skewed_test")
     assert t.returncode == 0, t.stderr
     assert "test" in t.stdout.splitlines()[2]  # the table shows held-out counts beside training counts
+
+
+def test_a_long_run_directory_gets_a_line_of_its_own(tmp_path: Path, tiny_toml: str) -> None:
+    """At 80 columns `run directory: PATH` fits, or the path moves whole to the next line: never cut."""
+    out = "d" * 45  # run directory: d...d/<date>-tiny-s0 is 84 columns; the path alone, 71
+    r = grok("run", "--config", tiny_toml, "--steps", "20", "--out", out, cwd=tmp_path, env={"COLUMNS": "80"})
+    assert r.returncode == 0, r.stderr
+    (run,) = (tmp_path / out).iterdir()
+    lines = r.stdout.splitlines()
+    i = lines.index("run directory:")
+    assert lines[i + 1] == f"  {out}/{run.name}" and all(len(ln) <= 80 for ln in lines), r.stdout

@@ -135,4 +135,4 @@ def test_signal_closes_the_run_interrupted_with_a_checkpoint_at_the_current_step
         after = bytes(seen[at_signal:])
         assert LEAVE_ALT_SCREEN in after and SHOW_CURSOR in after, after[-500:]
         assert echo, "echo is still off after the app exited"
-        assert f"run directory: {run_dir}" in text and "interrupted" in text
+        assert "run directory:" in text and str(run_dir) in text and "interrupted" in text  # the path whole
