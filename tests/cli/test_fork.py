@@ -40,7 +40,9 @@ def test_fork_trains_and_show_names_its_parent(tmp_path: Path, tiny_toml: str) -
     # grok plot marks the fork step
     plot = grok("plot", str(fork), "-m", "val_loss", "--linear-x")
     assert plot.returncode == 0, plot.stderr
-    assert "F" in plot.stdout.splitlines()[2]
+    lines = plot.stdout.splitlines()
+    top = next(i for i, ln in enumerate(lines) if "┌" in ln)  # the key above the frame, F in both
+    assert "F" in lines[top + 1] and "│ F " in " ".join(lines[:top])
 
 
 def test_unchangeable_key_exits_2_with_one_line(tmp_path: Path, tiny_toml: str) -> None:
