@@ -26,7 +26,7 @@ from engine.sweep.card_memory import CPU_MEMBERS, free_bytes, members_per_batch
 from engine.sweep.events import MemberEnded, MemberProgressed, MemberStarted
 from engine.sweep.member import NOTIFY_EVERY_S, MemberSpec, Notify, Stopped
 from engine.sweep.results import ProbeTally, results_row
-from engine.train.run import RunSink
+from engine.train.run import Resume, RunSink
 
 if TYPE_CHECKING:
     from engine.train.many import ManyTrainer
@@ -71,24 +71,26 @@ def plan(
     True or False for every member whatever its device; None, members on a GPU.
 
     A batch holds at most `max_members`, else `batch_size` of its first member (the others share its
-    shapes). A member that resumes from a checkpoint runs alone (a batched model starts every member at 0).
+    shapes). Its members start at one step: 0, or a checkpoint's (forks, resumed members; each member's
+    state is loaded into its row). A member whose start is unknown (`MemberSpec.start_step`) runs alone.
     """
 
-    def wants(cfg: RunConfig) -> bool:
-        return _wants_batches(cfg) if stack is None else stack
+    def wants(s: MemberSpec) -> bool:
+        return s.start_step is not None and (_wants_batches(s.config) if stack is None else stack)
 
-    if not any(not s.has_checkpoint and wants(s.config) for s in specs):
+    if not any(wants(s) for s in specs):
         return [[s] for s in specs]
     from engine.train.many import why_not_batched
 
     out: list[list[MemberSpec]] = []
     open_batches: list[tuple[list[MemberSpec], int]] = []  # each with its size, set by its first member
     for s in specs:
-        if s.has_checkpoint or not wants(s.config):
+        if not wants(s):
             out.append([s])
             continue
         for b, size in open_batches:
-            if len(b) < size and why_not_batched([b[0].config, s.config]) is None:
+            same_start = b[0].start_step == s.start_step and b[0].has_checkpoint == s.has_checkpoint
+            if len(b) < size and same_start and why_not_batched([b[0].config, s.config]) is None:
                 b.append(s)
                 break
         else:
@@ -123,24 +125,41 @@ def run_batch(specs: list[MemberSpec], notify: Notify | None, stop: Stopped) -> 
 
     Each member's directory is written by its own `RunSink`, the one a single `Run` uses: a fault in
     the batch ends every member that is still running as `failed`, with error.txt and a last checkpoint.
+    A member with a checkpoint continues from it as `Run.from_checkpoint` would (engine/train/run.py `Resume`).
     """
     from engine.train.many import ManyTrainer
 
     say: Notify = notify or (lambda ev: None)
     cfgs = [s.config for s in specs]
     dirs = [Path(s.run_dir) for s in specs]
-    trainer = ManyTrainer(cfgs)
     sinks: list[RunSink] = []
+    locks: list[RunLock] = []
     tallies = [ProbeTally() for _ in specs]
     try:
-        for i, (d, c) in enumerate(zip(dirs, cfgs, strict=True)):
-            empty_run_dir(d)
-            lock = RunLock(d).acquire()
-            sinks.append(RunSink(d, c, lock, partial(trainer.member_state_dict, i), partial(trainer.member_summary, i)))
+        resumes: list[Resume | None] = []
+        for s, d, c in zip(specs, dirs, cfgs, strict=True):
+            if not s.has_checkpoint:
+                empty_run_dir(d)
+            locks.append(RunLock(d).acquire())  # before a checkpoint is read: no second writer
+            resumes.append(Resume.read(d, c) if s.has_checkpoint else None)
+        trainer = ManyTrainer(cfgs)
+        for i, r in enumerate(resumes):
+            if r is not None:
+                try:
+                    trainer.load_member_state(i, r.state)
+                except (KeyError, RuntimeError, ValueError, TypeError, IndexError, AttributeError) as e:
+                    raise r.mismatch(e) from None
+        for i, (d, c, r) in enumerate(zip(dirs, cfgs, resumes, strict=True)):
+            if r is not None:
+                r.finish(trainer.columns, trainer.step)
+            state, summary = partial(trainer.member_state_dict, i), partial(trainer.member_summary, i)
+            sinks.append(RunSink(d, c, locks[i], state, summary, resume=r is not None, step=trainer.step))
         _drive(trainer, specs, sinks, tallies, say, stop)
     finally:
         for sink in sinks:
             sink.close()
+        for lock in locks[len(sinks) :]:  # a start that failed before its sink: the lock goes back
+            lock.release()
     rows = []
     for s, d, sink, tally in zip(specs, dirs, sinks, tallies, strict=True):
         row = results_row(s.id, sink.summary, max_steps=s.config.train.max_steps, run_dir=d.name, tally=tally)

@@ -34,19 +34,28 @@ class MemberSpec:
     """A member as a worker receives it: its id, its checked config and its run directory.
 
     `has_checkpoint` is true when `run_dir` holds a checkpoint to continue from; otherwise the member starts
-    at step 0 in `run_dir` (created, or emptied of an earlier start that left no checkpoint).
+    at step 0 in `run_dir` (created, or emptied of an earlier start that left no checkpoint). `start_step`
+    is the step it starts from where that is known before the checkpoint is read (0, a fork's step, an
+    interrupted run's last), else None: members stack only with members that start at their step.
     """
 
     id: str
     config: RunConfig
     run_dir: str  # absolute path inside the group directory
     has_checkpoint: bool = False
+    start_step: int | None = 0
 
 
 def member_spec(group: Group, m: Member) -> MemberSpec:
     """The member's spec: its config, its directory, and whether a checkpoint there lets it continue."""
     d = group.member_dir(m).resolve()
-    return MemberSpec(m.id, group.config(m), str(d), has_checkpoint=(d / CHECKPOINT).is_file())
+    if not (d / CHECKPOINT).is_file():
+        return MemberSpec(m.id, group.config(m), str(d))
+    # a fork, or a run stopped cleanly, wrote its checkpoint at its summary's step; any other (a killed
+    # process's last periodic checkpoint) is known only once read: such a member trains alone
+    summary = read_summary(d)
+    start = summary.steps if summary.status == Status.INTERRUPTED else None
+    return MemberSpec(m.id, group.config(m), str(d), has_checkpoint=True, start_step=start)
 
 
 def has_ended(group: Group, m: Member) -> bool:

@@ -39,9 +39,18 @@ from engine.train.gpu.cuda_graph import MAX_GRAPHS, StepGraph, cuda_recorder, un
 from engine.train.interventions import frozen_sets
 from engine.train.loop_thread import on_loop_thread
 from engine.train.losses import build_loss
-from engine.train.optim import apply_lr, build_optimizer, lr_at, member_state, plain_lrs, scheduled, shared_ranges
+from engine.train.optim import (
+    apply_lr,
+    build_optimizer,
+    load_member,
+    lr_at,
+    member_state,
+    plain_lrs,
+    scheduled,
+    shared_ranges,
+)
 from engine.train.threads import apply_threads
-from engine.train.weights import OneModel, StackedModels, Weights, stack_draws
+from engine.train.weights import OneModel, StackedModels, Weights, stack_draws, to_cpu
 
 PROGRESS_EVERY = 10  # steps between StepsTaken events (and NaN checks)
 
@@ -381,7 +390,7 @@ class TrainLoop:
         # shared optimizer's state go on changing (as its own optimizer's did), and nothing reads them
         # again: `_evaluate` yields running members' rows only, and `member_state_dict` this snapshot.
         if self._running():
-            self._final[i] = _to_cpu(self._member_state(i))
+            self._final[i] = to_cpu(self._member_state(i))
         return i, RunFinished(status, RunSummary.written(self.member_summary(i)))
 
     def _wait_paused(self) -> Iterator[tuple[int, Event]]:
@@ -462,15 +471,18 @@ class TrainLoop:
         return member_state(self.opts[k], i - a, build_optimizer(self.weights.module(i), self.cfgs[i]))
 
     def load_member_state(self, i: int, s: dict[str, Any]) -> None:
-        """Continue member i from a checkpoint (`member_state_dict`); a member with an optimizer of its own."""
+        """Continue member i from a checkpoint (`member_state_dict`); the loop's members share one step."""
         a, b = self.ranges[self.opt_of[i]]
-        if b != a + 1:
-            raise ValueError("a member that shares its optimizer starts at step 0")
         opt = self.opts[self.opt_of[i]]
+        if i and s["step"] != self.step:
+            raise ValueError(f"members' checkpoints at different steps ({self.step}, {s['step']})")
         self.step = s["step"]
-        self.wall_offset = s["wall_s"]
+        self.wall_offset = max(self.wall_offset, s["wall_s"]) if i else s["wall_s"]
         self.weights.module(i).load_state_dict(s["model"])
-        opt.load_state_dict(s["opt"])
+        if b == a + 1:
+            opt.load_state_dict(s["opt"])
+        else:  # its row of the optimizer it shares (engine/train/optim.py `load_member`)
+            load_member(opt, i - a, build_optimizer(self.weights.module(i), self.cfgs[i]), s["opt"])
         if s["sampler"] is not None:  # None: a fork that changed the sampler or the data starts a fresh one
             self.samplers[i].load_state_dict(s["sampler"])
         self.runs[i].load_state_dict(s)
@@ -479,14 +491,3 @@ class TrainLoop:
         for hook, hs in zip(self.weights.grad_hooks, s.get("grad_hooks", []), strict=False):  # gradient-filter state
             hook.load_state_dict(hs)
         torch.set_rng_state(s["rng"])
-
-
-def _to_cpu(obj: Any) -> Any:
-    """A checkpoint's tensors copied to the CPU (an ended member's state waits there for the end of the batch)."""
-    if isinstance(obj, torch.Tensor):
-        return obj.detach().cpu().clone()
-    if isinstance(obj, dict):
-        return {k: _to_cpu(v) for k, v in obj.items()}
-    if isinstance(obj, list | tuple):
-        return type(obj)(_to_cpu(v) for v in obj)
-    return obj

@@ -136,3 +136,23 @@ def member_state(shared: torch.optim.Optimizer, row: int, own: torch.optim.Optim
                 entry[k] = v.clone() if isinstance(v, torch.Tensor) else v
             own.state[p_own] = entry
     return plain_lrs(own.state_dict())
+
+
+def load_member(shared: torch.optim.Optimizer, row: int, own: torch.optim.Optimizer, state: dict[str, Any]) -> None:
+    """Member `row`'s optimizer state, in torch's single-run format (a checkpoint's, `member_state`'s), into
+    the optimizer `shared` that steps its range's rows together: `own`, built over the member's parameters,
+    reads the format; each per-parameter tensor goes to the member's row, and a 0-dim one (Adam's step)
+    must equal the range's, whose members step as one optimizer."""
+    own.load_state_dict(state)
+    for g_own, g_shared in zip(own.param_groups, shared.param_groups, strict=True):
+        for p_own, p_shared in zip(g_own["params"], g_shared["params"], strict=True):
+            entry = shared.state[p_shared]
+            for k, v in own.state.get(p_own, {}).items():
+                if isinstance(v, torch.Tensor) and v.dim() > 0:
+                    if k not in entry:
+                        entry[k] = torch.zeros((p_shared.shape[0], *v.shape), dtype=v.dtype, device=v.device)
+                    entry[k][row].copy_(v)
+                elif k in entry and not bool(torch.as_tensor(entry[k] == v).all()):
+                    raise ValueError(f"optimizer state {k!r}: the members of one optimizer are at different steps")
+                else:
+                    entry[k] = v.clone() if isinstance(v, torch.Tensor) else v

@@ -174,6 +174,78 @@ class RunSink:
             self.log.write_summary()
 
 
+@dataclasses.dataclass
+class Resume:
+    """A run directory about to continue from its checkpoint: `read` loads and checks it before a trainer
+    exists; `finish` brings its logs back to the checkpoint's step once the trainer has taken the state.
+    `Run` resumes one this way, a batched sweep (engine/sweep/batched.py) each member of a stacked model."""
+
+    dir: Path
+    cfg: RunConfig
+    state: dict[str, Any]
+    doc: dict[str, Any]
+    saved: Any
+    changed: dict[str, tuple[Any, Any]]
+
+    @classmethod
+    def read(cls, d: Path, cfg: RunConfig) -> Resume:
+        """The checkpoint of `d`, refused (ConfigError) where the config changed in a key a resume may not change."""
+        state = load_checkpoint(d)
+        doc = read_config_doc(d)
+        saved = state.get("config")
+        changed: dict[str, tuple[Any, Any]] = {}
+        if isinstance(saved, dict):
+            # through from_dict, so that a key added since the checkpoint compares at its default;
+            # a ConfigError is a key since removed: compared as written, and named below
+            with contextlib.suppress(ConfigError):
+                saved = from_dict(saved, str(d / CHECKPOINT)).to_dict()
+            changed = config_changes(saved, cfg.to_dict())
+            refused = sorted(k for k in changed if k not in RESUMABLE_KEYS)
+            if refused:
+                raise ConfigError(
+                    f"{d / CONFIG}: changed since the checkpoint: {', '.join(refused)} "
+                    "(a resume may change only " + ", ".join(sorted(RESUMABLE_KEYS)) + ")"
+                )
+        return cls(d, cfg, state, doc, saved, changed)
+
+    def mismatch(self, e: BaseException) -> ConfigError:
+        """The one-line error for a checkpoint the trainer could not take."""
+        reason = clean_text(str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__)
+        return ConfigError(f"{self.dir / CHECKPOINT}: does not match {self.dir / CONFIG} ({reason[:200]})")
+
+    def finish(self, columns: tuple[str, ...] | list[str], step: int) -> None:
+        """The logs back to the checkpoint's `step`, and the config's resume history; a trainer whose
+        `columns` differ from metrics.csv's is refused."""
+        d = self.dir
+        header = csv_header(d / "metrics.csv")
+        if header and tuple(header) != tuple(columns):
+            extra = sorted(set(columns) ^ set(header))
+            raise ConfigError(
+                f"{d / 'metrics.csv'}: its columns differ from this run's ({', '.join(extra) or 'order'}); "
+                "start a new run"
+            )
+        t = self.cfg.train
+        # Every row log of the run-file table (engine/rundir/files.py) goes back to the checkpoint's step. A row
+        # at that step that is off the evaluation cadence was written where a run stopped; an uninterrupted
+        # run has none, so it goes (bit-for-bit resume, F13).
+        truncate_logs(d, step, keep_last=lambda s: s % t.eval_every == 0 or s == t.max_steps)
+        changed = self.changed
+        if not isinstance(self.saved, dict):  # a checkpoint from before configs were saved in it
+            changed = config_changes(self.doc, self.cfg.to_dict())
+        if changed:
+            meta = self.doc["_meta"] if isinstance(self.doc.get("_meta"), dict) else {}
+            old = meta.get("resumed")
+            history: list[Any] = [
+                *(old if isinstance(old, list) else []),
+                {
+                    "step": step,
+                    "at": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+                    "changed": {k: {"from": a, "to": b} for k, (a, b) in changed.items()},
+                },
+            ]
+            write_json_atomic(d / CONFIG, {**self.cfg.to_dict(), "_meta": {**meta, "resumed": history}})
+
+
 class Run:
     """Owns a Trainer and its run directory's `RunSink`; `events()` trains, logs and checkpoints."""
 
@@ -233,56 +305,14 @@ class Run:
             raise ConfigError(str(e)) from None
 
     def _open_resumed(self, d: Path) -> None:
-        state = load_checkpoint(d)
-        doc = read_config_doc(d)
-        saved = state.get("config")
-        changed: dict[str, tuple[Any, Any]] = {}
-        if isinstance(saved, dict):
-            # through from_dict, so that a key added since the checkpoint compares at its default;
-            # a ConfigError is a key since removed: compared as written, and named below
-            with contextlib.suppress(ConfigError):
-                saved = from_dict(saved, str(d / CHECKPOINT)).to_dict()
-            changed = config_changes(saved, self.cfg.to_dict())
-            refused = sorted(k for k in changed if k not in RESUMABLE_KEYS)
-            if refused:
-                raise ConfigError(
-                    f"{d / CONFIG}: changed since the checkpoint: {', '.join(refused)} "
-                    "(a resume may change only " + ", ".join(sorted(RESUMABLE_KEYS)) + ")"
-                )
+        resume = Resume.read(d, self.cfg)
         try:
-            self.trainer = self._trainer(state)
+            self.trainer = self._trainer(resume.state)
         except ConfigError:
             raise
         except (KeyError, RuntimeError, ValueError, TypeError, IndexError, AttributeError) as e:
-            reason = clean_text(str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__)
-            raise ConfigError(f"{d / CHECKPOINT}: does not match {d / CONFIG} ({reason[:200]})") from None
-        header = csv_header(d / "metrics.csv")
-        if header and tuple(header) != tuple(self.trainer.columns):
-            extra = sorted(set(self.trainer.columns) ^ set(header))
-            raise ConfigError(
-                f"{d / 'metrics.csv'}: its columns differ from this run's ({', '.join(extra) or 'order'}); "
-                "start a new run"
-            )
-        t = self.cfg.train
-        step = self.trainer.step
-        # Every row log of the run-file table (engine/rundir/files.py) goes back to the checkpoint's step. A row
-        # at that step that is off the evaluation cadence was written where a run stopped; an uninterrupted
-        # run has none, so it goes (bit-for-bit resume, F13).
-        truncate_logs(d, step, keep_last=lambda s: s % t.eval_every == 0 or s == t.max_steps)
-        if not isinstance(saved, dict):  # a checkpoint from before configs were saved in it
-            changed = config_changes(doc, self.cfg.to_dict())
-        if changed:
-            meta = doc["_meta"] if isinstance(doc.get("_meta"), dict) else {}
-            old = meta.get("resumed")
-            history: list[Any] = [
-                *(old if isinstance(old, list) else []),
-                {
-                    "step": step,
-                    "at": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
-                    "changed": {k: {"from": a, "to": b} for k, (a, b) in changed.items()},
-                },
-            ]
-            write_json_atomic(d / CONFIG, {**self.cfg.to_dict(), "_meta": {**meta, "resumed": history}})
+            raise resume.mismatch(e) from None
+        resume.finish(self.trainer.columns, self.trainer.step)
 
     @classmethod
     def from_checkpoint(cls, run_dir: str | Path, max_steps: int | None = None, device: str | None = None) -> Run:

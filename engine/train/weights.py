@@ -13,7 +13,7 @@ from __future__ import annotations
 import copy
 import functools
 from collections.abc import Callable
-from typing import Protocol
+from typing import Any, Protocol
 
 import torch
 from torch import nn
@@ -220,3 +220,14 @@ def stack_draws(draws: list[torch.Tensor]) -> tuple[torch.Tensor, torch.Tensor |
     idx = torch.stack([torch.cat([d, d[:1].expand(b - len(d))]) for d in draws])  # (N, B)
     own = torch.arange(b, device=idx.device)[None, :] < torch.tensor(lengths, device=idx.device)[:, None]
     return idx, own, lengths
+
+
+def to_cpu(obj: Any) -> Any:
+    """A checkpoint's tensors copied to the CPU (an ended member's state waits there for the end of the batch)."""
+    if isinstance(obj, torch.Tensor):
+        return obj.detach().cpu().clone()
+    if isinstance(obj, dict):
+        return {k: to_cpu(v) for k, v in obj.items()}
+    if isinstance(obj, list | tuple):
+        return type(obj)(to_cpu(v) for v in obj)
+    return obj
