@@ -34,8 +34,16 @@ def register(app: typer.Typer) -> None:
         ] = None,
         quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress output.")] = False,
         plan_only: Annotated[
-            bool, typer.Option("--plan", help="Print members, summed step budget and recorded wall time; run nothing.")
+            bool,
+            typer.Option(
+                "--plan",
+                help="Print members, summed step budget and recorded wall time; with --device cuda, the batches "
+                "and a predicted wall time on the card. Runs nothing.",
+            ),
         ] = False,
+        free_gib: Annotated[
+            float, typer.Option("--free-gib", help="--plan --device cuda: the card's free memory; 0 = ask the card.")
+        ] = 0.0,
     ) -> None:
         """Run a sweep preset's grid over several seeds in parallel, then print its report.
 
@@ -62,9 +70,10 @@ def register(app: typer.Typer) -> None:
             if resume or config:
                 raise ConfigError("--plan sizes a preset: give --preset NAME (or paper)")
             names = None if preset == PAPER else (str(preset),) if preset else None
-            table = plan_table(names)
-            typer.echo(wrap(table, indent=table.index("wall time")))
+            typer.echo(show_plan(names, opts.device or "", free_gib, workers, parents))
             raise typer.Exit(0)
+        if free_gib:
+            raise ConfigError("--free-gib sizes a card for --plan --device cuda")
         if preset == PAPER and not resume:
             if config:
                 raise ConfigError("--preset paper runs the paper's sweep presets; drop --config")
@@ -86,6 +95,38 @@ def register(app: typer.Typer) -> None:
         else:
             group = new_group(opts, seeds, parents)
         raise typer.Exit(execute(group, workers, backend, address, quiet))
+
+
+def show_plan(names: tuple[str, ...] | None, device: str, free_gib: float, workers: int, parents: str | None) -> str:
+    """--plan's text: on a card (--device cuda) its batches and predicted wall time, else what the presets
+    record."""
+    if device.startswith("cuda"):
+        return card_plan(names, device, free_gib, workers, parents)
+    table = plan_table(names)
+    return wrap(table, indent=table.index("wall time"))
+
+
+def card_plan(names: tuple[str, ...] | None, device: str, free_gib: float, workers: int, parents: str | None) -> str:
+    """The sweeps of `names` (default: the paper's) planned on a card, with the wall time the cost model
+    predicts (engine/sweep/predict.py); `parents`: a --parents group, whose runs are adopted, not trained."""
+    from engine.claims.paper import PAPER_SWEEPS
+    from engine.config import ConfigError
+    from engine.sweep.card_memory import free_bytes
+    from engine.sweep.pool import default_workers
+    from engine.sweep.predict import GIB, predict, render
+    from engine.sweep.spec import Group
+
+    if free_gib < 0:
+        raise ConfigError(f"--free-gib must be > 0 (got {free_gib})")
+    if not free_gib:
+        try:
+            free_gib = free_bytes(device) / GIB
+        except (RuntimeError, AssertionError, ValueError) as e:
+            raise ConfigError(f"--plan --device {device}: no such card here ({e}); give --free-gib G") from None
+    workers = workers or default_workers()
+    parent = str(Group.open(parents).preset) if parents else ""
+    rows = predict(names or tuple(n for n, _ in PAPER_SWEEPS), free_gib, workers, parent)
+    return render(rows, free_gib, workers)
 
 
 def plan_table(names: tuple[str, ...] | None) -> str:
