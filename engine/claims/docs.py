@@ -22,7 +22,7 @@ from engine.claims.claim import Claim
 from engine.claims.readings import Reading
 from engine.claims.registry import claims, get
 from engine.claims.status import check, data_dir, kept, planned, reading, strongest
-from engine.claims.verdicts import PENDING
+from engine.claims.verdicts import CONTROL, GUARD, PENDING
 from engine.config import ConfigError
 from engine.rundir.keep import read_provenance
 from engine.sweep.report.tables import build_tables, render, render_table
@@ -31,6 +31,10 @@ ROOT = Path(__file__).resolve().parents[2]
 REGION = re.compile(r"<!-- (?P<kind>table|n): (?P<name>[\w./-]+) -->(?P<body>.*?)<!-- end -->", re.S)
 PAGES = ("README.md", "docs/REPRODUCTION.md", "docs/data/README.md")  # and docs/claims/*.md
 NOT_KEPT = "no kept data from the current engine"
+ROLES = {  # a part that is not the claim's own, as the verdict names it (engine/claims/verdicts.py)
+    GUARD: "guard: it can only lower the verdict",
+    CONTROL: "control: it cannot fail by design, not counted",
+}
 
 
 def pages(root: Path = ROOT) -> list[Path]:
@@ -118,7 +122,8 @@ def verdict_block(root: Path, claim: Claim) -> str:
     lines = [f"**Verdict: {claim.verdict}** (the strongest word the kept data allow: {top}).", ""]
     for p in r.parts:
         judged = f" Judged: {p.judged}." if p.judged else ""
-        lines.append(f"- *{p.text}*: {p.state}, {p.evidence}.{judged}")
+        role = f" ({ROLES[p.role]})" if p.role else ""
+        lines.append(f"- *{p.text}*{role}: {p.shown}, {p.evidence}.{judged}")
     return "\n".join(lines)
 
 

@@ -14,13 +14,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from engine.claims.verdicts import HOLDS, Outcome, Part
+from engine.claims.verdicts import CONTROL, HOLDS, Outcome, Part
 from engine.config import RunConfig
 from engine.rundir.dirs import read_metrics
 from engine.rundir.files import is_group
 from engine.sweep.results import ResultsRow, cell_number
 from engine.sweep.spec import Group, Member
-from engine.sweep.stats import RANGE, range_text, seed_interval
+from engine.sweep.stats import RANGE, Spread, range_text, seed_interval
 
 
 @dataclass(frozen=True)
@@ -90,13 +90,17 @@ def signed(x: float, f: str) -> str:
     return f"{x:+{f}}".replace("-", "−")
 
 
-def spread(xs: Sequence[float], f: str = ".3f", sign: bool = False) -> str:
+def spread(xs: Sequence[float], f: str = ".3f", sign: bool = False, pooled: bool = False) -> str:
     """ "0.842 (0.790–0.910, n = 3)" below 8 values (mean and range), "−490 [−691, −289] (95% t-interval,
-    n = 10)" from 8; `f` a format spec, `sign` a leading + on positive values."""
+    n = 10)" from 8 seeds of one cell; `f` a format spec, `sign` a leading + on positive values. `pooled`: the
+    values come from more than one cell (tasks, batch sizes, arms), so always the range: a t-interval would
+    treat the cells as seeds."""
     sp = seed_interval(xs)
+    if pooled and sp.n:
+        sp = Spread(sp.mean, min(xs), max(xs), sp.n, RANGE)
     if sp.n == 0:
         return "-"
-    fmt = (lambda v: signed(v, f)) if sign else (lambda v: format(v, f).replace("-", "−"))
+    fmt: Callable[[float], str] = (lambda v: signed(v, f)) if sign else (lambda v: format(v, f).replace("-", "−"))
     if sp.kind == RANGE:
         lo, hi = fmt(sp.lo), fmt(sp.hi)
         inner = f"{lo} to {hi}" if sp.lo < 0 or sign else f"{lo}–{hi}"  # never "+0.774–+0.877"
@@ -184,12 +188,12 @@ def budget_of(rs: Sequence[Row]) -> str:
     return steps(max((r.budget for r in rs), default=0))
 
 
-def part(text: str, outcome: Outcome, evidence: str, judged: str = "") -> Part:
-    return Part(text, outcome.state, evidence, judged)
+def part(text: str, outcome: Outcome, evidence: str, judged: str = "", role: str = "") -> Part:
+    return Part(text, outcome.state, evidence, judged, role)
 
 
 def holds(parts: Sequence[Part]) -> bool:
-    return all(p.state == HOLDS and not p.judged for p in parts)
+    return all(p.state == HOLDS and not p.judged for p in parts if p.role != CONTROL)
 
 
 # --- contrasts that move one factor alone -----------------------------------------------------------

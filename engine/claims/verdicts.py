@@ -14,7 +14,12 @@ page's criteria:
 - not reproduced (not supported): otherwise.
 
 A judged part counts as *unread* for the ceiling, so a claim with one is at most "partly" unless its
-mechanical parts alone fail; the judgement is the page's, with its reason.
+mechanical parts alone fail; the judgement is the page's, with its reason, and the verdict shows it unread.
+
+Two roles beside a claim's own parts. A **guard** (a premise, or a no-harm condition: "costs the common
+tokens less than 0.01") can keep a claim from its strongest word when it does not hold, but lifts none: a
+claim whose only holding parts are guards reads as if none held. A **control** is a check the design
+cannot fail (a random direction gives chance accuracy): the page shows it, the verdict does not count it.
 """
 
 from __future__ import annotations
@@ -23,6 +28,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 HOLDS, FAILS, UNREAD, OPPOSITE = "holds", "fails", "unread", "opposite"
+GUARD, CONTROL = "guard", "control"  # a part's role beside the claim's own parts ("")
 PENDING = "pending rerun"  # no kept data from the current engine: no verdict is computed or given
 # strength of a verdict for the claim; a page may say a weaker word than its data allow, never a stronger one
 RANK = {
@@ -46,6 +52,12 @@ class Part:
     state: str  # HOLDS, FAILS, UNREAD or OPPOSITE
     evidence: str  # the numbers that decide it: "10 of 10 seeds fewer steps"
     judged: str = ""  # non-empty: a judgement, and why (the state is then UNREAD for the ceiling)
+    role: str = ""  # "" a part of the claim; GUARD a premise or no-harm condition; CONTROL a check that cannot fail
+
+    @property
+    def shown(self) -> str:
+        """The state the verdict shows: a judged part is unread, whatever its numbers say."""
+        return UNREAD if self.judged else self.state
 
 
 @dataclass(frozen=True)
@@ -66,20 +78,25 @@ class Outcome:
             return UNREAD
         return FAILS
 
-    def k_of_n(self, what: str = "") -> str:
-        """ "7 of 10" (+ " what"), and how many could not tell."""
+    def k_of_n(self, what: str = "", shared: int = 1) -> str:
+        """ "7 of 10" (+ " what"), and how many could not tell. `shared`: how many arms share each seed's split
+        (Adam and SGD pooled: 2), so the pairs hold that many times fewer independent draws, which it says."""
         k = sum(x is True for x in self.agree)
         unread = sum(x is None for x in self.agree)
         text = f"{k} of {len(self.agree)}" + (f" {what}" if what else "")
+        if shared > 1:
+            text += f" ({len(self.agree) // shared} independent: {shared} optimizers share each seed's split)"
         return text + (f" ({unread} undecided: neither side reached 95% val by the budget)" if unread else "")
 
 
 def ceiling(parts: Sequence[Part], ours: bool = False) -> str:
-    """The strongest verdict the parts allow (the module's rules)."""
-    states = [UNREAD if p.judged else p.state for p in parts]
+    """The strongest verdict the parts allow (the module's rules): controls are not counted, and a guard
+    that holds lifts nothing."""
+    states = [p.shown for p in parts if not p.role]
+    guards = [p.shown for p in parts if p.role == GUARD]
     if not states:
         word = "inconclusive"
-    elif all(s == HOLDS for s in states):
+    elif all(s == HOLDS for s in states + guards):
         word = "reproduced"
     elif any(s == HOLDS for s in states):
         word = "partly"

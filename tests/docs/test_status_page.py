@@ -19,8 +19,14 @@ ROOT = Path(__file__).resolve().parents[2]
 STATUS = ROOT / "docs" / "REPRODUCTION.md"
 CLAIM_PAGES = sorted((ROOT / "docs" / "claims").glob("*.md"))
 # A measurement in prose: an accuracy-like value (0.934; not a setting such as "lr 0.001"), a ratio (0.61×), a
-# step reached ("at step 6,400", "steps 5,200–6,200"; a budget such as "10,000 steps" is a setting).
-MEASURED = re.compile(r"(?<!lr )(?<![\w.])\d\.\d{3}(?![\d])|\d\.\d+×|\bsteps? \d{1,3},\d{3}")
+# step reached ("at step 6,400", "steps 5,200–6,200"; a budget such as "10,000 steps" is a setting; "held at step
+# 1,500" is where a screenshot was taken, a setting), or a phase marker's step ("C at 4,200", "G = 5,200", "M 400").
+MEASURED = re.compile(
+    r"(?<!lr )(?<![\w.])\d\.\d{3}(?![\d])|\d\.\d+×|(?<!held at )\bsteps? \d{1,3},\d{3}"
+    r"|\b[MCUG](?: at| =)? \d[\d,]*\b(?! (?:steps|of))"
+)
+README = ROOT / "README.md"
+TUI = ROOT / "docs" / "TUI.md"
 
 
 def test_every_generated_region_is_what_the_data_give() -> None:
@@ -129,3 +135,88 @@ def test_a_claim_figure_draws_from_kept_data(tmp_path: Path) -> None:
     r = grok("figure", "--claim", c.figure, str(ROOT / "docs" / "data" / c.preset), "-o", str(out))
     assert r.returncode == 0, r.stderr
     assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def _verdict_lines(page: Path) -> list[str]:
+    """The part lines of a page's verdict region."""
+    return [
+        line
+        for m in docs.REGION.finditer(page.read_text())
+        if m["kind"] == "table" and m["name"].endswith("/verdict")
+        for line in m["body"].splitlines()
+        if line.startswith("- *")
+    ]
+
+
+def test_a_judged_part_is_shown_unread() -> None:
+    """A judged part counts as unread for the verdict, so the verdict shows it unread, never "fails" (its page
+    gives the judgement and why)."""
+    for page in CLAIM_PAGES:
+        for line in _verdict_lines(page):
+            if " Judged: " in line:
+                assert re.search(r"\*(?: \([^)]*\))?: unread, ", line), f"{page.name}: {line}"
+
+
+def _seeds(key: str) -> int | None:
+    c = next((c for c in claims() if c.key == key), None)
+    g = None if c is None else kept(ROOT, c)
+    return None if g is None else len(g.spec.seeds)
+
+
+T_INTERVAL_N = re.compile(r"t-interval(?:, n = (\d+)\)|[^\n]*?\(n=(\d+))")
+
+
+def test_no_t_interval_over_pooled_cells() -> None:
+    """A t-interval is over the seeds of one cell: one whose n exceeds the group's seeds pools cells (tasks, batch
+    sizes, optimizers) and treats them as seeds. Pooled values are a range with n."""
+    for page in CLAIM_PAGES:
+        seeds = _seeds(page.stem)
+        if seeds is None:
+            continue
+        for line in page.read_text().splitlines():
+            for m in T_INTERVAL_N.finditer(line):
+                n = int(m[1] or m[2])
+                assert n <= seeds, f"{page.name}: a t-interval over {n} values from {seeds} seeds: {line.strip()}"
+
+
+def test_a_control_is_not_counted_and_a_guard_lifts_nothing() -> None:
+    # on the pages: a direction that cannot restore the targets is a control, a cure's cost is a guard
+    direction = _verdict_lines(ROOT / "docs" / "claims" / "decouple_direction.md")
+    for what in ("a random direction", "another token's direction"):
+        assert any(what in line and "(control" in line for line in direction), what
+    for page in CLAIM_PAGES:
+        for line in _verdict_lines(page):
+            if re.match(r"- \*[^*]* costs? the [^*]* less than", line):
+                assert "(guard" in line, f"{page.name}: a no-harm part counted as support: {line}"
+    # and the rule they follow
+    from engine.claims.verdicts import CONTROL, FAILS, GUARD, HOLDS, Part, ceiling
+
+    claim, control, guard = Part("x", FAILS, ""), Part("c", HOLDS, "", role=CONTROL), Part("g", HOLDS, "", role=GUARD)
+    assert ceiling([claim, control]) == "not reproduced"
+    assert ceiling([claim, guard]) == "not reproduced"
+    assert ceiling([Part("x", HOLDS, ""), guard, control]) == "reproduced"
+    assert ceiling([Part("x", HOLDS, ""), Part("g", FAILS, "", role=GUARD)]) == "partly"
+
+
+def _captions(text: str) -> list[str]:
+    """A page's screenshot captions: each image's alt text and the italic line under it."""
+    lines = text.splitlines()
+    out = []
+    for i, line in enumerate(lines):
+        if line.startswith("!["):
+            out.append(line)
+            after = next((x for x in lines[i + 1 :] if x.strip()), "")
+            if after.startswith("*"):
+                out.append(after)
+    return out
+
+
+def test_no_digits_of_a_run_that_is_not_kept_in_readme_or_tui_captions() -> None:
+    """README and the TUI guide's screenshot captions give no measured number of a run that docs/data does not
+    keep (a phase's step, an accuracy): such a number cannot be regenerated, so it goes."""
+    readme = re.sub(r"```.*?```", "", README.read_text(), flags=re.S)
+    readme = re.sub(r"`[^`]*`", "", docs.REGION.sub("", readme))
+    for line in [*readme.splitlines(), *_captions(TUI.read_text())]:
+        assert not MEASURED.search(line), line.strip()
+    assert MEASURED.search("progress_mul: M at 400, C at 4,200") and MEASURED.search("(C = 4,200, U = 4,800")
+    assert not MEASURED.search("held at step 1,500 of 10,000") and not MEASURED.search("after 10,000 steps")

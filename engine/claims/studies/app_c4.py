@@ -77,7 +77,7 @@ def app_c4(group: Group) -> Reading:
         "starved_gen": generalized([r for r, _ in pairs]),
         "random_gen": generalized([b for _, b in pairs]),
         # the plateau: the final val gap where the random member reached 95%, so it sits at its end, not at chance
-        "val_gap": spread([d for _, b, d in val if b.gen is not None], sign=True),
+        "val_gap": spread([d for _, b, d in val if b.gen is not None], sign=True, pooled=True),
         "val_lower_k": Outcome([d < 0 for _, _, d in val]).k_of_n("pairs"),
         "val_above": "; ".join(
             f"{sum(1 for c in above if c == cell)} at batch {cell[0]}, lr {cell[1]:g}" for cell in dict.fromkeys(above)

@@ -18,7 +18,7 @@ from engine.claims.readings import (
     rows,
     spread,
 )
-from engine.claims.verdicts import Outcome
+from engine.claims.verdicts import GUARD, Outcome
 from engine.sweep.report.tables import member_finals
 from engine.sweep.spec import Group
 from engine.train.phases import MEMORIZED_ACC
@@ -105,6 +105,7 @@ def fig4_sampling(group: Group) -> Reading:
             "the skewed split fits the training set",
             fits,
             f"train accuracy reaches {MEMORIZED_ACC:.0%} in {fits.k_of_n('skewed members')}",
+            role=GUARD,  # the claim's premise, true of every split: it can lower the verdict, not lift it
         ),
     ]
     values: dict[str, str] = {"budget": b, "small": sm, "large": lg, "chance": f"{1 / group.base.data.p:.3f}"}
@@ -130,8 +131,12 @@ def fig4_sampling(group: Group) -> Reading:
     near = [r for bs in small for p in up[bs] for r in p]
     values |= {
         "small_gen": generalized(near),
-        "small_val_random": spread([v for bs in small for _, r in up[bs] if (v := _val(fin, r)) is not None]),
-        "small_val_uniform": spread([v for bs in small for u, _ in up[bs] if (v := _val(fin, u)) is not None]),
+        "small_val_random": spread(
+            [v for bs in small for _, r in up[bs] if (v := _val(fin, r)) is not None], pooled=True
+        ),
+        "small_val_uniform": spread(
+            [v for bs in small for u, _ in up[bs] if (v := _val(fin, u)) is not None], pooled=True
+        ),
         "uniform_sooner_large": big_o.k_of_n("pairs"),
         "uniform_ratio_large": geo_ratio(big_both),
         "skew_sooner_large": sk_big.k_of_n("pairs"),

@@ -5,6 +5,7 @@ from __future__ import annotations
 from engine.claims.cause_pairs import CELLS, TOL, _cell, _costs_nothing, _pooled, _tasks
 from engine.claims.claim import Claim
 from engine.claims.readings import Reading, direction, part, spread
+from engine.claims.verdicts import GUARD
 from engine.sweep.report.cures import CurePairs, cure_metrics, cure_pairs
 from engine.sweep.spec import Group
 
@@ -54,11 +55,13 @@ def cure_decouple(group: Group) -> Reading:
             f"lazy rows cost the common tokens less than {TOL:g} in the starved cells",
             o2,
             f"{o2.k_of_n('pairs')}; change, pooled: {_pooled(d_common)}",
+            role=GUARD,
         ),
         part(
             f"lazy rows cost the control (r = 1) less than {TOL:g} of val accuracy",
             o3,
             f"{o3.k_of_n('pairs')}; change: {spread(d_control, sign=True)}",
+            role=GUARD,
         ),
     ]
     o1 = direction(d_target, True)

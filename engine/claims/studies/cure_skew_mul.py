@@ -5,6 +5,7 @@ from __future__ import annotations
 from engine.claims.cause_pairs import TOL, _costs_nothing, _tasks
 from engine.claims.claim import Claim
 from engine.claims.readings import Reading, direction, generalized, part, rows, spread
+from engine.claims.verdicts import GUARD
 from engine.sweep.spec import Group
 
 
@@ -37,6 +38,7 @@ def cure_skew_mul(group: Group) -> Reading:
             f"lazy rows cost the common tokens less than {TOL:g}",
             o2,
             f"{o2.k_of_n('seeds')}; change: {spread(common, sign=True)}",
+            role=GUARD,
         ),
     ]
     values: dict[str, str] = {}
@@ -62,9 +64,9 @@ CLAIM = Claim(
     "",
     "Lazy rows on the token-skewed split (ours, §4.1-4.3)",
     "cure_skew_mul",
-    "partly",
+    "not supported",
     "rare tokens' val accuracy {lazy_val_acc_rare} against Adam ({lazy_val_acc_rare_k} seeds higher); "
-    "common tokens {lazy_val_acc_common}",
+    "common tokens {lazy_val_acc_common} (a guard: no harm, not support)",
     tail=5,
     metrics="val_acc,val_acc_rare,val_acc_common",
     figure="cure_skew_mul",

@@ -101,7 +101,11 @@ def decouple(group: Group) -> Reading:
     )
     n = len(group.spec.seeds)
     held = sum(p.state == "holds" for p in parts)
-    return Reading(parts, head, f"{held} of {len(parts)} contrasts", f"{n} × {len(group.spec.arms)} tasks", values)
+    ops = sorted({str(group.config(m).data.op) for m in group.members})  # arms are task × optimizer: count tasks
+    arms = len(group.spec.arms)
+    return Reading(
+        parts, head, f"{held} of {len(parts)} contrasts", f"{n} × {len(ops)} ({', '.join(ops)}); {arms} arms", values
+    )
 
 
 CLAIM = Claim(

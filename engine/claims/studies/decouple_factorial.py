@@ -7,13 +7,21 @@ import math
 from engine.claims.cause_pairs import CELLS, _cell, _pooled, _tasks
 from engine.claims.claim import Claim
 from engine.claims.readings import Reading, direction, part
-from engine.sweep.spec import Group
+from engine.rundir.dirs import read_metrics
+from engine.rundir.summary import read_summary
+from engine.sweep.spec import Group, Member
+from engine.sweep.stats import range_text
 
 FACTORS_READ = (  # (factor, what moving it alone from the starved arm does, in a part's words)
     ("decay", "decay off raises the targets' accuracy"),
     ("draws", "more draws raise the targets' accuracy"),
     ("pairs", "more pairs raise the targets' accuracy"),
 )
+
+
+def _range(xs: list[float]) -> str:
+    """ "0.97–1.01 (n = 30)": the balance's range over pairs and cells (pooled: no interval)."""
+    return f"{range_text(min(xs), max(xs), '.2f')} (n = {len(xs)})" if xs else "-"
 
 
 def _rescaled_pull(group: Group) -> list[float]:
@@ -36,6 +44,36 @@ def _rescaled_pull(group: Group) -> list[float]:
 
 
 STARVED = "own_own_wd"  # the arm that keeps the parent's pairs, draws and decay: each factor is moved from it
+CEILING = "m3_r1"  # the cell whose targets are at their ceiling already: its rows are not starved
+
+
+def _balance(group: Group, m: Member) -> float | None:
+    """The balance probe over a fork's own window: the loss gradient's push along the target rows summed, over
+    the decay's pull summed (Σgrad / |Σdecay|); 1 where the two cancel, as on any row that holds its length."""
+    d = group.member_dir(m)
+    at = read_summary(d).fork_step
+    if at is None:
+        return None
+    rows = [r for r in read_metrics(d) if r["step"] > at]
+    grad = sum(v for r in rows if math.isfinite(v := r.get("target_grad_step", math.nan)))
+    decay = sum(v for r in rows if math.isfinite(v := r.get("target_decay_step", math.nan)))
+    return grad / abs(decay) if decay else None
+
+
+def _balances(group: Group) -> dict[tuple[str, int], tuple[float | None, float | None]]:
+    """Per parent arm and seed: the balance of the starved fork and of the fork rescaled to the ring's radius
+    (decay on in both)."""
+    res = group.results()
+    ended = [m for m in group.members if m.fork_of and m.id in res and res[m.id].ended]
+    out: dict[tuple[str, int], tuple[float | None, float | None]] = {}
+    for m in ended:
+        if m.arm.endswith("_" + STARVED):
+            key = (m.arm.removesuffix("_" + STARVED), m.seed)
+            out[key] = (_balance(group, m), out.get(key, (None, None))[1])
+        elif m.arm.endswith("_rescaled_500"):
+            key = (m.arm.removesuffix("_rescaled_500"), m.seed)
+            out[key] = (out.get(key, (None, None))[0], _balance(group, m))
+    return out
 
 
 ROOM = 0.95  # an accuracy part reads the pairs whose starved arm ends below this: room to rise
@@ -55,6 +93,7 @@ def decouple_factorial(group: Group) -> Reading:
     from engine.sweep.report.factorial import contrasts
 
     cs = [c for c in contrasts(group) if c.a.endswith("_" + STARVED)]
+    shared = len({c.parent.split("_", 1)[0] for c in cs})  # the optimizers whose parents share each seed's split
     norm = [
         wb.outcomes["target_norm"] - wa.outcomes["target_norm"]
         for c in cs
@@ -65,7 +104,11 @@ def decouple_factorial(group: Group) -> Reading:
     o = direction(norm, True)
     values = {"decay_target_norm": _pooled(norm), "decay_target_norm_k": o.k_of_n("pairs")}
     parts = [
-        part("decay off lengthens the target rows", o, f"{o.k_of_n('pairs higher')}; change, pooled: {_pooled(norm)}")
+        part(
+            "decay off lengthens the target rows",
+            o,
+            f"{o.k_of_n('pairs higher', shared)}; change, pooled: {_pooled(norm)}",
+        )
     ]
     unread = []
     for cell in dict.fromkeys(_cell(c.parent) for c in cs):
@@ -86,7 +129,8 @@ def decouple_factorial(group: Group) -> Reading:
                 continue
             oc = direction(d, True)
             values[key], values[f"{key}_k"] = _pooled(d), oc.k_of_n("pairs")
-            parts.append(part(f"{where}, {text}", oc, f"{oc.k_of_n('pairs higher')}; change, pooled: {_pooled(d)}"))
+            evidence = f"{oc.k_of_n('pairs higher', shared)}; change, pooled: {_pooled(d)}"
+            parts.append(part(f"{where}, {text}", oc, evidence))
     d = _rescaled_pull(group)
     o = direction(d, True)
     values["rescaled_norm"], values["rescaled_norm_k"] = _pooled(d), o.k_of_n("pairs")
@@ -94,8 +138,23 @@ def decouple_factorial(group: Group) -> Reading:
         part(
             "a rescaled row keeps its length without decay (what pulls it back is decay)",
             o,
-            f"{o.k_of_n('pairs longer without decay')}; target norm after 500 steps, no decay − decay, pooled: "
+            f"{o.k_of_n('pairs longer without decay', shared)}; target norm after 500 steps, no decay − decay, pooled: "
             f"{_pooled(d)}",
+        )
+    )
+    bal = _balances(group)
+    held = [(x, y, k[0]) for k, (x, y) in sorted(bal.items()) if x is not None and y is not None]
+    ob = direction([x - y for x, y, _ in held], True)
+    starved = [x for x, _, a in held if _cell(a) != CEILING]
+    values["balance_starved"] = _range(starved)
+    values["balance_ceiling"] = _range([x for x, _, a in held if _cell(a) == CEILING])
+    values["balance_rescaled"] = _range([y for _, y, _ in held])
+    parts.append(
+        part(
+            "at the ring's radius decay outweighs the gradient (the balance probe, against the starved row)",
+            ob,
+            f"Σgrad/|Σdecay| lower on the rescaled row than on the starved one in {ob.k_of_n('pairs', shared)}; "
+            f"rescaled {values['balance_rescaled']}, starved {values['balance_starved']}",
         )
     )
     values["unread"] = "; ".join(unread) or "none"

@@ -137,7 +137,9 @@ def _draws_part(parents: dict[str, dict[int, Obs]], opts: list[str], values: dic
     o = direction(d, positive=False)
     values["draws"], values["draws_k"] = _pooled(d), o.k_of_n("pairs")
     unread = f"; unread: {', '.join(why)}" if why else ""
-    return part(f"{text} ({_opts(read)})", o, f"{o.k_of_n('pairs lower')}; change, pooled: {_pooled(d)}{unread}")
+    return part(
+        f"{text} ({_opts(read)})", o, f"{o.k_of_n('pairs lower', len(read))}; change, pooled: {_pooled(d)}{unread}"
+    )
 
 
 def _pairs_parts(parents: dict[str, dict[int, Obs]], opts: list[str], values: dict[str, str]) -> list[Part]:
@@ -176,8 +178,8 @@ def _pairs_parts(parents: dict[str, dict[int, Obs]], opts: list[str], values: di
             part(
                 f"{text} ({where}; {_opts(read)})",
                 o,
-                f"{o.k_of_n('pairs lower')}; change, pooled: {_pooled(d)}; realized draws, one pair over every "
-                f"pair: {_ratio_range(q_all)}",
+                f"{o.k_of_n('pairs lower', len(read))}; change, pooled: {_pooled(d)}; realized draws, one pair over "
+                f"every pair: {_ratio_range(q_all)}",
             )
         )
     values["pairs_unread"] = "; ".join(why) or "none"
@@ -261,7 +263,8 @@ def _fallback_parts(obs: Sequence[Obs], values: dict[str, str]) -> list[Part]:
             part(
                 f"{CELLS.get(cell, cell)}, the rescaled norm falls back within 500 steps",
                 o,
-                f"{o.k_of_n('pairs lower')}; target norm before the rescale {values[f'{k}_norm_before']}, rescaled "
+                f"{o.k_of_n('pairs lower', len({split_arm(x[0])[0] for x in keys}))}; target norm before the rescale "
+                f"{values[f'{k}_norm_before']}, rescaled "
                 f"{values[f'{k}_norm_rescaled']}, 500 steps later {values[f'{k}_norm_500']}",
             )
         )

@@ -49,7 +49,8 @@ def progress(group: Group) -> Reading:
     ]
 
     def of(key: str, recs: Sequence[dict[str, Any]] = runs, f: str = ".0f", sign: bool = False) -> str:
-        return spread([float(r[key]) for r in recs if r.get(key) is not None], f, sign)
+        # the runs of several cells pooled: their range, never a t-interval (the cells are not seeds)
+        return spread([float(r[key]) for r in recs if r.get(key) is not None], f, sign, pooled=True)
 
     values = {
         "lead": of("lead", sign=True),

@@ -13,7 +13,7 @@ from engine.claims.readings import (
     rows,
     spread,
 )
-from engine.claims.verdicts import Outcome
+from engine.claims.verdicts import GUARD, Outcome
 from engine.sweep.report.tables import member_finals
 from engine.sweep.spec import Group
 from engine.train.phases import MEMORIZED_ACC
@@ -66,11 +66,12 @@ def token_skew(group: Group) -> Reading:
             f"the split fits the training set ({s})",
             fits,
             f"train accuracy reaches {MEMORIZED_ACC:.0%} in {fits.k_of_n('members')}",
+            role=GUARD,
         ),
         part(
             f"it ends below the random split ({s})",
             below,
-            f"below random in {below.k_of_n('pairs')}; final val {s} − random {spread(d, sign=True)}",
+            f"below random in {below.k_of_n('pairs')}; final val {s} − random {spread(d, sign=True, pooled=True)}",
         ),
         part(
             f"a plateau: flat over the last quarter of the budget ({s})",
@@ -91,16 +92,16 @@ def token_skew(group: Group) -> Reading:
         "budget": budget_of(rs),
         "starved_gen": generalized(starved),
         "random_gen": generalized([r for r in rs if r.member.arm == base]),
-        "val_starved": spread([v for r in starved if (v := _val(fin, r)) is not None]),
-        "val_random": spread([v for _, r in mine if (v := _val(fin, r)) is not None]),
-        "val_gap": spread(d, sign=True),
+        "val_starved": spread([v for r in starved if (v := _val(fin, r)) is not None], pooled=True),
+        "val_random": spread([v for _, r in mine if (v := _val(fin, r)) is not None], pooled=True),
+        "val_gap": spread(d, sign=True, pooled=True),
         "below_k": below.k_of_n("pairs"),
-        "rare": spread([x for x, _ in rare]),
+        "rare": spread([x for x, _ in rare], pooled=True),
         "rare_k": lowest.k_of_n("members"),
-        "common": spread([y for _, y in rare]),
-        "rare_random": spread([v for _, r in mine if (v := _val(fin, r, "val_acc_rare")) is not None]),
+        "common": spread([y for _, y in rare], pooled=True),
+        "rare_random": spread([v for _, r in mine if (v := _val(fin, r, "val_acc_rare")) is not None], pooled=True),
         "absent_members": f"{len(absent)} of {len(starved)}",
-        "absent": spread(absent),
+        "absent": spread(absent, pooled=True),
         "rise_max": f"{max(rise):.3f}" if rise else "-",
     }
     for arm in skews[:-1]:
@@ -109,7 +110,7 @@ def token_skew(group: Group) -> Reading:
         bo, bd = _below(p, fin)
         values[f"{arm}_sooner"] = o.k_of_n("pairs")
         values[f"{arm}_below"] = bo.k_of_n("pairs")
-        values[f"{arm}_gap"] = spread(bd, sign=True)
+        values[f"{arm}_gap"] = spread(bd, sign=True, pooled=True)
         values[f"{arm}_gen"] = generalized([r for r in rs if r.member.arm == arm])
     head = f"final val, {s} − random: {values['val_gap']}; {s} rare tokens' pairs {values['rare']}"
     return Reading(

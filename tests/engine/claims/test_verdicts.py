@@ -69,3 +69,30 @@ def test_a_judged_part_never_makes_a_claim_reproduced() -> None:
 )
 def test_allowed(word: str, top: str, ok: bool) -> None:
     assert allowed(word, top) is ok
+
+
+def test_a_guard_lowers_a_verdict_and_lifts_none() -> None:
+    from engine.claims.verdicts import GUARD
+
+    guard = Part("costs nothing", HOLDS, "", role=GUARD)
+    assert ceiling([_p(FAILS), guard]) == "not reproduced"  # the cure fails: no harm is no support
+    assert ceiling([_p(HOLDS), guard]) == "reproduced"
+    assert ceiling([_p(HOLDS), Part("costs nothing", FAILS, "", role=GUARD)]) == "partly"
+    assert ceiling([_p(UNREAD), guard]) == "inconclusive"
+
+
+def test_a_control_is_shown_and_not_counted() -> None:
+    from engine.claims.verdicts import CONTROL
+
+    control = Part("random direction falls", HOLDS, "", role=CONTROL)
+    assert ceiling([_p(FAILS), control]) == "not reproduced"
+    assert ceiling([_p(HOLDS), Part("random direction falls", FAILS, "", role=CONTROL)]) == "reproduced"
+
+
+def test_a_judged_part_is_shown_unread() -> None:
+    assert _p(FAILS, judged="a threshold of ours").shown == UNREAD and _p(FAILS).shown == FAILS
+
+
+def test_pairs_of_optimizers_sharing_a_split_say_how_many_are_independent() -> None:
+    text = Outcome([True] * 10).k_of_n("pairs", shared=2)
+    assert text.startswith("10 of 10 pairs") and "5 independent" in text
