@@ -104,4 +104,6 @@ def test_plot_of_parent_and_fork_shows_the_markers_of_both(parent: Path, tmp_pat
     assert (40.0, "F") in want and set(chart.markers) == want
     plot = grok("plot", str(parent), str(fork), "-m", "val_loss", "--linear-x")
     assert plot.returncode == 0, plot.stderr
-    assert "F" in plot.stdout.splitlines()[2]  # the marker row above the plot, as for the fork alone
+    lines = plot.stdout.splitlines()
+    top = next(i for i, ln in enumerate(lines) if "┌" in ln)  # the key above the frame names F, as the top row draws it
+    assert "F" in lines[top + 1] and "│ F " in " ".join(lines[:top])
