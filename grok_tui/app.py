@@ -143,7 +143,15 @@ class GrokApp(AxisKeys, RunKeys, App[None]):
         self.last_figure: Path | None = None  # `e`'s figure, when matplotlib is installed
 
     def compose(self) -> ComposeResult:
-        d, ax, at = lambda: self.data, lambda: self.axis, lambda: self.scrub  # charts read the current run
+        def d() -> RunData:  # the charts read the current run, its axis and the scrubber's step
+            return self.data
+
+        def ax() -> views.Axis:
+            return self.axis
+
+        def at() -> int | None:
+            return self.scrub
+
         yield StatusBar(id="status")
         with TabbedContent(initial="tab-train", id="tabs"):
             with TabPane("Training", id="tab-train"), Horizontal(classes="pair", id="train-pair"):

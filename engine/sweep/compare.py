@@ -15,7 +15,9 @@ from engine.sweep.stats import cells, summarize
 from engine.train.phases import GENERALIZED
 
 
-def _best(group: Group, rows: Sequence[Mapping[str, Any]], arm: str, ctx: dict[str, str]) -> tuple[dict, list[Any]]:
+def _best(
+    group: Group, rows: Sequence[Mapping[str, Any]], arm: str, ctx: dict[str, str]
+) -> tuple[dict[str, Any], list[Any]]:
     """The tuned values (if any) and the rows of `arm` in context `ctx` at those values."""
     tune = list(group.spec.tune)
     mine = [r for r in rows if r.get("arm") == arm and all(str(r.get(k, "")) == v for k, v in ctx.items())]

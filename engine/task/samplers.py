@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+from typing import Any
 
 import numpy as np
 import torch
@@ -115,10 +116,10 @@ class Sampler:
     def observe(self, x: torch.Tensor, grad_e: torch.Tensor) -> None:
         """Receive the batch tokens and ∇E after a step (gradient sampler only)."""
 
-    def state_dict(self) -> dict:
+    def state_dict(self) -> dict[str, Any]:
         return {"gen": self.gen.get_state(), "draws": self.draws.cpu()}
 
-    def load_state_dict(self, s: dict) -> None:
+    def load_state_dict(self, s: dict[str, Any]) -> None:
         self.gen.set_state(s["gen"])
         if "draws" in s:  # checkpoints before draws were counted start the count at the resume
             self.draws.copy_(s["draws"])
@@ -260,11 +261,11 @@ class ShuffleSampler(Sampler):
         self.pos += self.batch
         return idx
 
-    def state_dict(self) -> dict:
+    def state_dict(self) -> dict[str, Any]:
         perm = None if self.perm is None else self.perm.cpu()
         return {**super().state_dict(), "perm": perm, "pos": self.pos}
 
-    def load_state_dict(self, s: dict) -> None:
+    def load_state_dict(self, s: dict[str, Any]) -> None:
         super().load_state_dict(s)
         self.perm = None if s["perm"] is None else s["perm"].to(self.device)
         self.pos = s["pos"]
@@ -297,10 +298,10 @@ class TokenWeightedSampler(Sampler):
         self._last = idx  # the batch's examples on the host, for `observe`
         return to_device(idx, self.device)
 
-    def state_dict(self) -> dict:
+    def state_dict(self) -> dict[str, Any]:
         return {**super().state_dict(), "L": self.L.clone()}
 
-    def load_state_dict(self, s: dict) -> None:
+    def load_state_dict(self, s: dict[str, Any]) -> None:
         super().load_state_dict(s)
         self.L = s["L"].clone()
 

@@ -20,7 +20,7 @@ from engine.sweep.stats import RANGE, Spread, cells, paired, pooled_interval, se
 from engine.train.phases import GENERALIZED
 
 
-def final_metrics(finals: dict[str, dict]) -> list[str]:
+def final_metrics(finals: dict[str, dict[str, float]]) -> list[str]:
     """The metrics the members' final values hold, in the order first seen."""
     return list(dict.fromkeys(k for f in finals.values() for k in f))
 
@@ -101,7 +101,12 @@ def _pairs(
 
 
 def paired_final(
-    metric: str, label: str, base_label: str, context: tuple[tuple[str, str], ...], mine: dict, theirs: dict
+    metric: str,
+    label: str,
+    base_label: str,
+    context: tuple[tuple[str, str], ...],
+    mine: dict[Any, float],
+    theirs: dict[Any, float],
 ) -> PairedFinal | None:
     """`metric`'s seeds of `mine` against `theirs` ({seed: final value}), paired by seed; None for no shared seed."""
     seeds = [s for s in mine if s in theirs]
@@ -113,7 +118,11 @@ def paired_final(
 
 
 def paired_finals(
-    group: Group, rows: Sequence[Mapping[str, Any]], finals: dict, metric: str, baseline: str | None = None
+    group: Group,
+    rows: Sequence[Mapping[str, Any]],
+    finals: dict[str, dict[str, float]],
+    metric: str,
+    baseline: str | None = None,
 ) -> list[PairedFinal]:
     """`metric`'s paired comparison in every cell, as `paired_lines` prints them (GroupRecord.compare)."""
     out = []
@@ -126,7 +135,11 @@ def paired_finals(
 
 
 def paired_lines(
-    group: Group, rows: Sequence[Mapping[str, Any]], finals: dict, tail: int, baseline: str | None = None
+    group: Group,
+    rows: Sequence[Mapping[str, Any]],
+    finals: dict[str, dict[str, float]],
+    tail: int,
+    baseline: str | None = None,
 ) -> list[str]:
     """Each value of the paired dimension against its baseline, per metric and context, paired by seed.
 

@@ -83,7 +83,9 @@ def peak(values: list[float]) -> float | None:
     return max(vals) if vals else None
 
 
-def member_finals(group: Group, metrics: list[str] | None = None, tail: int = DEFAULT_TAIL) -> dict[str, dict]:
+def member_finals(
+    group: Group, metrics: list[str] | None = None, tail: int = DEFAULT_TAIL
+) -> dict[str, dict[str, float]]:
     """Member id -> {metric: its mean over the member's last `tail` evaluations}, for members that ended.
 
     `metrics` None: val_acc and every other val_acc_* column the members logged; `max:COL` is COL's
@@ -99,7 +101,7 @@ def member_finals(group: Group, metrics: list[str] | None = None, tail: int = DE
     elif seen and (unknown := [k for k in metrics if k.removeprefix(PEAK) not in seen]):
         have = ", ".join(sorted(k for k in seen if k not in ("step", "epoch")))
         raise ConfigError(f"{group.dir}: no member logged {', '.join(unknown)}; have {have}")
-    out: dict[str, dict] = {}
+    out: dict[str, dict[str, float]] = {}
     for mid, rows in curves.items():
         out[mid] = {}
         for k in metrics:
@@ -112,7 +114,7 @@ def member_finals(group: Group, metrics: list[str] | None = None, tail: int = DE
 
 
 def _final_table(
-    group: Group, rows: Sequence[Mapping[str, Any]], dims: list[str], finals: dict, tail: int
+    group: Group, rows: Sequence[Mapping[str, Any]], dims: list[str], finals: dict[str, dict[str, float]], tail: int
 ) -> Table | None:
     """Per cell: each metric's final value, mean over seeds with its spread (stats.seed_interval)."""
     metrics = final_metrics(finals)
