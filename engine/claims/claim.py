@@ -11,7 +11,7 @@ from engine.sweep.spec import Group
 
 @dataclass(frozen=True)
 class Claim:
-    """One study: a row of a status table, its page docs/claims/KEY.md and its place in the paper run.
+    """One study: a row of a status table, its page under docs/claims/ (named KEY, .md) and its place in the paper run.
 
     The module engine/claims/studies/KEY.py exports it as CLAIM; engine/claims/registry.py collects them.
     """
