@@ -18,7 +18,7 @@ each fork against its parent at the fork step (engine/sweep/report/forks.py `bef
    (`_rows_own`), same parent and seed: one part per starved cell, with the two forks' realized draws (adding
    pairs at r > 0 adds draws too; at matched draws it does not).
 
-Every part pools Adam's and SGD's pairs as one claim; pooled values are a mean with their range (cause_readings
+Every part pools Adam's and SGD's pairs as one claim; pooled values are a mean with their range (cause_pairs
 `_pooled`), never an interval. A tie counts against the direction named, but in parts 3 and 5 a pair at
 CEILING on both sides cannot tell (no room to rise): its part is unread unless another pair fails. The
 decisions are `read`'s, a pure function of per-member numbers (`Obs`), so they are tested without training.
