@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from engine.claims.recipes import (
     Obs,
     arm_name,
@@ -117,3 +119,38 @@ def test_a_deficit_within_rounding_is_no_deficit() -> None:
     assert deficit_part(d, "r0.01", 3).state == FAILS
     obs += [_o("adamw_r1", 9, 0.99), _o("adamw_r0.01", 9, 0.999)]
     assert deficit_part(deficits(obs, "adamw"), "r0.01", 4).state == FAILS
+
+
+def test_observe_pairs_across_groups_only_where_the_configs_differ_in_the_recipe() -> None:
+    """The plain and lazy arms from a group kept beside, by arm and seed; a recipe member whose config
+    differs from its plain arm in more than the recipe's keys (here also the lr) is dropped and counted."""
+    import tempfile
+    from pathlib import Path
+
+    from engine.claims.recipes import observe
+    from tests.engine.sweep.fakegroup import fake_group
+
+    def curve(target: float) -> Any:
+        def f(m: Any) -> dict[str, list[float]]:
+            v = target + m.seed / 100
+            return {"val_acc": [0.99] * 3, "val_acc_target": [v] * 3, "val_acc_common": [0.99] * 3}
+
+        return f
+
+    root = Path(tempfile.mkdtemp())
+    (root / "a").mkdir()
+    (root / "b").mkdir()
+    cells = {"adam_r0.01": {"train.target_rate": 0.01}, "adam_r1": {"train.target_rate": 1.0}}
+    data = {"data__starve_k": 2, "data__starve_m": -1}  # the targets that train.target_rate weights
+    base = fake_group(root / "b", {"seeds": 2, "arms": cells}, curve(0.6), [10, 20, 30], preset="cure_decouple", **data)
+    recipes = {
+        "adam_r0.01_lazyd": {"train.target_rate": 0.01, "optim.lazy_decay": True},
+        "adam_r1_lazyd": {"train.target_rate": 1.0, "optim.lazy_decay": True, "optim.lr": 0.002},
+    }
+    table = {"seeds": 2, "arms": recipes}
+    group = fake_group(root / "a", table, curve(0.9), [10, 20, 30], preset="recipe_lazy_parts", **data)
+    obs, bad = observe(group, base)
+    assert bad == 2  # both seeds of adam_r1_lazyd also change the lr
+    ps = pair_up(obs, "adam")
+    assert set(ps) == {("r0.01", "lazyd")}
+    assert [round(x, 9) for x in ps[("r0.01", "lazyd")].changes("val_acc_target")] == [0.3, 0.3]
