@@ -3,6 +3,7 @@
     python bench/gpu_speed.py graph    [--device cuda] [--steps 200] [--reps 3] [--pairs 2] [--run-steps 3000]
                                        [--only early,one,many,commands]
     python bench/gpu_speed.py many     [--device cuda] [--sizes 1,8,32,128] [--steps 20] [--reps 3] [--threads 1]
+                                       [--instruments]
     python bench/gpu_speed.py profile  [--device cuda] [--preset adamlr_mul] [--steps 200]
     python bench/gpu_speed.py batches  [--device cuda] [--workers N] [--free-gib G] [--set k=v ...]
 
@@ -22,7 +23,10 @@
 
 `many`: many seeds as one batched model (engine/train/many.py), model-steps/s for N members against
 N = 1. Arms alternate in one process. On a GPU the goal is ≥ 0.7·N× the single-model rate up to N = 32;
-on the CPU one model already keeps the cores busy, so the figure shows the overhead.
+on the CPU one model already keeps the cores busy, so the figure shows the overhead. `--instruments`:
+instead, each N with the preset's evaluations and probes and with every probe off, alternating, and the
+instruments' share of a stacked step, 1 − (steps/s full) / (steps/s probes off); give --steps a multiple
+of the slowest cadence it should include (random_mul: rank every 500, Hessian every 2,000).
 
 `profile`: where one run's step spends its time on a device, host (Python, launches) or kernels. Trains
 the preset's config with evaluations and probes off past a warm-up, then profiles `--steps` steps with
@@ -57,7 +61,7 @@ import torch
 from torch.profiler import ProfilerActivity, profile
 
 from engine.claims.paper import PAPER_SWEEPS
-from engine.config import ConfigError, apply_overrides, parse_set
+from engine.config import ConfigError, RunConfig, apply_overrides, parse_set
 from engine.config.presets import load_preset
 from engine.events import EvalLogged, RunFinished, StepsTaken
 from engine.rundir.summary import RunSummary
@@ -211,12 +215,16 @@ def many_main(argv: list[str]) -> None:
     ap.add_argument("--steps", type=int, default=20)
     ap.add_argument("--reps", type=int, default=3)
     ap.add_argument("--threads", type=int, default=0, help="torch intra-op threads; 0 = auto (engine/train/threads.py)")
+    ap.add_argument("--instruments", action="store_true", help="each N with its probes on and off: their share")
     args = ap.parse_args(argv)
     if args.threads:
         torch.set_num_threads(args.threads)
     dev = resolve_device(args.device)
     cfg = bench_config("random_mul", str(dev), args.threads)
     sizes = [int(s) for s in args.sizes.split(",")]
+    if args.instruments:
+        instruments_share(cfg, sizes, args.steps, args.reps)
+        return
     arms = {"engine": engine_loop(cfg), **{f"N={n}": many_loop(cfg, n) for n in sizes}}
     res = interleave(arms, args.steps, args.reps, warmup=10)
     print(f"random_mul on {dev}, threads {torch.get_num_threads()}, {args.reps} × {args.steps} steps per arm, medians")
@@ -226,6 +234,27 @@ def many_main(argv: list[str]) -> None:
     for n in sizes:
         r = res[f"N={n}"].steps_per_s * n
         print(f"N = {n:<4} {r:8.1f} model-steps/s  {r / base:5.2f}x N={sizes[0]}  {r / single:5.2f}x one Trainer")
+
+
+def instruments_share(cfg: RunConfig, sizes: list[int], steps: int, reps: int) -> None:
+    """`many --instruments`: N stacked members with the preset's probes and with none, arms alternating; the
+    evaluations (every eval_every) run in both, so the share is the probes' alone."""
+    off = {f"probe.{f.name}": 0 for f in dataclasses.fields(cfg.probe) if f.name.endswith("_every")}
+    arms = {}
+    for n in sizes:
+        arms[f"N={n} full"] = many_loop(cfg, n)
+        arms[f"N={n} off"] = many_loop(apply_overrides(cfg, off), n)
+    res = interleave(arms, steps, reps, warmup=10)
+    on = ", ".join(f"{k} {getattr(cfg.probe, k[6:])}" for k in off if getattr(cfg.probe, k[6:]))
+    print(f"random_mul ({on}), eval every {cfg.train.eval_every}; {reps} x {steps} steps per arm, medians")
+    for n in sizes:
+        full, bare = res[f"N={n} full"], res[f"N={n} off"]
+        chunks = [1 - b / a for a, b in zip(full.seconds, bare.seconds, strict=True)]  # per pair: its share
+        print(
+            f"N = {n:<4} full {full.steps_per_s * n:8.1f} model-steps/s, probes off {bare.steps_per_s * n:8.1f}: "
+            f"the probes {1 - full.steps_per_s / bare.steps_per_s:.0%} of a stacked step "
+            f"(pairs {min(chunks):.0%} to {max(chunks):.0%})"
+        )
 
 
 def profile_main(argv: list[str]) -> None:

@@ -1,4 +1,8 @@
-"""The Fourier spectrum of the operand embeddings (App. C.3, Fig. 11) and its top-k concentration."""
+"""The Fourier spectrum of the operand embeddings (App. C.3, Fig. 11) and its top-k concentration.
+
+The members of a stacked model measure together (`share_fourier`): the first one due at a step takes
+every member's DFT in one batched call and one copy to the host, instead of one per member.
+"""
 
 from __future__ import annotations
 
@@ -53,8 +57,48 @@ class FourierProbe(Probe):
         self.blocks, self.p, self.k = blocks, cfg.data.p, cfg.probe.fourier_top_k
         self.order = token_order(cfg)
         self.columns = ["fourier_top"]
+        self.batch: FourierBatch | None = None  # the other members of a stacked model (`share_fourier`)
 
     @torch.no_grad()
     def measure(self, step: int) -> dict[str, Any]:
-        spec = embedding_spectrum(self.blocks.embedding[self.order])  # operand tokens only, in probe.fourier_order
-        return {"fourier_top": top_k_share(spec, self.k), "fourier": tuple(spec.tolist())}
+        if self.batch is not None:
+            return self.batch.result(self, step)
+        return measure_members([self])[0]
+
+
+@torch.no_grad()
+def measure_members(probes: list[FourierProbe]) -> list[dict[str, Any]]:
+    """Each probe's row: its member's operand rows of E (in its probe.fourier_order) stacked (N, p, d) with
+    those of the members whose order has as many rows (dlog leaves 0 out), one DFT over the token axis for
+    them, one copy to the host; the same numbers as `embedding_spectrum` of each."""
+    out: dict[int, dict[str, Any]] = {}
+    for n in {len(p.order) for p in probes}:
+        group = [p for p in probes if len(p.order) == n]
+        rows = torch.stack([p.blocks.embedding[p.order.to(p.blocks.embedding.device)] for p in group])  # (N, n, d)
+        specs = torch.fft.rfft(rows.detach().to("cpu", torch.float64), dim=1).abs().pow(2).sum(2).sqrt()  # (N, K)
+        for p, spec in zip(group, specs, strict=True):
+            out[id(p)] = {"fourier_top": top_k_share(spec, p.k), "fourier": tuple(spec.tolist())}
+    return [out[id(p)] for p in probes]
+
+
+class FourierBatch:
+    """The Fourier probes of a stacked model's members: the first one due at a step measures them all."""
+
+    def __init__(self, probes: list[FourierProbe]) -> None:
+        self.probes = probes
+        self.step = -1
+        self.rows: dict[int, dict[str, Any]] = {}
+
+    def result(self, probe: FourierProbe, step: int) -> dict[str, Any]:
+        if step != self.step or id(probe) not in self.rows:
+            self.rows = {id(p): r for p, r in zip(self.probes, measure_members(self.probes), strict=True)}
+            self.step = step
+        return self.rows.pop(id(probe))
+
+
+def share_fourier(probes: list[FourierProbe]) -> None:
+    """Let the Fourier probes of a stacked model's members measure together."""
+    if len(probes) > 1:
+        batch = FourierBatch(probes)
+        for p in probes:
+            p.batch = batch

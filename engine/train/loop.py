@@ -26,6 +26,7 @@ from engine.config import ConfigError, RunConfig
 from engine.events import Event, RunFinished, RunStarted, StatusChanged, StepsTaken
 from engine.models import build_model
 from engine.probes import ProbeSet
+from engine.probes.fourier import FourierProbe, share_fourier
 from engine.probes.spectra import RankProbe, share_spectra
 from engine.rundir.columns import BASE_COLUMNS
 from engine.rundir.summary import RunSummary
@@ -115,8 +116,9 @@ class TrainLoop:
             ProbeSet(self.weights.context(i, c, d, self.loss_fn, lambda: self._stop is not None))
             for i, (c, d) in enumerate(zip(cfgs, self.data, strict=True))
         ]
-        if stacked:  # one batched SVD per matrix for every member's rank probe (engine/probes/spectra.py)
+        if stacked:  # one batched SVD per matrix, one batched DFT, for every member (engine/probes/spectra.py)
             share_spectra([p for ps in self.probe_sets for p in ps.probes if isinstance(p, RankProbe)])
+            share_fourier([p for ps in self.probe_sets for p in ps.probes if isinstance(p, FourierProbe)])
         self.columns = BASE_COLUMNS + tuple(self.probe_sets[0].columns())
         for c in cfgs:
             if c.train.patience and c.train.stop_metric not in self.columns:
