@@ -1,5 +1,8 @@
 """No import circles in engine/ or grok_tui/, counting every import: top-level, function-level and TYPE_CHECKING.
 
+The layers between packages are import-linter's contract (pyproject.toml, tests/test_layers.py); this test
+keeps what a layers contract cannot say: no two modules, in one package or across several, import each other.
+
 A circle hidden behind a function-level import still ties two modules together: neither can be
 understood, tested or changed alone. The graph is read from the source with `ast`, so nothing is
 imported and the check takes a fraction of a second.

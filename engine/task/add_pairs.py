@@ -23,8 +23,7 @@ def added_pairs(cfg: RunConfig) -> np.ndarray:
     """Indices (into data.operand_pairs) of the pairs `train.add_pairs` adds: they hold a named token and
     are in neither the training set nor the test set of the run's split."""
     from engine.config.param_sets import parse_tokens
-    from engine.task.metrics import split_tokens
-    from engine.train.interventions import resolve_tokens
+    from engine.task.metrics import resolve_tokens, split_tokens
 
     tokens = resolve_tokens(parse_tokens(cfg.train.add_pairs, "train.add_pairs"), split_tokens(cfg), cfg.data.p)
     pairs = D.operand_pairs(cfg.data)

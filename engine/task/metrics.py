@@ -23,7 +23,8 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from engine.config import RunConfig
+from engine.config import ConfigError, RunConfig
+from engine.config.param_sets import TokenSpec
 from engine.events import TokenSets
 from engine.task import data as D
 
@@ -117,3 +118,15 @@ class RareTokenAccuracy:
         )
         per_token = torch.where(self.n_with > 0, per[: self.vocab] / self.n_with.clamp(min=1), nan)
         return torch.stack(accs), per_token
+
+
+def resolve_tokens(spec: TokenSpec, sets: TokenSets, p: int, where: str = "token set") -> list[int]:
+    """The token ids a TokenSpec names in a split with these sets, sorted; ConfigError for an id past p."""
+    out: set[int] = set()
+    for role in spec.roles:
+        out.update({"targets": sets.target, "rare": sets.rare, "absent": sets.absent}[role])
+    for t in spec.ids:
+        if t >= p:
+            raise ConfigError(f"{where}: token {t} is not an operand (0..{p - 1})")
+        out.add(t)
+    return sorted(out)

@@ -168,7 +168,8 @@ def axis_tokens(data: DataConfig) -> list[int] | None:
 
 def _rows(iv: Intervention, state: dict[str, Any], cfg: RunConfig, sets: Any, src: Path) -> str:
     """Apply a row intervention to the checkpoint's E; the detail the log records."""
-    from engine.train.interventions import apply_rows, copied_embedding, initial_embedding, resolve_tokens
+    from engine.task.metrics import resolve_tokens
+    from engine.train.interventions import apply_rows, copied_embedding, initial_embedding
 
     names = [n for n in state["model"] if n in _e_names(cfg)]
     if not names:

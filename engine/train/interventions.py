@@ -29,24 +29,13 @@ import torch
 from torch import nn
 
 from engine.config import ConfigError, RunConfig
-from engine.config.param_sets import Intervention, ParamSet, TokenSpec, parse_param_sets, split_sets
+from engine.config.param_sets import Intervention, ParamSet, parse_param_sets, split_sets
 from engine.config.param_sets import parse_intervention as parse_intervention  # the parsing is torch-free (sweep specs)
 from engine.events import TokenSets
 from engine.models import build_model, embedding_names, w_names
 from engine.rundir.checkpoints import checkpoint_at, load_state
 from engine.rundir.dirs import read_config
-
-
-def resolve_tokens(spec: TokenSpec, sets: TokenSets, p: int, where: str = "token set") -> list[int]:
-    """The token ids a TokenSpec names in a split with these sets, sorted; ConfigError for an id past p."""
-    out: set[int] = set()
-    for role in spec.roles:
-        out.update({"targets": sets.target, "rare": sets.rare, "absent": sets.absent}[role])
-    for t in spec.ids:
-        if t >= p:
-            raise ConfigError(f"{where}: token {t} is not an operand (0..{p - 1})")
-        out.add(t)
-    return sorted(out)
+from engine.task.metrics import resolve_tokens
 
 
 def set_changes(cfg: RunConfig, iv: Intervention) -> RunConfig:

@@ -37,7 +37,7 @@ def register(app: typer.Typer) -> None:
             from engine.config import ConfigError
 
             raise ConfigError(f"{clean_text(d)}: not a run directory (no config.json)")
-        from engine.task.token_facts import token_table
+        from grok_tui.token_facts import token_table
 
         rows, threshold, facts = token_table(d)
         if csv:

@@ -147,7 +147,7 @@ def token_points(group: GroupRecord) -> list[tuple[str, list[float], list[float]
     step (`grok tokens`, the per-token form of Fig. 4), the pairs of the tokens never learned, Spearman's
     rank correlation of the learned ones, pooled over seeds. (label, pairs, steps, never-learned pairs, rho)."""
     from engine.records.group import cell_label
-    from engine.task.token_facts import spearman, token_table
+    from grok_tui.token_facts import spearman, token_table
 
     dirs = member_dirs(group)
     cells: dict[str, tuple[list[float], list[float], list[float]]] = {}

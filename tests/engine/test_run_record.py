@@ -91,9 +91,9 @@ def test_a_live_run_reads_back_with_the_streams_facts(tmp_path: Path) -> None:
 
 
 def test_the_faces_take_the_records_facts(finished: Path, tmp_path: Path) -> None:
-    from engine.task.token_facts import token_table
     from grok_tui.commands.ls import run_entry
     from grok_tui.rundata import load_run
+    from grok_tui.token_facts import token_table
 
     rec, s = read_run(finished), summary(finished)
     e = run_entry(rec)

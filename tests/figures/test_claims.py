@@ -353,8 +353,8 @@ def test_paper_looks_into_folders_but_not_into_groups_or_runs(tmp_path: Path) ->
 def test_fig4_tokens_learned_step_against_pairs(tmp_path: Path) -> None:
     import json
 
-    from engine.task.token_facts import token_table
     from grok_tui.figures.builders import NEVER_ABOVE
+    from grok_tui.token_facts import token_table
 
     table = {"seeds": 2, "arms": {"random": {"data.split": "random"}}}
     g = fake_record(tmp_path, table, _acc, STEPS, preset="fig4_token_skew", max_steps=200)
