@@ -125,3 +125,27 @@ class Probe:
 
     def load_state_dict(self, s: dict[str, Any]) -> None:
         self.next_due = int(s.get("next_due", 0))
+
+
+class MemberBatch:
+    """One probe kind over the members of a stacked model: the first member due at a step measures them all
+    with `measure_all(probes)` (one batched call, one read to the host) and each member takes its row."""
+
+    def __init__(self, probes: list[Any], measure_all: Callable[[list[Any]], list[dict[str, Any]]]) -> None:
+        self.probes, self.measure_all = probes, measure_all
+        self.step = -1
+        self.rows: dict[int, dict[str, Any]] = {}
+
+    def result(self, probe: Any, step: int) -> dict[str, Any]:
+        if step != self.step or id(probe) not in self.rows:
+            self.rows = {id(p): r for p, r in zip(self.probes, self.measure_all(self.probes), strict=True)}
+            self.step = step
+        return self.rows.pop(id(probe))
+
+
+def share(probes: list[Any], measure_all: Callable[[list[Any]], list[dict[str, Any]]]) -> None:
+    """Let these probes (one kind, a stacked model's members, each with a `batch` attribute) measure together."""
+    if len(probes) > 1:
+        batch = MemberBatch(probes, measure_all)
+        for p in probes:
+            p.batch = batch

@@ -11,7 +11,7 @@ from typing import Any
 import torch
 
 from engine.config import ConfigError, RunConfig
-from engine.probes.base import Blocks, Probe
+from engine.probes.base import Blocks, MemberBatch, Probe, share
 from engine.task.dlog import dlog_order
 from engine.task.numbers import is_prime
 from engine.task.numbers import primitive_root as primitive_root  # where the tests and callers look for it
@@ -57,7 +57,7 @@ class FourierProbe(Probe):
         self.blocks, self.p, self.k = blocks, cfg.data.p, cfg.probe.fourier_top_k
         self.order = token_order(cfg)
         self.columns = ["fourier_top"]
-        self.batch: FourierBatch | None = None  # the other members of a stacked model (`share_fourier`)
+        self.batch: MemberBatch | None = None  # the other members of a stacked model (`share_fourier`)
 
     @torch.no_grad()
     def measure(self, step: int) -> dict[str, Any]:
@@ -81,24 +81,6 @@ def measure_members(probes: list[FourierProbe]) -> list[dict[str, Any]]:
     return [out[id(p)] for p in probes]
 
 
-class FourierBatch:
-    """The Fourier probes of a stacked model's members: the first one due at a step measures them all."""
-
-    def __init__(self, probes: list[FourierProbe]) -> None:
-        self.probes = probes
-        self.step = -1
-        self.rows: dict[int, dict[str, Any]] = {}
-
-    def result(self, probe: FourierProbe, step: int) -> dict[str, Any]:
-        if step != self.step or id(probe) not in self.rows:
-            self.rows = {id(p): r for p, r in zip(self.probes, measure_members(self.probes), strict=True)}
-            self.step = step
-        return self.rows.pop(id(probe))
-
-
 def share_fourier(probes: list[FourierProbe]) -> None:
     """Let the Fourier probes of a stacked model's members measure together."""
-    if len(probes) > 1:
-        batch = FourierBatch(probes)
-        for p in probes:
-            p.batch = batch
+    share(probes, measure_members)

@@ -27,6 +27,7 @@ from engine.events import Event, RunFinished, RunStarted, StatusChanged, StepsTa
 from engine.models import build_model
 from engine.probes import ProbeSet
 from engine.probes.fourier import FourierProbe, share_fourier
+from engine.probes.gradients import GradProbe, share_grads
 from engine.probes.spectra import RankProbe, share_spectra
 from engine.rundir.columns import BASE_COLUMNS
 from engine.rundir.summary import RunSummary
@@ -40,13 +41,11 @@ from engine.train.gpu.cuda_graph import MAX_GRAPHS, StepGraph, cuda_recorder, un
 from engine.train.interventions import frozen_sets
 from engine.train.loop_thread import on_loop_thread
 from engine.train.losses import build_loss
+from engine.train.member_checkpoint import MemberCheckpoints
 from engine.train.optim import (
     apply_lr,
     build_optimizer,
-    load_member,
     lr_at,
-    member_state,
-    plain_lrs,
     scheduled,
     shared_ranges,
 )
@@ -56,7 +55,7 @@ from engine.train.weights import OneModel, StackedModels, Weights, stack_draws, 
 PROGRESS_EVERY = 10  # steps between StepsTaken events (and NaN checks)
 
 
-class TrainLoop:
+class TrainLoop(MemberCheckpoints):
     """N members of one shape trained in lockstep; `member_events()` yields (member index, event).
 
     Each member sees the events, rows and summary that it would alone (same split, init, sampler draws,
@@ -119,6 +118,7 @@ class TrainLoop:
         if stacked:  # one batched SVD per matrix, one batched DFT, for every member (engine/probes/spectra.py)
             share_spectra([p for ps in self.probe_sets for p in ps.probes if isinstance(p, RankProbe)])
             share_fourier([p for ps in self.probe_sets for p in ps.probes if isinstance(p, FourierProbe)])
+            share_grads([p for ps in self.probe_sets for p in ps.probes if isinstance(p, GradProbe)])
         self.columns = BASE_COLUMNS + tuple(self.probe_sets[0].columns())
         for c in cfgs:
             if c.train.patience and c.train.stop_metric not in self.columns:
@@ -436,60 +436,3 @@ class TrainLoop:
         if self.device.type == "cuda" or self.cfgs[i].train.tf32:
             out["tf32"] = self.tf32
         return {**out, "batched": self.N} if self.weights.batched else out
-
-    # --- checkpoints: one per member, in one format ---------------------------------------------
-
-    def member_state_dict(self, i: int) -> dict[str, Any]:
-        """Member i's checkpoint: `Trainer(cfg, state)` goes on from here, bit for bit where it is alone.
-
-        A member that ended while the batch trained on keeps the checkpoint of the step where it ended.
-        """
-        return self._final[i] if i in self._final else self._member_state(i)
-
-    def _member_state(self, i: int) -> dict[str, Any]:
-        model = self.weights.module(i).state_dict()
-        if self.weights.batched:  # views of the stacked tensors: saved alone, not with the whole stack
-            model = {k: v.clone() for k, v in model.items()}
-        return {
-            "step": self.step,
-            "wall_s": self.wall_s(),
-            "model": model,
-            "opt": self._member_opt_state(i),
-            "sampler": self.samplers[i].state_dict(),
-            **self.runs[i].state_dict(),
-            "probes": self.probe_sets[i].state_dict(),
-            "grad_hooks": [
-                h.state_dict() for h in self.weights.grad_hooks
-            ],  # Grokfast's EMA (engine/train/gradfilters.py)
-            "rng": torch.get_rng_state(),
-        }
-
-    def _member_opt_state(self, i: int) -> dict[str, Any]:
-        """Member i's optimizer state_dict as its single run's optimizer writes it."""
-        k = self.opt_of[i]
-        a, b = self.ranges[k]
-        if b == a + 1:
-            return plain_lrs(self.opts[k].state_dict())
-        return member_state(self.opts[k], i - a, build_optimizer(self.weights.module(i), self.cfgs[i]))
-
-    def load_member_state(self, i: int, s: dict[str, Any]) -> None:
-        """Continue member i from a checkpoint (`member_state_dict`); the loop's members share one step."""
-        a, b = self.ranges[self.opt_of[i]]
-        opt = self.opts[self.opt_of[i]]
-        if i and s["step"] != self.step:
-            raise ValueError(f"members' checkpoints at different steps ({self.step}, {s['step']})")
-        self.step = s["step"]
-        self.wall_offset = max(self.wall_offset, s["wall_s"]) if i else s["wall_s"]
-        self.weights.module(i).load_state_dict(s["model"])
-        if b == a + 1:
-            opt.load_state_dict(s["opt"])
-        else:  # its row of the optimizer it shares (engine/train/optim.py `load_member`)
-            load_member(opt, i - a, build_optimizer(self.weights.module(i), self.cfgs[i]), s["opt"])
-        if s["sampler"] is not None:  # None: a fork that changed the sampler or the data starts a fresh one
-            self.samplers[i].load_state_dict(s["sampler"])
-        self.runs[i].load_state_dict(s)
-        apply_lr(opt, lr_at(self.cfgs[i], self.step), self.runs[i].lr_ratio)
-        self.probe_sets[i].load_state_dict(s["probes"])
-        for hook, hs in zip(self.weights.grad_hooks, s.get("grad_hooks", []), strict=False):  # gradient-filter state
-            hook.load_state_dict(hs)
-        torch.set_rng_state(s["rng"])
