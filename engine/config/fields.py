@@ -9,8 +9,8 @@ import dataclasses
 from dataclasses import dataclass, field
 from typing import Any
 
+from engine.config.numbers import is_prime
 from engine.errors import ConfigError as ConfigError  # defined apart, so engine/config/param_sets.py can raise it
-from engine.task.numbers import is_prime
 
 OPS = ("add", "sub", "mul", "div", "poly")
 SPLITS = ("random", "uniform", "skewed", "skewed_test", "block", "strip")

@@ -11,10 +11,10 @@ from typing import Any
 import torch
 
 from engine.config import ConfigError, RunConfig
+from engine.config.numbers import is_prime
+from engine.config.numbers import primitive_root as primitive_root  # where the tests and callers look for it
 from engine.probes.base import Blocks, MemberBatch, Probe, share
 from engine.task.dlog import dlog_order
-from engine.task.numbers import is_prime
-from engine.task.numbers import primitive_root as primitive_root  # where the tests and callers look for it
 
 
 def embedding_spectrum(e: torch.Tensor) -> torch.Tensor:

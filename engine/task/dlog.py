@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from engine.config import ConfigError, DataConfig
-from engine.task.numbers import is_prime, primitive_root
+from engine.config.numbers import is_prime, primitive_root
 
 SIGNS = {"add": 1, "sub": -1, "mul": 1, "div": -1}  # the answer's position on the axis: i + sign·j (mod n)
 

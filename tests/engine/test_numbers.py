@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from engine.task.numbers import is_prime
+from engine.config.numbers import is_prime
 
 
 def by_trial_division(n: int) -> bool:

@@ -1,5 +1,5 @@
-"""Number theory the tasks need: primality of the modulus p (mul and div need a field, §3.3) and a
-primitive root (the discrete-log axis, engine/task/dlog.py)."""
+"""Number theory the tasks need: primality of the modulus p (mul and div need a field, §3.3; data.p's check
+in fields.py) and a primitive root (the discrete-log axis, engine/task/dlog.py)."""
 
 from __future__ import annotations
 
