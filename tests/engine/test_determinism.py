@@ -7,23 +7,27 @@ The goldens are rerun at 1 thread only: against files written with 2, that is th
 order, the case RTOL below was measured for.
 
 Across machines it is not: another CPU's matmul kernels (SIMD width, blocking) or another thread count
-sum in another order, so the last bits of a float32 loss differ from the first step on. The goldens in
-tests/data/golden/ (300 steps each, config.json and the metrics.csv the engine wrote for it with two
-threads) therefore guard against behaviour drift with tolerances, not bit for bit:
+sum in another order, so the last bits of a float32 loss differ from the first step on, and training
+amplifies them. The goldens in tests/data/golden/ (config.json and the metrics.csv the engine wrote for
+it with two threads) therefore guard against behaviour drift with tolerances, not bit for bit, over the
+steps where another CPU stays close:
 
 - integer columns (step, epoch) exactly;
-- accuracies within one example of the set they are measured on (1/n_train, 1/n_test);
-- every other float within a relative RTOL.
+- at step 0 (no update yet): accuracies within one example of their set, every other float within
+  RTOL = 1e-4;
+- up to EARLY = 100 steps: accuracies within EXAMPLES = 10 examples, floats within RTOL_EARLY = 1e-2;
+- later rows are the writing machine's record, not compared.
 
-RTOL is set from a measurement: the goldens rerun at 1 thread (another summation order) against
-the 2-thread files on the machine that wrote them. The MLPs (adam_mul, adamlr_mul) match bit for bit;
-the transformer (ln_v) drifts from step 100 on, by at most 1.1e-5 relative (val_loss at step 200),
-while every accuracy stays exact. RTOL = 1e-4 leaves a 9× margin for other CPUs' kernels; a real
-behaviour change moves the losses by 10× RTOL and more (test_metrics_match_golden's docstring).
+Measured on a second CPU (an AMD EPYC without AVX-512; the goldens come from another machine, at 2
+threads), rerun at 1 thread: step 0 matches within 1.5e-7 relative and to the example; at step 100 the
+MLPs are 3.7e-3 relative and 6 examples off (adam_mul) and 4.2e-4 and 5 examples (adamlr_mul), the
+transformer 6.6e-6 and exact; by step 200 the MLPs, in their memorization phase, are 1.0e-2 and 28
+examples (adam_mul) and 0.19 and 130 examples (adamlr_mul) off, and at step 300 0.76 and 1,184 examples
+(adamlr_mul): another CPU makes another run there, which is why those rows are not compared. The
+transformer stays within 1.1e-4 up to step 250.
 
 ln_v's golden stops at step 250. At step 300 that run is on a loss spike (train loss 0.008 → 0.61),
-where it is chaotic: the same 1-thread rerun differs there by 2.5e-4 relative in val_loss and by 3
-validation examples, so a row there guards the kernels, not the engine.
+where it is chaotic even at another thread count on the machine that wrote it.
 """
 
 from __future__ import annotations
@@ -46,7 +50,10 @@ from tests.conftest import tiny_config
 GOLDEN = Path(__file__).parent.parent / "data" / "golden"
 CLOCK = {"wall_s"}  # a clock reading, never compared
 INTEGER = {"step", "epoch"}  # compared exactly
-RTOL = 1e-4  # relative tolerance of every other float across machines (measured above)
+RTOL = 1e-4  # step 0: relative tolerance of every float but the accuracies, across machines (measured above)
+EARLY = 100  # the steps up to which another CPU's run stays close to the golden (measured above)
+RTOL_EARLY = 1e-2  # ... the floats' relative tolerance there
+EXAMPLES = 10  # ... and the accuracies', in examples of the set they are measured on
 
 
 def golden_rows(name: str) -> list[dict[str, str]]:
@@ -63,8 +70,8 @@ def bits(rows: list[dict[str, Any]]) -> list[dict[str, str]]:
     return [{k: repr(v) for k, v in r.items() if k not in CLOCK} for r in rows]
 
 
-def mismatch(column: str, want: str, got: Any, n_eval: dict[str, int]) -> str | None:
-    """Why a produced cell is not the golden one within the tolerances, or None if it is."""
+def mismatch(column: str, want: str, got: Any, n_eval: dict[str, int], step: int = 0) -> str | None:
+    """Why a produced cell is not the golden one within the tolerances of its step, or None if it is."""
     if want == "":  # the run log writes NaN (a probe not run) as an empty cell
         return None if got is None or (isinstance(got, float) and math.isnan(got)) else f"{got!r}, want NaN"
     if got is None:
@@ -72,25 +79,31 @@ def mismatch(column: str, want: str, got: Any, n_eval: dict[str, int]) -> str | 
     if column in INTEGER:
         return None if int(got) == int(want) else f"{got!r}, want {want} exactly"
     w, g = float(want), float(got)
+    rtol, examples = (RTOL, 1) if step == 0 else (RTOL_EARLY, EXAMPLES)
     if column in n_eval:  # an accuracy: a fraction of n_eval examples
         n = n_eval[column]
-        return None if abs(g - w) * n <= 1 + 1e-9 else f"{g!r}, want {w!r} within one example (1/{n})"
-    return None if math.isclose(g, w, rel_tol=RTOL) else f"{g!r}, want {w!r} within {RTOL:g} relative"
+        ok = abs(g - w) * n <= examples + 1e-9
+        return None if ok else f"{g!r}, want {w!r} within {examples} example{'s' if examples > 1 else ''} (1/{n})"
+    return None if math.isclose(g, w, rel_tol=rtol) else f"{g!r}, want {w!r} within {rtol:g} relative"
 
 
 @pytest.mark.parametrize("name", sorted(p.name for p in GOLDEN.iterdir() if p.is_dir()))
 def test_metrics_match_golden(name: str) -> None:
-    """Integers exact, accuracies within one example, floats within RTOL, at 1 thread.
+    """Integers exact; at step 0 accuracies within one example and floats within RTOL, up to EARLY within
+    EXAMPLES and RTOL_EARLY; at 1 thread.
 
     A behaviour change fails it. With the MLP's embedding init scaled by 0.9 (engine/models/mlp.py),
     adam_mul fails from step 0 on: train_loss 4.599870 against 4.605314 (1.2e-3 relative), and by
     step 300 train_acc is 137 examples off. With the transformer's positional-embedding std 0.021
     instead of 0.02, ln_v fails at step 0 (val_acc 2 examples off) and step 50 (train_loss 3.646597
-    against 3.637651, 2.5e-3 relative).
+    against 3.637651, 2.5e-3 relative). A change of the training itself shows by step 100: adam_mul's
+    train_loss there moves by 2.6e-2 relative with weight decay ×1.1, by 2.6e-2 with β₂ = 0.99 and by
+    5.3e-2 with lr ×1.05 (measured against the golden on the second CPU above), each past RTOL_EARLY.
     """
     cfg = from_dict(json.loads((GOLDEN / name / "config.json").read_text()))
     want = golden_rows(name)
-    last = int(want[-1]["step"])  # ln_v's golden ends before its config's budget (above)
+    want = [w for w in want if int(w["step"]) <= EARLY]  # later rows: another CPU makes another run (above)
+    last = int(want[-1]["step"])
     train = dataclasses.replace(cfg.train, threads=1, max_steps=min(cfg.train.max_steps, last))
     cfg = dataclasses.replace(cfg, train=train)  # threads pinned, not auto's choice
     assert cfg.train.device == "cpu"
@@ -104,7 +117,7 @@ def test_metrics_match_golden(name: str) -> None:
             wrong.append(f"step {w['step']}: no row")
             continue
         for c in w:
-            if c not in CLOCK and (why := mismatch(c, w[c], g.get(c), n_eval)) is not None:
+            if c not in CLOCK and (why := mismatch(c, w[c], g.get(c), n_eval, int(w["step"]))) is not None:
                 wrong.append(f"step {w['step']} {c}: {why}")
     assert not wrong, f"{name} drifted from its golden:\n" + "\n".join(wrong)
 
