@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from engine.claims.readings import direction, part, same_but, spread
-from engine.claims.verdicts import UNREAD, Outcome, Part
+from engine.claims.verdicts import GUARD, UNREAD, Outcome, Part
 from engine.sweep.spec import Group
 
 CELLS = {  # cure_decouple's cells, in a part's words
@@ -130,7 +130,8 @@ def _keeps_gain(recipe: Pairs, lazy: Pairs) -> Outcome:
 
 
 def cost_parts(ps: dict[tuple[str, str], Pairs], recipe: str, want: int, starved: Sequence[str]) -> list[Part]:
-    """A recipe costs the common tokens nothing in the study's starved cells, and the control nothing."""
+    """A recipe costs the common tokens nothing in the study's starved cells, and the control nothing: guards
+    (verdicts.GUARD), which can lower a verdict and never lift it."""
     name = RECIPES[recipe][1]
     t1 = f"{name} costs the common tokens less than {TOL:g} in the starved cells"
     t2 = f"{name} costs the control (r = 1) less than {TOL:g} of val accuracy"
@@ -138,18 +139,18 @@ def cost_parts(ps: dict[tuple[str, str], Pairs], recipe: str, want: int, starved
     short = [c for c in starved if len(ps[(c, recipe)].pairs if (c, recipe) in ps else []) < want]
     out = []
     if short:  # a cost is read over every starved cell, every seed, or not at all
-        out.append(Part(t1, UNREAD, f"{NOT_RUN} on every seed ({', '.join(short)})"))
+        out.append(Part(t1, UNREAD, f"{NOT_RUN} on every seed ({', '.join(short)})", role=GUARD))
     else:
         o1 = _costs_nothing(common)
-        out.append(part(t1, o1, f"{o1.k_of_n('pairs')}; change, pooled: {pooled(common)}"))
+        out.append(part(t1, o1, f"{o1.k_of_n('pairs')}; change, pooled: {pooled(common)}", role=GUARD))
     if (CONTROL, recipe) not in ps:
-        out.append(Part(t2, UNREAD, NOT_RUN))
+        out.append(Part(t2, UNREAD, NOT_RUN, role=GUARD))
     elif len(ps[(CONTROL, recipe)].pairs) < want:
-        out.append(Part(t2, UNREAD, _short(len(ps[(CONTROL, recipe)].pairs), want)))
+        out.append(Part(t2, UNREAD, _short(len(ps[(CONTROL, recipe)].pairs), want), role=GUARD))
     else:
         control = ps[(CONTROL, recipe)].changes("val_acc")
         o2 = _costs_nothing(control)
-        out.append(part(t2, o2, f"{o2.k_of_n('pairs')}; change: {spread(control, sign=True)}"))
+        out.append(part(t2, o2, f"{o2.k_of_n('pairs')}; change: {spread(control, sign=True)}", role=GUARD))
     return out
 
 
@@ -214,7 +215,7 @@ def values(ps: dict[tuple[str, str], Pairs], obs: Sequence[Obs], opt: str) -> di
     for cell, d in deficits(obs, opt).items():
         key = cell.replace(".", "")
         out[f"{key}_deficit"] = spread(d, sign=True)
-        out[f"{key}_deficit_k"] = f"{sum(x < 0 for x in d)} of {len(d)}"
+        out[f"{key}_deficit_k"] = f"{sum(x < -TOL for x in d)} of {len(d)}"  # lower by more than TOL
     for cell in CELLS:
         plain = [
             o.values["val_acc_target"] for o in obs if o.arm == arm_name(opt, cell) and "val_acc_target" in o.values
