@@ -13,7 +13,6 @@ import numpy as np
 
 from engine.events import TokenSets
 from engine.records.run import read_run
-from engine.rundir.probe_logs import read_learned_steps, read_tokens
 from engine.sweep.stats import midranks
 
 
@@ -44,9 +43,9 @@ def token_table(run_dir: str | Path) -> tuple[list[dict[str, Any]], float, dict[
     rec = read_run(run_dir)
     cfg, tokens, share = rec.config, rec.tokens, rec.summary.draw_share
     p = cfg.data.p
-    learned, threshold = read_learned_steps(rec.path, p)
+    learned, threshold = rec.learned_steps
     share = share if share is not None and len(share) == p else None
-    logged = read_tokens(rec.path)
+    logged = rec.tokens_logged
     final = logged[-1].val_acc if logged and logged[-1].val_acc is not None else ()
     rows = [
         {

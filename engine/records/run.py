@@ -40,7 +40,7 @@ from engine.rundir.files import (
 from engine.rundir.lineage import fork_marks as fork_marks  # a live run's markers, before it has a record
 from engine.rundir.lineage import lineage, read_interventions
 from engine.rundir.lock import lock_holder
-from engine.rundir.probe_logs import read_circuit, read_fourier, read_tokens
+from engine.rundir.probe_logs import read_circuit, read_fourier, read_learned_steps, read_tokens
 from engine.rundir.safetext import clean_text
 from engine.rundir.summary import RunSummary, read_summary
 from engine.train.phases import Phases, early_stop_note, phases_of_rows
@@ -90,6 +90,11 @@ class RunRecord:
     def tokens_logged(self) -> list[TokensLogged]:
         """tokens.csv: each evaluation's per-token updates, grad norms and val_acc (engine/rundir/probe_logs.py)."""
         return read_tokens(self.path)
+
+    @property
+    def learned_steps(self) -> tuple[list[int | None], float]:
+        """Each operand token's learned step and the threshold (engine/rundir/probe_logs.py read_learned_steps)."""
+        return read_learned_steps(self.path, self.config.data.p)
 
     @property
     def kept(self) -> list[Kept]:

@@ -37,8 +37,8 @@ CLAIM = Claim(
     "The recipes under AdamW (ours, §4.2): the draw deficit with decoupled decay",
     "recipe_adamw",
     "partly",
-    "at r = 0.01 the plain arm's targets end {r001_deficit} against the control, more than 0.01 below in "
-    "{r001_deficit_k} seeds; lazy rows lift them in {r001_lazy_target_k} pairs; common tokens and control unharmed",
+    "r = 0.01 against the control: {r001_deficit}, over 0.01 below in {r001_deficit_k} seeds; lazy rows "
+    "lift the targets in {r001_lazy_target_k} pairs, at no cost",
     read=recipe_adamw,
     ours=True,
     tail=5,

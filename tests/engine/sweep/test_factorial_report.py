@@ -84,12 +84,14 @@ def test_the_reading_moves_each_factor_alone_from_the_starved_arm(study: Group) 
     """The status page's reading (engine/claims/studies/decouple_factorial.py): the rows' norm over every cell, then
     per cell each factor moved alone from the starved arm own_own_wd, paired by seed, read where at least
     MIN_ROOM pairs have room to rise; the tiny study has one cell of two seeds, so its accuracy parts are
-    listed as unread, and it runs neither the targets probe (no norm pair) nor the rescaled arms."""
+    listed as unread, and it runs neither the targets probe (no norm pair) nor the rescaled arms (so the balance
+    probe's contrast, starved against rescaled, has no pair)."""
     from engine.claims.studies.decouple_factorial import MIN_ROOM, decouple_factorial
 
     r = decouple_factorial(study)
     assert MIN_ROOM > 2
-    assert [p.text.split(" ")[0] for p in r.parts] == ["decay", "a"]
+    assert [p.text.split(" ")[0] for p in r.parts] == ["decay", "a", "at"]  # the last: the balance probe's part
+    assert r.parts[-1].state == "unread" or "0 of 0" in r.parts[-1].evidence  # no rescaled arm to read against
     assert r.values["decay_target_norm_k"].startswith("0 of 0") and r.values["rescaled_norm"] == "-"
     unread = r.values["unread"].split("; ")
     assert [u.split(" ")[0] for u in unread] == ["decay", "draws", "pairs"]
