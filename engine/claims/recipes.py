@@ -17,6 +17,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from engine.claims.cause_pairs import TOL, _costs_nothing, _pooled
 from engine.claims.readings import direction, part, same_but, spread
 from engine.claims.verdicts import GUARD, UNREAD, Outcome, Part
 from engine.sweep.spec import Group
@@ -35,7 +36,6 @@ RECIPES = {  # the suffix of a recipe's arm -> (the config keys it sets, its nam
     "equal": (("optim.equal_rows",), "equal rows"),
 }
 OUTCOMES = ("val_acc_target", "target_norm", "val_acc_common", "val_acc")
-TOL = 0.01  # a recipe "costs nothing" where it lowers an accuracy by less than this, pair by pair
 HALF = 0.5  # "keeps lazy rows' gain": a pair's gain at least this share of lazy rows' gain in the same seed
 NOT_RUN = "unread: no pair of these arms has ended in the kept group"
 
@@ -114,10 +114,6 @@ def deficits(obs: Sequence[Obs], opt: str) -> dict[str, list[float]]:
     return out
 
 
-def _costs_nothing(d: list[float]) -> Outcome:
-    return Outcome([x > -TOL for x in d], [x <= -TOL for x in d])
-
-
 def _keeps_gain(recipe: Pairs, lazy: Pairs) -> Outcome:
     """Per seed: the recipe's gain is at least HALF of lazy rows' gain in the same seed (lazy rows gaining)."""
     g_lazy = {a.seed: d for (a, _), d in zip(lazy.pairs, lazy.changes("val_acc_target"), strict=False)}
@@ -142,7 +138,7 @@ def cost_parts(ps: dict[tuple[str, str], Pairs], recipe: str, want: int, starved
         out.append(Part(t1, UNREAD, f"{NOT_RUN} on every seed ({', '.join(short)})", role=GUARD))
     else:
         o1 = _costs_nothing(common)
-        out.append(part(t1, o1, f"{o1.k_of_n('pairs')}; change, pooled: {pooled(common)}", role=GUARD))
+        out.append(part(t1, o1, f"{o1.k_of_n('pairs')}; change, pooled: {_pooled(common)}", role=GUARD))
     if (CONTROL, recipe) not in ps:
         out.append(Part(t2, UNREAD, NOT_RUN, role=GUARD))
     elif len(ps[(CONTROL, recipe)].pairs) < want:
@@ -190,15 +186,6 @@ def keeps_part(ps: dict[tuple[str, str], Pairs], cell: str, recipe_name: str, wa
     return part(
         text, o, f"{o.k_of_n('seeds')}; gain {spread(gr, sign=True)} against lazy rows' {spread(gl, sign=True)}"
     )
-
-
-def pooled(xs: Sequence[float]) -> str:
-    """Values pooled over cells and seeds: their mean and range (a t-interval would treat cells as seeds)."""
-    if not xs:
-        return "-"
-    lo, hi = min(xs), max(xs)
-    text = f"{sum(xs) / len(xs):+.3f} ({lo:+.3f} to {hi:+.3f}, n = {len(xs)})"
-    return text.replace("-", "−")
 
 
 def values(ps: dict[tuple[str, str], Pairs], obs: Sequence[Obs], opt: str) -> dict[str, str]:
