@@ -34,6 +34,7 @@ RECIPES = {  # the suffix of a recipe's arm -> (the config keys it sets, its nam
     "lazyd": (("optim.lazy_decay",), "decay only when drawn"),
     "e0": (("optim.decay_sets",), "E out of decay"),
     "equal": (("optim.equal_rows",), "equal rows"),
+    "nowd": (("optim.decay_sets",), "no decay on the targets (oracle)"),  # cure_decouple's, kept beside
 }
 OUTCOMES = ("val_acc_target", "target_norm", "val_acc_common", "val_acc")
 HALF = 0.5  # "keeps lazy rows' gain": a pair's gain at least this share of lazy rows' gain in the same seed
@@ -241,10 +242,11 @@ def table(ps: dict[tuple[str, str], Pairs]) -> str:
     return "\n".join(lines)
 
 
-def observe(group: Group, base: Group | None = None) -> tuple[list[Obs], int]:
-    """The group's members as Obs, with `base`'s plain and lazy-rows arms where given (a group kept beside:
-    cure_decouple for the Adam recipes); and how many recipe members differ from their cell's plain arm of
-    the same seed in more than the recipe's keys (such a pair is dropped: it is not the recipe's contrast)."""
+def observe(group: Group, base: Group | None = None, borrow: Sequence[str] = ("", "lazy")) -> tuple[list[Obs], int]:
+    """The group's members as Obs, with `base`'s arms of the `borrow` recipes ("" the plain arm) where given
+    (a group kept beside: cure_decouple for the Adam recipes); and how many recipe members differ from their
+    cell's plain arm of the same seed in more than the recipe's keys (such a pair is dropped: it is not the
+    recipe's contrast)."""
     from engine.sweep.report.cures import cure_metrics
     from engine.sweep.report.tables import member_finals
 
@@ -261,7 +263,7 @@ def observe(group: Group, base: Group | None = None) -> tuple[list[Obs], int]:
     found = dict(own)
     if base is not None:
         opts = {arm.split("_", 1)[0] for arm, _ in own}
-        wanted = {arm_name(o, c, r) for o in opts for c in CELLS for r in ("", "lazy")}
+        wanted = {arm_name(o, c, r) for o in opts for c in CELLS for r in borrow}
         for k, v in members(base, lambda arm: arm in wanted).items():
             found.setdefault(k, v)
     groups = {id(m): (group if k in own else base) for k, (_, m) in found.items()}

@@ -154,3 +154,33 @@ def test_observe_pairs_across_groups_only_where_the_configs_differ_in_the_recipe
     ps = pair_up(obs, "adam")
     assert set(ps) == {("r0.01", "lazyd")}
     assert [round(x, 9) for x in ps[("r0.01", "lazyd")].changes("val_acc_target")] == [0.3, 0.3]
+
+
+def test_observe_borrows_only_the_arms_it_is_asked_for() -> None:
+    """A kept group's oracle arm (nowd) joins the table only when a study borrows it: the lazy-rows page's
+    table must not change when another study reads the same kept group."""
+    import tempfile
+    from pathlib import Path
+
+    from engine.claims.recipes import observe
+    from tests.engine.sweep.fakegroup import fake_group
+
+    def curve(m: Any) -> dict[str, list[float]]:
+        return {"val_acc": [0.99] * 3, "val_acc_target": [0.5 + m.seed / 100] * 3, "val_acc_common": [0.99] * 3}
+
+    root = Path(tempfile.mkdtemp())
+    (root / "a").mkdir()
+    (root / "b").mkdir()
+    data = {"data__starve_k": 2, "data__starve_m": -1}
+    kept = {
+        "adam_r0.01": {"train.target_rate": 0.01},
+        "adam_r0.01_nowd": {"train.target_rate": 0.01, "optim.decay_sets": "E[targets]=0"},
+    }
+    base = fake_group(root / "b", {"seeds": 2, "arms": kept}, curve, [10, 20, 30], preset="cure_decouple", **data)
+    own = {"adam_r0.01_e0": {"train.target_rate": 0.01, "optim.decay_sets": "E=0"}}
+    group = fake_group(root / "a", {"seeds": 2, "arms": own}, curve, [10, 20, 30], preset="recipe_e0", **data)
+    plain_only = {o.arm for o in observe(group, base)[0]}
+    assert plain_only == {"adam_r0.01", "adam_r0.01_e0"}
+    obs, bad = observe(group, base, borrow=("", "nowd"))
+    assert {o.arm for o in obs} == {"adam_r0.01", "adam_r0.01_e0", "adam_r0.01_nowd"} and bad == 0
+    assert set(pair_up(obs, "adam")) == {("r0.01", "e0"), ("r0.01", "nowd")}

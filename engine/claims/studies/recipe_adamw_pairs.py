@@ -1,0 +1,45 @@
+"""Study: the one-pair deficit and lazy rows under AdamW (ours, §4.2): decoupled decay, as grokking work trains."""
+
+from __future__ import annotations
+
+from engine.claims.claim import Claim
+from engine.claims.readings import Reading, beside, n_seeds
+from engine.claims.recipes import cost_parts, deficit_part, deficits, gain_part, observe, pair_up, table, values
+from engine.sweep.spec import Group
+
+OPT = "adamw"
+PAIRS = ("m1_r1", "m1_matched")  # one pair per target, at full draws and at matched draws
+
+
+def recipe_adamw_pairs(group: Group) -> Reading:
+    """Issue 53, question (a), the one-pair cells. The claim, fixed before the data, as recipe_adamw's: under
+    AdamW (wd 1, betas (0.9, 0.98), lr 2e-3) a one-pair token shows a deficit (the plain arm's targets end
+    below the control's, seed by seed) and lazy rows raise its targets in every seed, at no cost to the common
+    tokens or the control. The control (r = 1) and the r = 0.01 arms are recipe_adamw's, kept beside."""
+    obs, bad = observe(group, beside(group, "recipe_adamw"))
+    ps = pair_up(obs, OPT)
+    d = deficits(obs, OPT)
+    want = n_seeds(group)
+    parts = [deficit_part(d, c, want) for c in PAIRS]
+    parts += [gain_part(ps, c, "lazy", want) for c in PAIRS]
+    parts += cost_parts(ps, "lazy", want, PAIRS)
+    v = values(ps, obs, OPT)
+    v["table"] = "\n" + table(ps) + "\n"  # a Markdown table starts on a line of its own
+    v["mismatched"] = str(bad)
+    head = f"plain AdamW, one pair at r = 1 − control, targets: {v.get('m1_r1_deficit', '-')}"
+    k = f"{v.get('m1_r1_deficit_k', '0 of 0')} seeds lower by more than 0.01"
+    return Reading(parts, head, k, f"{n_seeds(group)} × 1 ({group.base.data.op})", v)
+
+
+CLAIM = Claim(
+    "recipe_adamw_pairs",
+    "",
+    "The one-pair deficit under AdamW (ours, §4.2): one pair at r = 1 and at matched draws",
+    "recipe_adamw_pairs",
+    read=recipe_adamw_pairs,
+    ours=True,
+    tail=5,
+    metrics="val_acc_target,val_acc,val_acc_common,target_norm",
+    tables=("decoupling targets",),
+    row=217,
+)
