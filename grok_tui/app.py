@@ -18,6 +18,7 @@ from textual.worker import Worker, get_current_worker
 
 from engine.config import RunConfig
 from engine.events import Status
+from engine.train.run import RunHandle
 from grok_tui import launch, runner, stop_signals
 from grok_tui.axis_keys import AxisKeys
 from grok_tui.charts import views
@@ -135,7 +136,7 @@ class GrokApp(AxisKeys, RunKeys, App[None]):
         self._status_at = 0.0
         self._status_key: tuple[Any, ...] = ()
         self.deferred = 0  # chart redraws put off by the CPU budget (tests, bench)
-        self.engine: Any = None
+        self.engine: RunHandle | None = None
         self.worker: Worker[None] | None = None
         self.axis = views.Axis(log=True)  # the log step axis (docs/references/step-axis.md); zoom, cursor, EMA
         self.scrub: int | None = None  # the time scrubber's step; None follows the run
@@ -270,7 +271,7 @@ class GrokApp(AxisKeys, RunKeys, App[None]):
         worker = get_current_worker()
         done = self.engine_done = threading.Event()
 
-        def keep(run: Any) -> None:
+        def keep(run: RunHandle) -> None:
             if data is self.data:
                 self.engine = run
 
@@ -281,7 +282,7 @@ class GrokApp(AxisKeys, RunKeys, App[None]):
 
     # --- controls ------------------------------------------------------------------------------
 
-    def _live_run(self) -> Any:
+    def _live_run(self) -> RunHandle | None:
         if self.engine is None or not self.data.live:
             self.notify("no run in progress", severity="warning")
             return None

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import threading
 from pathlib import Path
-from typing import Any
 
 from textual import work
 from textual.app import App
 
 from engine.config import RunConfig
 from engine.events import Status
+from engine.train.run import RunHandle
 from grok_tui import runner
 from grok_tui.charts.views import Axis
 from grok_tui.rundata import RunData, clean_text
@@ -24,7 +24,7 @@ class RunKeys(App[None]):
     axis: Axis
     data: RunData
     scrub: int | None
-    engine: Any
+    engine: RunHandle | None
     engine_done: threading.Event | None
     compare_dirs: list[str]
     last_export: Path | None

@@ -4,16 +4,16 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 from engine.config import RunConfig
 from engine.events import RunStarted
+from engine.train.run import RunHandle
 from grok_tui.rundata import RunData, history
 
-RunFactory = Callable[[RunConfig, str | Path], Any]  # returns an engine.train.run.Run or a stand-in
+RunFactory = Callable[[RunConfig, str | Path], RunHandle]  # an engine.train.run.Run, or a test's stand-in
 
 
-def make_run(cfg: RunConfig, out: str | Path) -> Any:
+def make_run(cfg: RunConfig, out: str | Path) -> RunHandle:
     """The real engine; torch is imported here, inside the worker thread, so the UI opens at once."""
     from engine.train.run import Run
 
@@ -30,7 +30,7 @@ def resume_factory(run_dir: str | Path, max_steps: int | None, device: str | Non
 
     run = Run.from_checkpoint(run_dir, max_steps=max_steps, device=device)
 
-    def factory(_cfg: RunConfig, _out: str | Path) -> Any:
+    def factory(_cfg: RunConfig, _out: str | Path) -> RunHandle:
         return run
 
     return run.cfg, factory
@@ -42,7 +42,7 @@ def consume(
     out: str | Path,
     data: RunData,
     cancelled: Callable[[], bool],
-    on_run: Callable[[Any], None],
+    on_run: Callable[[RunHandle], None],
 ) -> None:
     """Iterate the run's events into `data` until it ends or the worker is cancelled.
 

@@ -20,6 +20,7 @@ import threading
 from typing import Any
 
 from engine.events import Status
+from engine.train.run import RunHandle
 from grok_tui.commands import signals
 
 STOP_SIGNALS = tuple(getattr(signal, name) for name in signals.STOP_SIGNALS if hasattr(signal, name))
@@ -74,8 +75,9 @@ def on_hangup(app: Any, loop: asyncio.AbstractEventLoop, sig: int) -> None:
 
 
 def _stop_engine(app: Any) -> None:
-    if app.engine is not None and app.data.live:
-        app.engine.stop(Status.INTERRUPTED)
+    engine: RunHandle | None = app.engine
+    if engine is not None and app.data.live:
+        engine.stop(Status.INTERRUPTED)
     if app.engine_done is not None:
         app.engine_done.wait(HANGUP_WAIT_S)
 

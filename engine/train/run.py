@@ -6,9 +6,9 @@ import contextlib
 import dataclasses
 import time
 import traceback
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Generator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from engine.config import ConfigError, RunConfig, from_dict
 from engine.config.resolve import resolve
@@ -246,6 +246,23 @@ class Resume:
             write_json_atomic(d / CONFIG, {**self.cfg.to_dict(), "_meta": {**meta, "resumed": history}})
 
 
+class RunHandle(Protocol):
+    """What a face holds of a run while it trains: the event stream it consumes, and the controls it
+    calls from another thread (the TUI's keys and stop signals). `Run` is one; the TUI's tests script others."""
+
+    def events(self) -> Generator[Event, None, None]:
+        """The run's events; closing the generator early ends the run as interrupted."""
+        ...
+
+    def stop(self, status: str = Status.INTERRUPTED) -> None:
+        """End the run at its next step with `status` (a `Status`)."""
+        ...
+
+    def pause(self) -> None: ...
+
+    def unpause(self) -> None: ...
+
+
 class Run:
     """Owns a Trainer and its run directory's `RunSink`; `events()` trains, logs and checkpoints."""
 
@@ -345,7 +362,7 @@ class Run:
         """Write checkpoint.pt atomically and durably (`save_checkpoint`)."""
         self.sink.checkpoint()
 
-    def events(self) -> Iterator[Event]:
+    def events(self) -> Generator[Event, None, None]:
         stream = self.trainer.events()
         try:
             for ev in stream:
@@ -359,3 +376,7 @@ class Run:
             stream.close()  # the trainer's loop thread ends here, whatever ended the run
             self.sink.close()
             self.close()
+
+
+if TYPE_CHECKING:  # mypy checks here that Run satisfies RunHandle
+    _RUN_IS_A_HANDLE: type[RunHandle] = Run

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import ClassVar
 
 from textual import on, work
 from textual.app import ComposeResult
@@ -20,7 +20,9 @@ from textual.containers import Horizontal, Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Label, Static
 
+from engine.config import RunConfig
 from engine.rundir.dirs import clean_text
+from grok_tui.runner import RunFactory
 
 
 @dataclass(frozen=True)
@@ -38,8 +40,8 @@ class Forked:
     """A fork written and ready to train: its directory, its config and the factory that resumes it."""
 
     path: Path
-    cfg: Any  # engine.config.RunConfig
-    factory: Any  # grok_tui.runner.RunFactory
+    cfg: RunConfig
+    factory: RunFactory
 
 
 def snap(kept: list[int], step: float | None) -> int | None:

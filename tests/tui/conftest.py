@@ -8,7 +8,7 @@ import functools
 import math
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Generator, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -142,7 +142,7 @@ class ScriptedRun:
             time.sleep(0.01)
         yield RunFinished(self._stop or "finished", RunSummary.written(self._summary(self._stop or "finished")))
 
-    def events(self) -> Iterator[Event]:
+    def events(self) -> Generator[Event, None, None]:
         try:
             for ev in self._events():
                 if isinstance(ev, RunStarted):
