@@ -94,6 +94,9 @@ class FourierLogged:
     norms: tuple[float, ...]
 
 
+JOIN_SHARE = 0.5  # a token is in the circuit with >= half its embedding energy on the key frequencies (`membership`)
+
+
 @dataclass(frozen=True)
 class CircuitLogged:
     """The progress probe's per-frequency and per-token output (docs/PROBES.md, `progress`).

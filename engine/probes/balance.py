@@ -38,8 +38,8 @@ class BalanceProbe(Probe):
         self.columns = [f"{who}_{side}" for who in ("target", "other") for side in SIDES]
         if not self.enabled:
             return
+        from engine.probes.masks import decay_masks
         from engine.task.metrics import split_tokens
-        from engine.train.decay import decay_masks
 
         self.grad = ctx.grad
         self.e_name = blocks.e_names[0]

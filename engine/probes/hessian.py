@@ -35,7 +35,7 @@ import torch
 from torch.func import functional_call  # torch.nn.utils.stateless underneath: no torch._dynamo
 
 from engine.probes.base import NAN, PROBE_SEED_OFFSET, Blocks, Probe, ProbeContext
-from engine.train.gpu.recorder import cuda_recorder, eager_recorder
+from engine.probes.recorder import cuda_recorder, eager_recorder
 
 if TYPE_CHECKING:
     from engine.config import ProbeConfig
@@ -335,7 +335,7 @@ class DeviceMeasurement:
     """A Hessian measurement with no host read inside it: for each block, the dominant power iteration
     and (unless `probe.hessian_abs`) the shifted one, always run and kept where λ1 < 0. Its inputs are
     the warm starts, copied into fixed tensors, and the weights, read in place; so on a GPU it is recorded
-    once (`record`) and each later measurement is one replay (engine/train/gpu/recorder.py)."""
+    once (`record`) and each later measurement is one replay (engine/probes/recorder.py)."""
 
     def __init__(self, probe: HessianProbe, starts: dict[str, torch.Tensor]) -> None:
         self.probe = probe

@@ -34,13 +34,12 @@ import torch
 from torch.func import functional_call
 
 from engine.config import ConfigError
-from engine.events import CircuitLogged
+from engine.events import JOIN_SHARE, CircuitLogged
 from engine.probes.base import PROBE_SEED_OFFSET, Blocks, Probe, ProbeContext
 from engine.rundir.columns import PROGRESS_COLUMNS
 from engine.task.data import labels, tokens
 from engine.task.dlog import GroupAxis, group_axis
 from engine.task.metrics import operand_counts, rare_tokens
-from engine.train.phases import JOIN_SHARE
 
 KEY_FACTOR = 10.0  # a key frequency holds >= 10× the chance share of non-constant logit energy
 KEY_MAX = 8  # at most this many key frequencies (Nanda et al. find 3 to 7)

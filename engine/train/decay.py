@@ -25,25 +25,10 @@ import torch
 from torch import nn
 
 from engine.config import RunConfig
-from engine.config.param_sets import parse_decay_sets, specificity
 from engine.events import TokenSets
 from engine.models import embedding_names
+from engine.probes.masks import decay_masks
 from engine.train.row_norms import RowEqualizer
-
-
-def decay_masks(
-    model: nn.Module, cfg: RunConfig, sets: TokenSets, where: str = "optim.decay_sets"
-) -> dict[str, torch.Tensor]:
-    """name -> the decay of each entry of that parameter (its shape): optim.weight_decay where no set names
-    it, else the value of the most specific set that does (engine/config/param_sets.py `specificity`)."""
-    from engine.train.interventions import set_masks
-
-    out = {n: torch.full(p.shape, cfg.optim.weight_decay, dtype=torch.float64) for n, p in model.named_parameters()}
-    ranked = sorted(parse_decay_sets(cfg.optim.decay_sets, where), key=lambda sw: specificity(sw[0]))
-    for ps, wd in ranked:  # the narrower sets last: they win where sets overlap
-        for n, mask in set_masks(model, cfg, sets, str(ps), where).items():
-            out[n][mask] = wd
-    return out
 
 
 class RowRules:

@@ -29,13 +29,13 @@ import torch
 from torch import nn
 
 from engine.config import ConfigError, RunConfig
-from engine.config.param_sets import Intervention, ParamSet, parse_param_sets, split_sets
+from engine.config.param_sets import Intervention, split_sets
 from engine.config.param_sets import parse_intervention as parse_intervention  # the parsing is torch-free (sweep specs)
 from engine.events import TokenSets
-from engine.models import build_model, embedding_names, w_names
+from engine.models import build_model
+from engine.probes.masks import set_masks
 from engine.rundir.checkpoints import checkpoint_at, load_state
 from engine.rundir.dirs import read_config
-from engine.task.metrics import resolve_tokens
 
 
 def set_changes(cfg: RunConfig, iv: Intervention) -> RunConfig:
@@ -58,42 +58,6 @@ def set_changes(cfg: RunConfig, iv: Intervention) -> RunConfig:
         trainable += [s for s in named if s not in trainable]
     left = ", ".join(s for s in frozen if s not in named)
     return dataclasses.replace(cfg, train=dataclasses.replace(t, frozen=left, trainable=", ".join(trainable)))
-
-
-# --- parameter sets on a model -----------------------------------------------------------------
-
-
-def _names(model: nn.Module, cfg: RunConfig, ps: ParamSet, where: str) -> list[str]:
-    names = [n for n, _ in model.named_parameters()]
-    e = embedding_names(model)
-    if ps.name == "E":
-        if not e:
-            raise ConfigError(f"{where}: this model ({cfg.model.kind}) has no embedding E")
-        return e
-    if ps.name == "W":
-        return w_names(model, cfg)
-    if ps.name == "rest":
-        return [n for n in names if n not in e]
-    if ps.name == "all":
-        return names
-    if ps.name not in names:
-        raise ConfigError(f"{where}: no parameter {ps.name!r} (E, W, rest, all or one of {', '.join(names)})")
-    return [ps.name]
-
-
-def set_masks(model: nn.Module, cfg: RunConfig, sets: TokenSets, spec: str, where: str) -> dict[str, torch.Tensor]:
-    """name -> bool mask (True = in the set) of each parameter the sets in `spec` touch."""
-    params = dict(model.named_parameters())
-    out: dict[str, torch.Tensor] = {}
-    for ps in parse_param_sets(spec, where):
-        for n in _names(model, cfg, ps, where):
-            mask = torch.zeros(params[n].shape, dtype=torch.bool)
-            if ps.rows is None:
-                mask[...] = True
-            else:
-                mask[resolve_tokens(ps.rows, sets, cfg.data.p, where)] = True
-            out[n] = out[n] | mask if n in out else mask
-    return out
 
 
 def frozen_masks(model: nn.Module, cfg: RunConfig, sets: TokenSets) -> dict[str, torch.Tensor]:

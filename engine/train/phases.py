@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from engine.config import TrainConfig
+from engine.events import JOIN_SHARE
 from engine.rundir.columns import learned_step
 from engine.rundir.csvlog import number
 
@@ -171,7 +172,6 @@ def phases_of_rows(train: TrainConfig, rows: list[dict[str, float]], n_classes: 
 CIRCUIT_FACTOR = 2.0
 CIRCUIT_KEY_SHARE = 0.5
 CLEANUP_SLOWER = 0.9
-JOIN_SHARE = 0.5  # a token is in the circuit with >= half its embedding energy on the key frequencies
 
 
 class CircuitPhases:

@@ -12,8 +12,7 @@ from typing import Any
 
 from rich.text import Text
 
-from engine.events import CircuitLogged
-from engine.train.phases import JOIN_SHARE
+from engine.events import JOIN_SHARE, CircuitLogged
 from grok_tui.charts.blocks import RARE_GLYPH
 from grok_tui.charts.canvas import Plot, fmt_step, note_block
 from grok_tui.charts.lines import Lines

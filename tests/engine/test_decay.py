@@ -9,8 +9,8 @@ import pytest
 import torch
 
 from engine.config import ConfigError
+from engine.probes.masks import decay_masks
 from engine.task.metrics import split_tokens
-from engine.train.decay import decay_masks
 from engine.train.loop import TrainLoop
 from tests.conftest import tiny_config
 

@@ -1,1 +1,1 @@
-"""The training step on a GPU: CUDA graphs, their recorder, and the host reads a step makes."""
+"""The training step on a GPU: CUDA graphs (recorded with engine/probes/recorder.py) and the host reads a step makes."""

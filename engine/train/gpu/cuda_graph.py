@@ -37,7 +37,7 @@ from typing import Protocol, cast
 import torch
 
 from engine.config import RunConfig
-from engine.train.gpu.recorder import Recorder, cuda_recorder, eager_recorder
+from engine.probes.recorder import Recorder, cuda_recorder, eager_recorder
 
 __all__ = ["MAX_GRAPHS", "StepGraph", "StepLoop", "cuda_recorder", "eager_recorder", "unfit"]
 from engine.train.optim import tensor_lrs

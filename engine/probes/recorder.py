@@ -1,6 +1,6 @@
 """Recording a step as a CUDA graph, and the same bookkeeping without a GPU: what the training step
 (engine/train/gpu/cuda_graph.py) and the Hessian probe's power iteration (engine/probes/hessian.py) both record with.
-Torch only, so neither import reaches the other."""
+Torch only, in the probes' layer so that the probe never imports train."""
 
 from __future__ import annotations
 
