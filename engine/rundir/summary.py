@@ -100,6 +100,11 @@ class RunSummary:
     ancestors: list[dict[str, Any]] | None = _field(OBJECTS)
     interventions: list[dict[str, Any]] | None = _field(OBJECTS)
     optimizer_state: str | None = _field(TEXT)  # what the fork did with the optimizer's state
+    # the frequency tail's outcome (train.sampler = tail), by decile of tail rank, the most drawn first
+    # (engine/train/evaluation.py): each decile's val accuracy at the last evaluation (NaN: no val pair) and
+    # its realized share of draws
+    decile_val_acc: list[float] | None = _field(NUMBERS)
+    decile_draw_share: list[float] | None = _field(NUMBERS)
     extra: Mapping[str, Any] = field(default_factory=dict)  # keys this engine does not know, as read
 
     def __post_init__(self) -> None:

@@ -15,7 +15,7 @@ from engine.claims.paper import PAPER_SWEEPS
 from engine.config import ConfigError
 from engine.records.group import GroupRecord, read_group
 from engine.rundir.dirs import is_group, is_run_dir
-from grok_tui.figures import cause
+from grok_tui.figures import cause, tail
 from grok_tui.figures.builders import (
     decouple,
     decouple_paper,
@@ -146,6 +146,13 @@ _CLAIMS = (
         "targets' val accuracy, overall val accuracy and target norm of each cure from step 0, per cell",
         cause.cure(("val_acc_target", "val_acc", "target_norm")),
         width=4,
+    ),
+    Claim(
+        "recipe_tail",
+        ("recipe_tail",),
+        "val accuracy by decile of draw rate on the frequency tail, a line per recipe, a panel per optimizer",
+        tail.by_decile,
+        width=2,
     ),
     Claim("cure_skew_mul", ("cure_skew_mul",), "val accuracy and rare-token val accuracy per cure", grid(RARE, None)),
     Claim(

@@ -9,6 +9,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from matplotlib.axes import Axes
+from matplotlib.lines import Line2D
 
 from engine.claims.paper import PAPER_SWEEPS
 from engine.records.group import GroupRecord, read_group
@@ -34,7 +36,7 @@ def _acc(m: Member) -> dict[str, list[float]]:
     }
 
 
-def _lines(ax) -> list:  # type: ignore[no-untyped-def,type-arg]
+def _lines(ax: Axes) -> list[Line2D]:
     return [ln for ln in ax.get_lines() if not ln.get_label().startswith("_")]
 
 
@@ -46,8 +48,8 @@ def test_every_paper_sweep_has_one_claim() -> None:
     order = [p for p, _ in PAPER_SWEEPS]
     firsts = [c.presets[0] for c in CLAIMS.values() if c.presets[0] in order]
     assert firsts == sorted(firsts, key=order.index)  # the paper's order, the results past it last
-    past = ["decouple", "decouple_paper", "decouple_factorial", "decouple_direction", "cure_decouple", "cure_skew_mul"]
-    assert list(CLAIMS)[-7:] == [*past, "progress"]
+    past = ["decouple", "decouple_paper", "decouple_factorial", "decouple_direction", "cure_decouple"]
+    assert list(CLAIMS)[-8:] == [*past, "recipe_tail", "cure_skew_mul", "progress"]
 
 
 def test_fig2_rows_of_val_and_train_accuracy_per_task(tmp_path: Path) -> None:
@@ -146,7 +148,7 @@ def test_fig5_final_values_against_c_with_intervals(tmp_path: Path) -> None:
 def test_wd_init_heat_map_is_the_reports_median(tmp_path: Path) -> None:
     grid = {"model.embed_init_scale": [0.1, 1.0], "optim.weight_decay": [1e-3, 1e-2]}
     g = fake_record(tmp_path, {"seeds": 3, "grid": grid}, _acc, STEPS, preset="wd_init", max_steps=3000)
-    gen = {  # (init, wd) -> each seed's generalized_step (None: never reached 95%)
+    gen: dict[tuple[float, float], list[int | None]] = {  # (init, wd) -> each seed's generalized_step (None: never 95%)
         (0.1, 1e-3): [100, 200, 300],
         (0.1, 1e-2): [1200, 1000, None],
         (1.0, 1e-3): [None, None, 400],

@@ -30,9 +30,11 @@ def fake_group(
     status: str = "finished",
     preset: str = "fake",
     max_steps: int | None = None,
+    summary: Callable[[Member], dict[str, Any]] | None = None,
     **base_over: object,
 ) -> Group:
-    """A finished group: `table` is the [sweep] table; `curve(member)` gives each member's metrics."""
+    """A finished group: `table` is the [sweep] table; `curve(member)` gives each member's metrics, and
+    `summary(member)` more of its summary.json's fields (the tail's deciles)."""
     spec = parse_sweep(table)
     base = tiny_config(**base_over)
     if base.train.max_steps < steps[-1]:  # no log runs past its config's budget (docs/ENGINE.md, the guarantees)
@@ -52,9 +54,9 @@ def fake_group(
             w.writerow(["step", "epoch", *cols])
             for i, s in enumerate(steps):
                 w.writerow([s, s / 10, *(cols[c][i] for c in cols)])
-        summary = {"status": status, "steps": steps[-1], "memorized_step": steps[0], "generalized_step": None}
-        (d / "summary.json").write_text(json.dumps(summary))
-        g.record({"member": m.id, **summary, "max_steps": max_steps or steps[-1], "run_dir": d.name})
+        doc = {"status": status, "steps": steps[-1], "memorized_step": steps[0], "generalized_step": None}
+        (d / "summary.json").write_text(json.dumps(doc | (summary(m) if summary else {})))
+        g.record({"member": m.id, **doc, "max_steps": max_steps or steps[-1], "run_dir": d.name})
     if inside:
         shutil.move(g.dir, tmp_path / g.dir.name)
         shutil.rmtree(root)
