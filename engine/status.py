@@ -1,5 +1,5 @@
-"""A run's status: one StrEnum the engine writes and every face shows (its own module, below the run
-directory's schema and the events, which both use it)."""
+"""Statuses as StrEnums the engine writes and every face shows: a run's, and a paper run's sweep's (their own
+module, below the run directory's schema and the events, which both use them)."""
 
 from __future__ import annotations
 
@@ -32,3 +32,20 @@ class Status(StrEnum):
         """Ended by its own rule (its budget, train.patience, a NaN loss): a sweep's --resume does not run
         it again, and a group's curves hold a finished member's last value."""
         return self in (Status.FINISHED, Status.DIVERGED)
+
+
+class PaperStatus(StrEnum):
+    """A sweep's status in a paper run's paper.json (engine/records/paper.py; a StrEnum: equal to its text)."""
+
+    PENDING = "pending"  # not started yet
+    RUNNING = "running"  # a process works on it, or was killed while it did
+    ENDED = "ended"  # every member ran; the paper's --resume skips it
+    INTERRUPTED = "interrupted"  # stopped by a signal; the paper's --resume runs it again
+    # what `grok report PAPER_DIR` shows of a sweep paper.json calls running while no process holds the
+    # paper directory: its process was killed before it wrote the sweep's end
+    KILLED = "killed"
+
+    @classmethod
+    def written(cls) -> tuple[PaperStatus, ...]:
+        """The statuses paper.json may hold (engine/rundir/schema.py checks them)."""
+        return (cls.PENDING, cls.RUNNING, cls.ENDED, cls.INTERRUPTED)

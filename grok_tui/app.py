@@ -211,7 +211,7 @@ class GrokApp(AxisKeys, RunKeys, App[None]):
     def on_unmount(self) -> None:
         """However the app ends (q, a signal, an exception in a test), the engine thread stops too."""
         if self.engine is not None and self.data.live:
-            self.engine.stop("interrupted")
+            self.engine.stop(Status.INTERRUPTED)
 
     def on_resize(self) -> None:
         if not hasattr(self, "main_screen"):
@@ -260,7 +260,7 @@ class GrokApp(AxisKeys, RunKeys, App[None]):
 
     def start_run(self, cfg: RunConfig, factory: runner.RunFactory | None = None) -> None:
         if self.engine is not None and self.data.live:
-            self.engine.stop("interrupted")
+            self.engine.stop(Status.INTERRUPTED)
         self.cfg, self.opened, self.engine, self.trained = cfg, False, None, True
         self.data = RunData(label=cfg.preset)
         self.worker = self._train(cfg, self.data, factory or self.run_factory)
@@ -291,14 +291,14 @@ class GrokApp(AxisKeys, RunKeys, App[None]):
     def action_pause(self) -> None:
         if (run := self._live_run()) is None:
             return
-        if self.data.status == "paused":
+        if self.data.status == Status.PAUSED:
             run.unpause()
         else:
             run.pause()
 
     def action_stop(self) -> None:
         if (run := self._live_run()) is not None:
-            run.stop("finished")
+            run.stop(Status.FINISHED)
             self.notify("stopping: the run finishes at the next step")
 
     def action_restart(self) -> None:
@@ -357,7 +357,7 @@ class GrokApp(AxisKeys, RunKeys, App[None]):
             return
         self._quitting = True
         if self.engine is not None and self.data.live:
-            self.engine.stop("interrupted")
+            self.engine.stop(Status.INTERRUPTED)
         deadline = time.monotonic() + QUIT_WAIT_S
         while self.worker is not None and not self.worker.is_finished and time.monotonic() < deadline:
             await asyncio.sleep(0.02)

@@ -29,6 +29,7 @@ from typing import Any
 from engine.config import ConfigError
 from engine.rundir.dirs import new_paper_dir, read_paper_doc, read_results, versions, write_paper_doc
 from engine.rundir.schema import PAPER_FORMAT
+from engine.status import PaperStatus, Status
 
 ROOT = Path(__file__).resolve().parent.parent  # the source tree, when it is a git checkout
 
@@ -91,7 +92,7 @@ class PaperSweep:
     preset: str
     claim: str
     group: str
-    status: str
+    status: PaperStatus
     segments: tuple[dict[str, Any], ...]
 
 
@@ -114,7 +115,7 @@ class Paper:
             "argv": sys.argv,
             "options": options,
             "sweeps": [
-                {"preset": name, "claim": claim, "group": "", "status": "pending", "segments": []}
+                {"preset": name, "claim": claim, "group": "", "status": PaperStatus.PENDING, "segments": []}
                 for name, claim in sweeps
             ],
         }
@@ -130,7 +131,7 @@ class Paper:
     @property
     def sweeps(self) -> list[PaperSweep]:
         return [
-            PaperSweep(s["preset"], str(s.get("claim", "")), s["group"], s["status"], tuple(s["segments"]))
+            PaperSweep(s["preset"], str(s.get("claim", "")), s["group"], PaperStatus(s["status"]), tuple(s["segments"]))
             for s in self.doc["sweeps"]
         ]
 
@@ -156,12 +157,12 @@ class Paper:
             "exit": None,
         }
         entry = self.doc["sweeps"][i]
-        entry["status"] = "running"
+        entry["status"] = PaperStatus.RUNNING
         entry["segments"].append(seg)
         write_paper_doc(self.dir, self.doc)
         return meter
 
-    def end(self, i: int, meter: Meter, status: str, exit_code: int | None) -> dict[str, Any]:
+    def end(self, i: int, meter: Meter, status: PaperStatus, exit_code: int | None) -> dict[str, Any]:
         """Close sweep `i`'s open segment with the meter's times; `status` is ended or interrupted."""
         entry = self.doc["sweeps"][i]
         seg = entry["segments"][-1]
@@ -179,7 +180,7 @@ class SweepFigures:
     """A sweep's segments summed: wall and CPU seconds, core-seconds available, segments without an end."""
 
     preset: str
-    status: str
+    status: PaperStatus
     group: str
     segments: int
     wall_s: float
@@ -238,7 +239,7 @@ def _span(seconds: float) -> str:
 def _has_failed(group_dir: Path) -> bool:
     """A member of the group is recorded failed in its results.csv (an unreadable one says nothing here)."""
     try:
-        return any(r.get("status") == "failed" for r in read_results(group_dir))
+        return any(r.get("status") == Status.FAILED for r in read_results(group_dir))
     except ConfigError:
         return False
 
@@ -254,13 +255,13 @@ def render(paper: Paper, running: bool = False) -> str:
         busy = f"{r.busy:.0%}" if r.busy is not None else "-"
         wall_text = _span(r.wall_s) if r.segments else "-"
         cpu_text = f"{r.cpu_s:,.0f}" if r.segments else "-"
-        status = r.status if r.status != "running" or running else "killed"
+        status = r.status if r.status != PaperStatus.RUNNING or running else PaperStatus.KILLED
         lines.append(f"{r.preset:<24} {status:<12} {r.segments:>5} {wall_text:>10} {cpu_text:>9} {busy:>6}")
     wall = sum(r.wall_s for r in rows)
     cpu = sum(r.cpu_s for r in rows)
     core_s = sum(r.core_s for r in rows)
     n_seg = sum(r.segments - r.unended for r in rows)
-    ended = sum(r.status == "ended" for r in rows)
+    ended = sum(r.status == PaperStatus.ENDED for r in rows)
     segs = [g for s in paper.sweeps for g in s.segments if g.get("end") is not None]
     starts = [t for g in segs if (t := _parse_utc(str(g["start"]))) is not None]
     ends = [t for g in segs if (t := _parse_utc(str(g["end"]))) is not None]
@@ -282,13 +283,14 @@ def render(paper: Paper, running: bool = False) -> str:
     commits = sorted({str(g.get("commit", "")) for s in paper.sweeps for g in s.segments})
     if commits:
         lines.append(f"  commit{'s' if len(commits) > 1 else ''}: {', '.join(commits)}")
-    unended = sum(r.unended for r in rows) - (1 if running and any(r.status == "running" for r in rows) else 0)
+    live = running and any(r.status == PaperStatus.RUNNING for r in rows)  # its open segment is still going
+    unended = sum(r.unended for r in rows) - (1 if live else 0)
     if unended > 0:
         lines.append(f"  {unended} segment(s) have no end (their process was killed): not counted")
     if any(r.ray for r in rows):
         lines.append("  ray segments count the sweep process's CPU only (ray workers are not its children)")
     for s in paper.sweeps:  # the paper's resume skips an ended sweep; its failed members wait for the group's
-        if s.status == "ended" and s.group and _has_failed(paper.dir / s.group):
+        if s.status == PaperStatus.ENDED and s.group and _has_failed(paper.dir / s.group):
             lines.append(
                 f"  {s.preset} ended with failed members: `grok sweep --resume {paper.dir / s.group}` runs them again"
             )

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from engine.config import ConfigError
-from engine.status import Status
+from engine.status import PaperStatus, Status
 
 # Every status a run's summary.json can hold: "running" and "paused" while a writer holds the run
 # (engine/train/run.py), the rest once it ended (RunFinished) or a fork was prepared (engine/events.py).
@@ -162,7 +162,7 @@ def check_group(path: Path, doc: dict[str, Any]) -> dict[str, Any]:
 # paper.json: the record of a whole-paper run (engine/records/paper.py). `format` tells it from any
 # other JSON file; every sweep entry and every segment is checked as group.json's members are.
 PAPER_FORMAT = "grok-tui paper"
-PAPER_STATUSES = ("pending", "running", "ended", "interrupted")
+PAPER_STATUSES = PaperStatus.written()
 PAPER: dict[str, Check] = {
     "version": ((lambda v: v == 1), "1"),
     "created": TEXT,

@@ -386,7 +386,7 @@ class TrainLoop(MemberCheckpoints):
             status = Status.DIVERGED
         self.status[i], self.ended_step[i] = status, self.step
         ph = self.runs[i].phases
-        if status == "diverged" and ph.diverged_step is None:
+        if status == Status.DIVERGED and ph.diverged_step is None:
             ph.diverged_step = self.step
         # The batch trains on: keep the member's checkpoint of this step. Its rows of the stack and of a
         # shared optimizer's state go on changing (as its own optimizer's did), and nothing reads them
@@ -398,12 +398,12 @@ class TrainLoop(MemberCheckpoints):
     def _wait_paused(self) -> Iterator[tuple[int, Event]]:
         paused_at = time.perf_counter()
         for i in self._running():
-            yield i, StatusChanged("paused")
+            yield i, StatusChanged(Status.PAUSED)
         while self._pause.is_set() and self._stop is None:
             time.sleep(0.05)
         self._t0 += time.perf_counter() - paused_at  # paused time is not training time
         for i in self._running():
-            yield i, StatusChanged("running")
+            yield i, StatusChanged(Status.RUNNING)
 
     def _adapt(self, x: torch.Tensor | None = None) -> None:
         """Adaptive Adam-LR (Prop. 4.1) per member: f_E from its first batch x[i] at step 0, then from its
@@ -429,7 +429,7 @@ class TrainLoop(MemberCheckpoints):
 
     def member_summary(self, i: int, status: str | None = None) -> dict[str, Any]:
         """Member i's summary.json fields; `status` (a failure's) overrides the member's own."""
-        status, steps = status or self.status[i] or "running", self.ended_step[i] or self.step
+        status, steps = status or self.status[i] or Status.RUNNING, self.ended_step[i] or self.step
         out = self.runs[i].summary(status, steps, self.wall_s(), str(self.device))
         if self.device.type == "cuda":
             out["cuda_graph"] = "on" if self.graphs else self.graph_off or "not yet"

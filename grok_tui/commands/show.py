@@ -7,21 +7,20 @@ from typing import Annotated
 
 import typer
 
+from engine.status import Status
 from grok_tui.commands.width import columns, echo, fold, num
 from grok_tui.errors import user_errors
 
 
 def liveness(status: str, pid: int | None, run_dir: Path) -> str | None:
     """One line on who holds the run: a live process, or none and how to go on."""
-    from engine.events import Status
-
     if pid is not None:
         return f"live: pid {pid} holds this run ({status})"
     if status == Status.DEAD:
         return f"no process: interrupted or killed; resume with:\n  grok run --resume {run_dir}"
     if status == Status.INTERRUPTED:
         return f"stopped before its end; resume with:\n  grok run --resume {run_dir}"
-    if status == "prepared":
+    if status == Status.PREPARED:
         return f"not trained yet; train it with:\n  grok run --resume {run_dir}"
     return None
 
@@ -46,7 +45,7 @@ def register(app: typer.Typer) -> None:
         summary = {**rec.summary.fields(), "status": rec.status, "steps": rec.step}
         phase_keys = ("memorized_step", "generalized_step", "grokking_delay", "final_train_acc", "final_val_acc")
         summary.update({k: e[k] for k in (*phase_keys, "best_val_acc", "wall_s")})
-        device = clean_text(rec.summary.device or ("- (not trained yet)" if rec.status == "prepared" else "?"))
+        device = clean_text(rec.summary.device or ("- (not trained yet)" if rec.status == Status.PREPARED else "?"))
         about = f"preset {rec.preset or '-'}  seed {rec.config.train.seed}  device {device}"
         head = f"{clean_text(d)}  {about}"
         if wide or len(head) <= columns():

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from engine.status import PaperStatus
 from grok_tui.commands.signals import StopSignals, say
 
 if TYPE_CHECKING:
@@ -50,7 +51,7 @@ def resume_paper(path: str, workers: int, backend: str, address: str | None, qui
     from engine.records.paper import Paper
 
     paper = Paper.open(path)
-    left = [s.preset for s in paper.sweeps if s.status != "ended"]
+    left = [s.preset for s in paper.sweeps if s.status != PaperStatus.ENDED]
     say(f"paper {paper.dir}: {len(paper.sweeps) - len(left)} of {len(paper.sweeps)} sweeps ended, {len(left)} to run")
     return run_sweeps(paper, workers, backend, address, quiet)
 
@@ -71,7 +72,7 @@ def run_sweeps(paper: Paper, workers: int, backend: str, address: str | None, qu
     # A stop signal between two groups lands here; inside a group, `execute` handles it.
     with RunLock(paper.dir), StopSignals(lambda signum: None) as between:
         for i, s in enumerate(paper.sweeps):
-            if s.status == "ended":
+            if s.status == PaperStatus.ENDED:
                 continue
             if between.caught:
                 interrupted = True
@@ -94,7 +95,7 @@ def run_sweeps(paper: Paper, workers: int, backend: str, address: str | None, qu
                     else execute(group, workers, backend, address, quiet, str(paper.dir))
                 )
             finally:  # an error (a full disk, a corrupt group) leaves the segment interrupted, its times kept
-                status = "ended" if code is not None and code < 128 else "interrupted"
+                status = PaperStatus.ENDED if code is not None and code < 128 else PaperStatus.INTERRUPTED
                 seg = paper.end(i, meter, status, code)
             say(f"paper: {s.preset} {status}, {segment_text(seg)}")
             assert code is not None  # an error left through the finally above
@@ -104,7 +105,7 @@ def run_sweeps(paper: Paper, workers: int, backend: str, address: str | None, qu
                 break
     say("")
     say(render(paper))
-    if interrupted or any(s.status != "ended" for s in paper.sweeps):
+    if interrupted or any(s.status != PaperStatus.ENDED for s in paper.sweeps):
         say(f"interrupted: `grok sweep --resume {paper.dir}` runs what is missing")
         return worst if worst >= 128 else between.exit_code()
     return worst

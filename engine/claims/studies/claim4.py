@@ -22,6 +22,7 @@ from engine.claims.readings import (
 )
 from engine.claims.verdicts import Outcome, Part
 from engine.rundir.dirs import read_metrics
+from engine.status import Status
 from engine.sweep.spec import Group
 from engine.train.phases import MEMORIZED_ACC
 
@@ -111,7 +112,7 @@ def fig5(group: Group) -> Reading:
         )
     last = {c: median([r.final["update_ratio"] for r in select(rs, optim__lr_ratio=c)]) for c in cs}
     low = [c for c in cs if c <= one]
-    diverged = sum(r.status == "diverged" for r in rs)
+    diverged = sum(r.status == Status.DIVERGED for r in rs)
     small_cs = [c for c in cs if c <= BALANCE / 2]  # well below the balance: none of these stall
     values = {
         # pooled over the four tasks: a range, never a t-interval (the tasks are not seeds)
