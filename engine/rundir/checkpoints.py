@@ -1,5 +1,7 @@
-"""Kept checkpoints: the run's state at chosen steps, under checkpoints/, for `grok fork` (docs/FORK.md).
+"""Checkpoints: checkpoint.pt saved and loaded, and the kept ones under checkpoints/ for `grok fork` (docs/FORK.md).
 
+`save_checkpoint` writes a run's state atomically and durably; `load_checkpoint` and `load_state` read one
+back without running code from the file (weights_only). A kept checkpoint is the run's state at a chosen step.
 `train.keep_every = N` keeps one every N steps, and one at each phase the run logs (M: memorized,
 G: generalized, C: circuit formed) at the first checkpoint step at or after it. A kept checkpoint is
 checkpoint.pt as written at that step, hard-linked (copied where links fail) to
@@ -19,7 +21,7 @@ from typing import Any
 
 from engine.config import ConfigError, RunConfig
 from engine.events import EvalLogged, Event, StepsTaken
-from engine.rundir.atomic import write_json_atomic
+from engine.rundir.atomic import replace_atomic, write_json_atomic
 from engine.rundir.files import CHECKPOINT
 from engine.rundir.safetext import clean_text
 from engine.rundir.writer import RunWriteError
@@ -113,6 +115,40 @@ def load_state(path: Path, detailed: bool = False) -> dict[str, Any]:
     if not isinstance(state, dict) or not {"step", "model", "opt", "rng"} <= state.keys():
         raise ConfigError(f"{path}: not a grok-tui checkpoint (missing its step, model, optimizer or RNG state)")
     return state
+
+
+def load_checkpoint(run_dir: Path) -> dict[str, Any]:
+    """The checkpoint's state, loaded without running any code from the file (weights_only).
+
+    A checkpoint holds only dicts, lists, tensors, strings and numbers; anything else (a pickle that
+    calls a function, a truncated or foreign file) is refused with a one-line ConfigError.
+    """
+    path = run_dir / CHECKPOINT
+    if not path.exists():
+        raise ConfigError(f"{run_dir}: no {CHECKPOINT} to resume from")
+    return load_state(path, detailed=True)
+
+
+def save_checkpoint(run_dir: Path, state: dict[str, Any], cfg: RunConfig) -> None:
+    """Write a Trainer state as run_dir/checkpoint.pt atomically and durably: temp file, fsync, rename,
+    fsync the directory. A batched sweep writes its members' checkpoints with it too."""
+    import torch
+
+    full = {**state, "config": cfg.to_dict()}
+
+    def write(tmp: Path) -> None:
+        with open(tmp, "wb") as fh:
+            torch.save(full, fh)
+
+    try:
+        replace_atomic(run_dir / CHECKPOINT, write)
+    except OSError as e:
+        raise RunWriteError(run_dir / CHECKPOINT, e) from None
+    except RuntimeError as e:  # torch's zip writer reports a failed write as RuntimeError
+        cause = e.__cause__ or e.__context__
+        if isinstance(cause, OSError):
+            raise RunWriteError(run_dir / CHECKPOINT, cause) from None
+        raise
 
 
 class Keeper:

@@ -1,5 +1,5 @@
-"""The run directory: where runs and groups are made, their config.json, group.json and paper.json, the
-checkpoint, and the names every face imports from here.
+"""The run directory: where runs and groups are made, their config.json, group.json and paper.json, and
+the names every face imports from here.
 
 The run directory's files are handled by concept, each in one module of this package: their names and the
 resume table (files.py), durable writes (atomic.py), the CSV logs (csvlog.py), the writer (writer.py),
@@ -19,8 +19,8 @@ from pathlib import Path
 from typing import Any
 
 from engine.config import ConfigError, RunConfig, from_dict
-from engine.rundir.atomic import json_object, replace_atomic, unique_dir, write_csv_atomic, write_json_atomic
-from engine.rundir.checkpoints import load_state
+from engine.rundir.atomic import json_object, unique_dir, write_csv_atomic, write_json_atomic
+from engine.rundir.checkpoints import load_checkpoint, save_checkpoint
 from engine.rundir.csvlog import csv_header, read_csv, read_metrics, truncate_logs
 from engine.rundir.destination import PAPER, RUN, check_root
 from engine.rundir.files import (
@@ -90,40 +90,6 @@ def empty_run_dir(run_dir: Path) -> None:
     for f in run_dir.iterdir():
         if f.is_file() and f.name != LOCK_FILE:
             f.unlink()
-
-
-def load_checkpoint(run_dir: Path) -> dict[str, Any]:
-    """The checkpoint's state, loaded without running any code from the file (weights_only).
-
-    A checkpoint holds only dicts, lists, tensors, strings and numbers; anything else (a pickle that
-    calls a function, a truncated or foreign file) is refused with a one-line ConfigError.
-    """
-    path = run_dir / CHECKPOINT
-    if not path.exists():
-        raise ConfigError(f"{run_dir}: no {CHECKPOINT} to resume from")
-    return load_state(path, detailed=True)
-
-
-def save_checkpoint(run_dir: Path, state: dict[str, Any], cfg: RunConfig) -> None:
-    """Write a Trainer state as run_dir/checkpoint.pt atomically and durably: temp file, fsync, rename,
-    fsync the directory. A batched sweep writes its members' checkpoints with it too."""
-    import torch
-
-    full = {**state, "config": cfg.to_dict()}
-
-    def write(tmp: Path) -> None:
-        with open(tmp, "wb") as fh:
-            torch.save(full, fh)
-
-    try:
-        replace_atomic(run_dir / CHECKPOINT, write)
-    except OSError as e:
-        raise RunWriteError(run_dir / CHECKPOINT, e) from None
-    except RuntimeError as e:  # torch's zip writer reports a failed write as RuntimeError
-        cause = e.__cause__ or e.__context__
-        if isinstance(cause, OSError):
-            raise RunWriteError(run_dir / CHECKPOINT, cause) from None
-        raise
 
 
 def link_run(run_dir: Path, link: Path) -> None:
