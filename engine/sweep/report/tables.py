@@ -4,9 +4,10 @@ Also each cell's final values (a metric averaged over a member's last `tail` eva
 mean over seeds with its spread (the range below 8 seeds, a 95% t-interval from 8), and for arms
 run on the same seeds the paired difference with its spread, sign-test p and Wilcoxon p. A line
 that counts a member which never reached 95% at its budget says so: "≥" or "≤" for the side the
-budget bounds, and "a bound". Every table says where each cell's members stopped (the last step
-they logged, against max_steps). The statistics are engine/sweep/stats.py's; the arm ratios
-engine/sweep/compare.py's.
+budget bounds, and "a bound". Each table says where each cell's members stopped (the last step
+they logged, against max_steps); the whole report says it once, in its first table, and opens with a
+headline: the cells, and in how many of its seeds each reached 95% val. The statistics are
+engine/sweep/stats.py's; the arm ratios engine/sweep/compare.py's.
 """
 
 from __future__ import annotations
@@ -292,6 +293,38 @@ def _tail_note(group: Group, tail: int) -> list[str]:
     ]
 
 
+STOPPED = "stopped at"  # the column of where a cell's members stopped (`stopped_at`)
+
+
+def _cell_name(row: Mapping[str, Any], keys: list[str]) -> str:
+    """A cell as the headline names it: its value of each dimension, in the order the headline gives them,
+    joined by / (`adam/add`, `random/512/mul`)."""
+    return "/".join(str(row[k]) for k in keys) or "all members"
+
+
+def headline(group: Group, main: Table) -> list[str]:
+    """The report's first lines after its title: the cells (how many, along which dimensions, seeds, budget)
+    and what each did: the cells that reached 95% val in k of n seeds (n: the cell's ended members), most
+    first."""
+    sizes = {"arm": len(group.spec.arms)} | {k: len(v) for k, v in group.spec.grid.items()}
+    budgets = [float(r["budget"]) for r in main.rows if r.get("budget")]
+    budget = f", up to {max(budgets):.0f} steps" if budgets else ""
+    if len(main.keys) > 1:  # the dimensions in the order a cell's name gives its values
+        cells = f"{len(main.rows)} cells ({'/'.join(main.keys)}: {' × '.join(str(sizes[k]) for k in main.keys)})"
+    else:
+        cells = f"{len(main.rows)} " + (
+            "arms" if main.keys == ["arm"] else f"cells ({main.keys[0]})" if main.keys else "cell"
+        )
+    lines = [f"{cells}, {len(group.spec.seeds)} seeds each{budget}; reached {GENERALIZED} val in:"]
+    by: dict[tuple[int, int], list[str]] = {}
+    for r in main.rows:
+        by.setdefault((r["generalized"], r["ended"]), []).append(_cell_name(r, main.keys))
+    for (k, n), names in sorted(by.items(), key=lambda kv: (-kv[0][0], -kv[0][1])):
+        what = f"{k} of {n} seeds" if n else "no seed yet (none ended)"
+        lines.append(f"  {what}: {', '.join(names)}")
+    return lines
+
+
 def _steps(x: float, budget: float) -> str:
     if x != x:
         return "-"
@@ -337,15 +370,16 @@ def _interval(r: dict[str, Any], c: str) -> str:
 FORMATS = ("text", "markdown", "csv")  # `grok report --format`
 
 
-def _shown(t: Table) -> tuple[list[str], list[dict[str, str]]]:
-    """A table's columns and its rows as strings: medians with their IQR, `>N` for unreached."""
+def _shown(t: Table, stopped: bool = True) -> tuple[list[str], list[dict[str, str]]]:
+    """A table's columns and its rows as strings: medians with their IQR, `>N` for unreached; `stopped`
+    False leaves out the STOPPED column (the whole report gives it once, in its first table)."""
     if t.intervals:
         shown = [
             {
                 **{k: r[k] for k in t.keys},
                 **{c: _interval(r, c) for c in t.intervals},
                 **{c: r[c] for c in t.texts},
-                **({"stopped at": r["stopped at"]} if "stopped at" in r else {}),
+                **({STOPPED: r[STOPPED]} if STOPPED in r else {}),
             }
             for r in t.rows
         ]
@@ -356,12 +390,15 @@ def _shown(t: Table) -> tuple[list[str], list[dict[str, str]]]:
     cols = list(shown[0]) if shown else []
     if all(not r.get("not finished") for r in shown) and "not finished" in cols:
         cols.remove("not finished")
+    if not stopped and STOPPED in cols:
+        cols.remove(STOPPED)
     return cols, shown
 
 
-def render_table(t: Table, fmt: str = "text") -> str:
-    """A table as aligned text (or a Markdown table); a summary row shows medians with their IQR."""
-    cols, shown = _shown(t)
+def render_table(t: Table, fmt: str = "text", stopped: bool = True) -> str:
+    """A table as aligned text (or a Markdown table); a summary row shows medians with their IQR; `stopped`
+    False: without the STOPPED column."""
+    cols, shown = _shown(t, stopped)
     md = fmt == "markdown"
     if not shown:
         return f"**{t.title}**: no results yet\n" if md else f"{t.title}: no results yet\n"
@@ -386,7 +423,11 @@ def render(
     tables, compare = build_tables(group, tail, metrics, baseline)
     head = f"sweep {group.dir.name}: preset {group.preset or '-'}, {len(group.results())}/{len(group.members)} members"
     md = fmt == "markdown"
-    parts = [("### " if md else "") + head + "\n"] + [render_table(t, fmt) for t in tables]
+    lines = headline(group, tables[0])
+    top = ("### " if md else "") + head + "\n" + ("\n" if md else "")
+    top += "\n".join(f"- {line.strip()}" if md and line.startswith(" ") else line for line in lines) + "\n"
+    # where each cell stopped is said once, in the first table (every later table has the same cells)
+    parts = [top] + [render_table(t, fmt, stopped=i == 0) for i, t in enumerate(tables)]
     if compare:
         lines = [f"- {c}" for c in compare] if md else compare
         parts.append(("**comparison**\n\n" if md else "comparison\n") + "\n".join(lines) + "\n")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 
 import numpy as np
@@ -9,8 +10,8 @@ import pytest
 
 from engine.config import ConfigError
 from engine.sweep.report.paired import paired_lines
-from engine.sweep.report.tables import build_tables, member_finals, render, tail_mean, write_csv
-from engine.sweep.spec import Member
+from engine.sweep.report.tables import build_tables, member_finals, render, render_table, tail_mean, write_csv
+from engine.sweep.spec import Group, Member
 from engine.sweep.stats import paired, stratified_mean_ci, wilcoxon_p
 from tests.engine.sweep.fakegroup import fake_group
 
@@ -137,7 +138,7 @@ def test_a_note_when_early_stopping_cuts_into_the_tail(tmp_path: Path) -> None:
     assert "before train_acc reached the stop rule's target" in build_tables(on_train, tail=5)[1][-1]
 
 
-def _record_steps(g, steps: dict[tuple[str, int], float | None], budget: int):  # type: ignore[no-untyped-def]
+def _record_steps(g: Group, steps: Mapping[tuple[str, int], float | None], budget: int) -> Group:
     for m in g.members:
         g.record(
             {
@@ -156,7 +157,7 @@ def test_steps_to_95_are_paired_by_seed(tmp_path: Path) -> None:
     """adamlr reaches 95% 300 steps sooner in seeds 0-2; seed 3's adamlr never does (counted at the budget)."""
     g = fake_group(tmp_path, ARMS, _curve, STEPS, max_steps=1000)
     adam = {0: 900, 1: 800, 2: 700, 3: 600}
-    steps = {("adam", s): float(v) for s, v in adam.items()}
+    steps: dict[tuple[str, int], float | None] = {("adam", s): float(v) for s, v in adam.items()}
     steps |= {("adamlr", s): float(v - 300) for s, v in adam.items() if s != 3} | {("adamlr", 3): None}
     g = _record_steps(g, steps, 1000)
     _, lines = build_tables(g)
@@ -178,7 +179,8 @@ def test_a_censored_baseline_makes_an_upper_bound(tmp_path: Path) -> None:
     """The baseline's seed 3 never reaches 95%: counted at 1000, its true steps are more, so adamlr - adam
     is at most the shown difference."""
     g = fake_group(tmp_path, ARMS, _curve, STEPS, max_steps=1000)
-    steps = {("adam", s): float(v) for s, v in enumerate([900, 800, 700])} | {("adam", 3): None}
+    steps: dict[tuple[str, int], float | None] = {("adam", s): float(v) for s, v in enumerate([900, 800, 700])}
+    steps[("adam", 3)] = None
     steps |= {("adamlr", s): float(v) for s, v in enumerate([600, 500, 400, 700])}
     (line,) = [x for x in build_tables(_record_steps(g, steps, 1000))[1] if x.startswith("steps to 95% val: ")]
     assert line.startswith("steps to 95% val: adamlr - adam ≤ -300 (range -300 to -300), 4/4 seeds fewer")
@@ -189,18 +191,47 @@ def test_a_censored_baseline_makes_an_upper_bound(tmp_path: Path) -> None:
     assert "2 unreached counted at the budget, in both arms, so not even a bound" in line
 
 
-def test_every_table_says_where_the_members_stopped(tmp_path: Path) -> None:
-    """The last step each member logged against max_steps: its median, and the range when they differ."""
+def test_every_table_knows_where_the_members_stopped_and_the_report_says_it_once(tmp_path: Path) -> None:
+    """The last step each member logged against max_steps: its median, and the range when they differ. Every
+    table has it (a claim page shows a table alone); the whole report prints it in its first table only,
+    not once more per table of the same cells."""
     g = fake_group(tmp_path, ARMS, _curve, STEPS, max_steps=1000)
-    steps = {("adam", s): float(v) for s, v in enumerate([900, 800, 700, 600])}
+    steps: dict[tuple[str, int], float | None] = {("adam", s): float(v) for s, v in enumerate([900, 800, 700, 600])}
     steps |= {("adamlr", s): float(v) for s, v in enumerate([600, 500, 400])} | {("adamlr", 3): None}
     g = _record_steps(g, steps, 1000)
     tables, _ = build_tables(g)
-    text = render(g)
-    assert "750 (600-900) of 1000" in text  # adam: median of 600..900
-    assert "550 (400-1000) of 1000" in text  # adamlr: 400, 500, 600 and the unreached seed's 1000
+    assert len(tables) > 1
     for t in tables:
         assert all("stopped at" in r or "stop_median" in r for r in t.rows), t.title
+        assert "stopped at" in render_table(t)
+    for fmt in ("text", "markdown"):
+        text = render(g, fmt)
+        assert text.count("750 (600-900) of 1000") == 1  # adam: median of 600..900
+        assert text.count("550 (400-1000) of 1000") == 1  # adamlr: 400, 500, 600 and the unreached seed's 1000
+        assert text.count("stopped at") == 1
+
+
+def test_the_report_opens_with_the_cells_and_k_of_n_per_cell(tmp_path: Path) -> None:
+    """The headline under the title: how many cells of which dimensions, seeds and budget, then the cells
+    grouped by how many of their seeds reached 95% val, most first."""
+    table = {**ARMS, "grid": {"data.op": ["add", "mul"]}}
+    g = fake_group(tmp_path, table, _curve, STEPS, max_steps=1000)
+    reached: dict[str, list[int | None]] = {"adam": [100, 200, None, None], "adamlr": [100, 100, 100, 100]}
+    steps = {(m.arm, m.seed): reached[m.arm][m.seed] for m in g.members}
+    for m in g.members:
+        gen = None if m.arm == "adam" and g.config(m).data.op == "mul" else steps[(m.arm, m.seed)]
+        g.record({"member": m.id, "status": "finished", "steps": 1000, "generalized_step": gen, "max_steps": 1000})
+    g = type(g).open(g.dir)
+    head = render(g).split("\n")[1:6]
+    assert head == [
+        "4 cells (arm/data.op: 2 × 2), 4 seeds each, up to 1000 steps; reached 95% val in:",
+        "  4 of 4 seeds: adamlr/add, adamlr/mul",
+        "  2 of 4 seeds: adam/add",
+        "  0 of 4 seeds: adam/mul",
+        "",
+    ]
+    md = render(g, "markdown").split("\n")
+    assert md[2].startswith("4 cells (arm/data.op") and md[3] == "- 4 of 4 seeds: adamlr/add, adamlr/mul"
 
 
 def test_the_steps_ratio_is_pooled_over_cells(tmp_path: Path) -> None:
@@ -232,7 +263,7 @@ def test_the_pooled_ratio_resamples_within_each_task(tmp_path: Path) -> None:
         gen = base[op] * (ratio[op][m.seed] if m.arm == "adamlr" else 1)
         g.record({"member": m.id, "status": "finished", "generalized_step": gen, "max_steps": 10**6})
     lines = [x for x in build_tables(type(g).open(g.dir))[1] if x.startswith("steps to 95% val")]
-    logs = [np.log(ratio["add"]), np.log(ratio["mul"])]
+    logs = [np.log(ratio["add"]).tolist(), np.log(ratio["mul"]).tolist()]
     m, lo, hi = (np.exp(v) for v in stratified_mean_ci(logs))
     assert lines[-1] == (
         f"steps to 95% val: adamlr / adam, 2 cells pooled = {m:.2f}× [95% stratified bootstrap {lo:.2f}, {hi:.2f}], "
