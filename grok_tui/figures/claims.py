@@ -75,8 +75,8 @@ _CLAIMS = (
         # drawn from the trained tokens, so val_acc_rare would show other tokens there
         grid(cols=None, metrics=["val_acc", "val_acc_target"]),
     ),
-    Claim("fixes_mul", ("skew_fixes_mul",), "fixes on the token-skewed split, mul", grid(RARE, cols=None)),
-    Claim("fixes_add", ("skew_fixes_add",), "fixes on the token-skewed split, add", grid(RARE, cols=None)),
+    Claim("fixes_mul", ("skew_fixes_mul",), "fixes on the token-starved split, mul", grid(RARE, cols=None)),
+    Claim("fixes_add", ("skew_fixes_add",), "fixes on the token-starved split, add", grid(RARE, cols=None)),
     Claim("fig5", ("fig5_c_sensitivity",), "final val accuracy and train loss against c", fig5),
     Claim("fig6", ("fig6_optimizers",), "Adam vs Adam-LR val and train accuracy per task", grid(ACC), "data.op"),
     Claim(
@@ -108,7 +108,7 @@ _CLAIMS = (
     Claim(
         "fig12_starved",
         ("fig12_lr_batch_starved",),
-        "the same on the token-skewed split",
+        "the same on the token-starved split",
         heat("optim.lr", "train.batch_size"),
     ),
     Claim("fig7", ("fig7_hessian",), "λmax of E and W, Adam vs Adam-LR", fig7),

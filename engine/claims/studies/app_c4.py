@@ -101,7 +101,7 @@ def app_c4(group: Group) -> Reading:
 CLAIM = Claim(
     "app_c4",
     "",
-    "Skewed split delays generalization (paper, App. C.4)",
+    "The token-starved split delays generalization (paper, App. C.4)",
     "fig12_lr_batch_starved",
     "partly",
     "later than the random split, by cell and seed: batch 512 {p1}, 1024 {p2}; batch 256 unread "
@@ -111,5 +111,5 @@ CLAIM = Claim(
     read=app_c4,
     row=140,
     paper=9,
-    plan="(Figs. 12-13) the token-skewed split delays generalization at every lr × batch",
+    plan="(Figs. 12-13) the token-starved split delays generalization at every lr × batch",
 )

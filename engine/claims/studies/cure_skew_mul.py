@@ -1,4 +1,4 @@
-"""Study: Lazy rows on the token-skewed split (ours, §4.1-4.3)."""
+"""Study: Lazy rows on the token-starved split (ours, §4.1-4.3)."""
 
 from __future__ import annotations
 
@@ -62,7 +62,7 @@ def cure_skew_mul(group: Group) -> Reading:
 CLAIM = Claim(
     "cure_skew_mul",
     "",
-    "Lazy rows on the token-skewed split (ours, §4.1-4.3)",
+    "Lazy rows on the token-starved split (ours, §4.1-4.3)",
     "cure_skew_mul",
     "not supported",
     "rare tokens' val accuracy {lazy_val_acc_rare} against Adam ({lazy_val_acc_rare_k} seeds higher); "

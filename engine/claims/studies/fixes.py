@@ -195,5 +195,5 @@ CLAIM = Claim(
     read=fixes,
     row=230,
     paper=2,
-    plan="2, 3: Adam-LR and the samplers on the token-skewed split (§4.2-4.3, App. A)",
+    plan="2, 3: Adam-LR and the samplers on the token-starved split (§4.2-4.3, App. A)",
 )
