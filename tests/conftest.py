@@ -10,7 +10,7 @@ import sys
 import threading
 import time
 import traceback
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 
 import pytest
@@ -66,7 +66,7 @@ CLI_ENV: dict[str, str | None] = {"COLUMNS": "200", "NO_COLOR": "1"}
 def grok(
     *args: str,
     cwd: Path | None = None,
-    env: dict[str, str | None] | None = None,
+    env: Mapping[str, str | None] | None = None,
     timeout: float = 120,
     process: bool = False,
 ) -> subprocess.CompletedProcess[str]:

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from engine.config import ConfigError, RunConfig, from_dict
+from engine.config import ConfigError, DataConfig, RunConfig, from_dict
 from engine.config.presets import load_file, load_preset
 from engine.config.resolve import check_resume, overrides, resolve, source
 from tests.conftest import grok
@@ -67,7 +67,12 @@ def test_grok_split(monkeypatch: pytest.MonkeyPatch) -> None:
 
     seen: list[tuple[Any, int]] = []
     real = D.make_split
-    monkeypatch.setattr(D, "make_split", lambda data, seed: seen.append((data, seed)) or real(data, seed))
+
+    def spy(data: DataConfig, seed: int) -> D.Split:
+        seen.append((data, seed))
+        return real(data, seed)
+
+    monkeypatch.setattr(D, "make_split", spy)
     flags = [x for s in SETS for x in ("--set", s)] + ["--seed", str(SEED)]  # split takes no --steps/--device
     r = grok("split", "--config", str(TINY), *flags)
     assert r.returncode == 0, r.stderr

@@ -37,7 +37,7 @@ def profile(table: np.ndarray, sign: int) -> np.ndarray:
     n = table.shape[0]
     i = np.arange(n)
     j = (sign * (i[:, None] - i[None, :])) % n  # (u, i): the j with i + s·j ≡ u
-    return table[i[None, :], j].mean(1)
+    return np.asarray(table[i[None, :], j].mean(1))
 
 
 def frequency_shares(table: np.ndarray, sign: int) -> np.ndarray:
@@ -111,7 +111,7 @@ def gini(x: np.ndarray) -> float:
 
 def embedding_norms(E: np.ndarray) -> np.ndarray:
     """‖DFT of E over the axis rows‖₂ over the embedding axis, w = 1..⌊n/2⌋ (the constant left out)."""
-    return np.sqrt((np.abs(np.fft.rfft(E, axis=0)) ** 2).sum(1))[1:]
+    return np.asarray(np.sqrt((np.abs(np.fft.rfft(E, axis=0)) ** 2).sum(1))[1:])
 
 
 @dataclass(frozen=True)

@@ -35,11 +35,11 @@ def test_adaptive_ratio_uses_sigma_of_the_operand_rows() -> None:
     model = build_model(cfg)
     p = cfg.data.p
     with torch.no_grad():
-        model.embedding.weight[p:] = 1e3  # op and '=' rows: they would dominate σmax(E)
+        model.get_parameter("embedding.weight")[p:] = 1e3  # op and '=' rows: they would dominate σmax(E)
     r = adaptive_ratio(model, cfg, f_e=0.5)
-    s_w = float(torch.linalg.svdvals(model.first_layer.weight.detach().double())[0])
-    s_e = float(torch.linalg.svdvals(model.embedding.weight.detach()[:p].double())[0])
-    assert (r.s_e, r.s_w) == (pytest.approx(s_e), pytest.approx(s_w))
+    s_w = float(torch.linalg.svdvals(model.get_parameter("first_layer.weight").detach().double())[0])
+    s_e = float(torch.linalg.svdvals(model.get_parameter("embedding.weight").detach()[:p].double())[0])
+    assert [r.s_e, r.s_w] == pytest.approx([s_e, s_w])
     assert r.raw == pytest.approx(cfg.optim.kappa * s_e / s_w / 0.5) and r.c == r.raw and not r.clamped
 
 

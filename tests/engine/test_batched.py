@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import pytest
 
+from engine.config import RunConfig
 from engine.events import EvalLogged, RunFinished, TokensLogged
 from engine.train.many import train_many, why_not_batched
 from engine.train.trainer import Trainer
@@ -14,8 +16,14 @@ from tests.conftest import tiny_config
 METRICS = ("train_loss", "train_acc", "val_loss", "val_acc")
 
 
-def alone(cfg):
-    rows, tokens, summary = [], [], {}
+Rows = list[dict[str, float]]
+Tokens = list[tuple[int, ...]]
+
+
+def alone(cfg: RunConfig) -> tuple[Rows, Tokens, dict[str, Any]]:
+    rows: Rows = []
+    tokens: Tokens = []
+    summary: dict[str, Any] = {}
     for ev in Trainer(cfg):
         if isinstance(ev, EvalLogged):
             rows.append(ev.row)
@@ -26,10 +34,10 @@ def alone(cfg):
     return rows, tokens, summary
 
 
-def batched(cfgs):
-    rows = [[] for _ in cfgs]
-    tokens = [[] for _ in cfgs]
-    summaries = [{} for _ in cfgs]
+def batched(cfgs: list[RunConfig]) -> tuple[list[Rows], list[Tokens], list[dict[str, Any]]]:
+    rows: list[Rows] = [[] for _ in cfgs]
+    tokens: list[Tokens] = [[] for _ in cfgs]
+    summaries: list[dict[str, Any]] = [{} for _ in cfgs]
     for i, ev in train_many(cfgs):
         if isinstance(ev, EvalLogged):
             rows[i].append(ev.row)
@@ -90,16 +98,23 @@ def test_early_stop_per_member():
     assert many[2][0]["steps"] < many[2][1]["steps"]
 
 
-def test_why_not_batched():
+def reason(cfgs: list[RunConfig]) -> str:
+    """Why these configs cannot share a batched model (they must not)."""
+    why = why_not_batched(cfgs)
+    assert why is not None
+    return why
+
+
+def test_why_not_batched() -> None:
     assert why_not_batched([tiny_config(), tiny_config(train__seed=1, optim__lr=3e-3)]) is None
-    assert "model.d_embed" in why_not_batched([tiny_config(), tiny_config(model__d_embed=16)])
+    assert "model.d_embed" in reason([tiny_config(), tiny_config(model__d_embed=16)])
     assert why_not_batched([tiny_config(train__sampler="balanced", probe__rank_every=10)]) is None
-    assert "gradient filters" in why_not_batched([tiny_config(optim__orthogonal=True)])
-    assert "transformer" in why_not_batched([tiny_config(model__kind="transformer")])
+    assert "gradient filters" in reason([tiny_config(optim__orthogonal=True)])
+    assert "transformer" in reason([tiny_config(model__kind="transformer")])
     # div has p(p-1) pairs: it never shares a model with the other ops, whichever comes first (a CUDA
     # sweep of fig6_optimizers put add, sub, mul and div in one batch when add came first)
     for ops in (("add", "div"), ("div", "add"), ("mul", "sub", "div")):
-        assert "differ in size" in why_not_batched([tiny_config(data__op=op) for op in ops])
+        assert "differ in size" in reason([tiny_config(data__op=op) for op in ops])
     assert why_not_batched([tiny_config(data__op=op) for op in ("add", "sub", "mul")]) is None
     # weighted shuffled epochs: each seed's epoch, and its last partial batch, has its own length, which the
     # stack pads and masks (tests/engine/test_batched_stacks.py)

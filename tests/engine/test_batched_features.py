@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 from pathlib import Path
+from typing import Any
 
 import pytest
 import torch
@@ -24,7 +25,7 @@ CLOCK = {"wall_s"}
 
 def collect(events, n):
     """Per member: metrics rows, TokensLogged events, Fourier spectra, summary."""
-    out = [{"rows": [], "tokens": [], "fourier": [], "summary": {}} for _ in range(n)]
+    out: list[dict[str, Any]] = [{"rows": [], "tokens": [], "fourier": [], "summary": {}} for _ in range(n)]
     for i, ev in events:
         if isinstance(ev, EvalLogged):
             out[i]["rows"].append(ev.row)

@@ -11,6 +11,9 @@ kernels in the same order give the same floats. bench/gpu_speed.py graph compare
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import TypeVar
+
 import pytest
 import torch
 
@@ -20,13 +23,16 @@ from engine.train.loop import TrainLoop
 from engine.train.trainer import Trainer
 from tests.conftest import tiny_config
 
+Loop = TypeVar("Loop", bound=TrainLoop)
+Trace = tuple[list[str], list[str], list[dict[str, torch.Tensor]]]
 
-def recorded(loop: TrainLoop) -> TrainLoop:
+
+def recorded(loop: Loop) -> Loop:
     loop.graph_off, loop.recorder = None, eager_recorder
     return loop
 
 
-def trace(loop: TrainLoop) -> tuple[list[str], list[str], list[dict[str, torch.Tensor]]]:
+def trace(loop: TrainLoop) -> Trace:
     """Each member's rows and token records, as text (NaN cells compare equal), and final weights."""
     rows: list[str] = []
     tokens: list[str] = []
@@ -39,7 +45,7 @@ def trace(loop: TrainLoop) -> tuple[list[str], list[str], list[dict[str, torch.T
     return rows, tokens, weights
 
 
-def assert_same(a: tuple, b: tuple) -> None:
+def assert_same(a: Trace, b: Trace) -> None:
     assert a[0] == b[0]
     assert a[1] == b[1]
     for wa, wb in zip(a[2], b[2], strict=True):
@@ -62,7 +68,7 @@ def assert_same(a: tuple, b: tuple) -> None:
         ({"optim__adaptive": True, "optim__adaptive_every": 10, "train__sampler": "gradient"}, 1),
     ],
 )
-def test_recorded_steps_train_as_eager_steps(over: dict, shapes: int) -> None:
+def test_recorded_steps_train_as_eager_steps(over: dict[str, object], shapes: int) -> None:
     cfg = tiny_config(**over)
     eager = trace(TrainLoop([cfg]))
     loop = recorded(TrainLoop([cfg]))
@@ -78,7 +84,7 @@ def test_recorded_steps_train_as_eager_steps(over: dict, shapes: int) -> None:
         {"optim__adaptive": True, "optim__adaptive_every": 9},  # one optimizer per member, each its own c
     ],
 )
-def test_stacked_members_record_one_step(over: dict) -> None:
+def test_stacked_members_record_one_step(over: dict[str, object]) -> None:
     cfgs = [tiny_config(train__seed=s, **over) for s in (0, 1, 2)]
     eager = trace(TrainLoop(cfgs, stacked=True))
     loop = recorded(TrainLoop(cfgs, stacked=True))
@@ -117,13 +123,18 @@ def test_gradients_are_observed_before_the_update() -> None:
         opt, sampler = loop.opts[0], loop.samplers[0]
         inner_step, inner_observe = opt.step, sampler.observe
 
-        def step(inner=inner_step, order=order) -> None:
+        def step(inner: Callable[[], object] = inner_step, order: list[str] = order) -> None:
             order.append("update")
             inner()
 
-        def observe(x: torch.Tensor, g: torch.Tensor, inner=inner_observe, order=order) -> None:
+        def observe(
+            x: torch.Tensor,
+            grad_e: torch.Tensor,
+            inner: Callable[[torch.Tensor, torch.Tensor], None] = inner_observe,
+            order: list[str] = order,
+        ) -> None:
             order.append("observe")
-            inner(x, g)
+            inner(x, grad_e)
 
         opt.__dict__["step"] = step
         sampler.observe = observe  # type: ignore[method-assign]
@@ -171,5 +182,5 @@ def test_a_checkpoint_between_replays_resumes_as_an_eager_run() -> None:
         ({"optim__grokfast_lambda": 2.0}, "a gradient filter"),
     ],
 )
-def test_what_keeps_the_eager_step(over: dict, reason: str) -> None:
+def test_what_keeps_the_eager_step(over: dict[str, object], reason: str) -> None:
     assert unfit(TrainLoop([tiny_config(**over)])) == reason

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import pytest
 
@@ -200,7 +202,7 @@ def test_starve_m_minus_one_names_targets_on_the_plain_random_split() -> None:
         ({"starve_k": 2, "split": "skewed"}, "data.starve_k"),
     ],
 )
-def test_split_keys_are_validated_by_name(kw: dict, key: str) -> None:
+def test_split_keys_are_validated_by_name(kw: dict[str, Any], key: str) -> None:
     with pytest.raises(ValueError, match=key):
         DataConfig(p=11, **kw)
 

@@ -13,7 +13,8 @@ from engine.config import ConfigError
 from engine.events import StepsTaken
 from engine.rundir.checkpoints import checkpoint_at, list_kept
 from engine.rundir.lineage import read_interventions
-from engine.train.fork import fork_run, metrics_columns
+from engine.train.fork import fork_run
+from engine.train.logged import metrics_columns
 from engine.train.run import Run
 from tests.conftest import logged_rows as metrics
 from tests.conftest import logged_tokens as tokens
@@ -21,7 +22,8 @@ from tests.conftest import tiny_config
 
 
 def state(path: Path) -> dict[str, Any]:
-    return torch.load(path, map_location="cpu", weights_only=True)
+    doc: dict[str, Any] = torch.load(path, map_location="cpu", weights_only=True)
+    return doc
 
 
 def trained(tmp_path: Path, **over: Any) -> Path:

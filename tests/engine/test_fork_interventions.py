@@ -39,7 +39,8 @@ def trained(root: Path, **over: Any) -> Path:
 
 
 def model_at(path: Path) -> dict[str, torch.Tensor]:
-    return torch.load(path, map_location="cpu", weights_only=True)["model"]
+    model: dict[str, torch.Tensor] = torch.load(path, map_location="cpu", weights_only=True)["model"]
+    return model
 
 
 @pytest.fixture(scope="module")

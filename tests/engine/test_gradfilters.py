@@ -16,10 +16,16 @@ from engine.train.run import Run
 from tests.conftest import tiny_config
 
 
-def one_param_model(values: list[float]) -> nn.Module:
-    m = nn.Module()
-    m.w = nn.Parameter(torch.tensor(values, dtype=torch.float64))
-    return m
+class OneParam(nn.Module):
+    """A model whose one parameter is the vector `w`."""
+
+    def __init__(self, values: list[float]) -> None:
+        super().__init__()
+        self.w = nn.Parameter(torch.tensor(values, dtype=torch.float64))
+
+
+def one_param_model(values: list[float]) -> OneParam:
+    return OneParam(values)
 
 
 def test_grokfast_matches_a_hand_computed_ema() -> None:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import pytest
 
 import engine.train.loop as loop
+from engine.config import RunConfig
 from engine.train.gpu.hostsync import HostReads
 from engine.train.loop import TrainLoop
 from engine.train.many import ManyTrainer
@@ -30,7 +31,7 @@ def reads_in_steps(tr: TrainLoop) -> dict[str, int]:
     return dict(mode.counts)
 
 
-def config(sampler: str, seed: int = 0):  # type: ignore[no-untyped-def]
+def config(sampler: str, seed: int = 0) -> RunConfig:
     return tiny_config(
         train__sampler=sampler, train__batch_size=2, train__max_steps=STEPS, train__eval_every=1000, train__seed=seed
     )

@@ -11,7 +11,8 @@ import pytest
 
 from engine.config import ConfigError
 from engine.rundir.csvlog import read_csv
-from engine.rundir.keep import KEPT, TAIL_ROWS, clean_argv, keep_group, read_provenance
+from engine.rundir.files import KEPT
+from engine.rundir.keep import TAIL_ROWS, Provenance, clean_argv, keep_group, read_provenance
 from engine.rundir.pack import PACK
 from engine.sweep.report.tables import render
 from engine.sweep.spec import Group
@@ -20,7 +21,12 @@ from tests.engine.sweep.fakegroup import fake_group
 
 ROOT = Path(__file__).resolve().parents[2]
 
-STAMP = {"commit": "abc1234", "machine": "2-core CPU", "kept": "2026-01-01T00:00:00Z"}
+
+def keep(
+    src: Path, dst: Path, commit: str = "abc1234", machine: str | None = "2-core CPU", max_rows: int | None = None
+) -> Provenance:
+    """`keep_group` with a fixed stamp: a commit, a machine and a date."""
+    return keep_group(src, dst, commit=commit, machine=machine, kept="2026-01-01T00:00:00Z", max_rows=max_rows)
 
 
 def _body(text: str) -> str:
@@ -36,7 +42,7 @@ def test_clean_argv_drops_paths() -> None:
 
 def test_a_kept_fork_group_reports_as_the_group(fork_group: Group, tmp_path: Path) -> None:
     dst = tmp_path / "kept"
-    prov = keep_group(fork_group.dir, dst, **STAMP)
+    prov = keep(fork_group.dir, dst)
     assert (prov.members, prov.ended, prov.preset) == (6, 6, "fork_feed_starved")
     assert read_provenance(dst) == prov
     kept = Group.open(dst)
@@ -69,12 +75,16 @@ def test_keep_thins_rows_but_keeps_tail_peak_and_fork_rows(tmp_path: Path) -> No
     def curve(m: object) -> dict[str, list[float]]:
         loss = [1.0 / (1 + i) for i in range(len(steps))]
         loss[137] = 9.5  # a spike: max:train_loss must survive thinning
-        return {"val_acc": [min(1.0, i / 400) for i in range(len(steps))], "train_loss": loss, "wall_s": steps}
+        return {
+            "val_acc": [min(1.0, i / 400) for i in range(len(steps))],
+            "train_loss": loss,
+            "wall_s": [float(s) for s in steps],
+        }
 
     table = {"seeds": 2, "compare": "a", "arms": {"a": {"optim.lr_ratio": 1.0}, "b": {"optim.lr_ratio": 10.0}}}
     g = fake_group(tmp_path / "src", table, curve, steps)
     dst = tmp_path / "kept"
-    keep_group(g.dir, dst, max_rows=50, **STAMP)
+    keep(g.dir, dst, max_rows=50)
     kept = Group.open(dst)
     rows = read_csv(kept.member_dir(kept.members[0]) / "metrics.csv")
     assert 50 <= len(rows) <= 50 + 20 + 2 and "wall_s" not in rows[0]
@@ -93,13 +103,13 @@ def test_keep_refuses_what_it_would_lose(fork_group: Group, tmp_path: Path) -> N
     other.mkdir()
     (other / "a.txt").write_text("mine")
     with pytest.raises(ConfigError, match="not a kept group"):
-        keep_group(fork_group.dir, other, **STAMP)
+        keep(fork_group.dir, other)
     assert (other / "a.txt").read_text() == "mine"
     with pytest.raises(ConfigError, match="not a sweep group"):
-        keep_group(tmp_path, tmp_path / "x", **STAMP)
+        keep(tmp_path, tmp_path / "x")
     dst = tmp_path / "again"
-    keep_group(fork_group.dir, dst, **STAMP)
-    keep_group(fork_group.dir, dst, **{**STAMP, "commit": "def5678"})  # a kept group is replaced
+    keep(fork_group.dir, dst)
+    keep(fork_group.dir, dst, commit="def5678")  # a kept group is replaced
     assert json.loads((dst / KEPT).read_text())["commit"] == "def5678"
 
 
@@ -131,22 +141,22 @@ def test_a_group_trained_on_a_gpu_is_kept_as_such(fork_group: Group, tmp_path: P
     shutil.copytree(fork_group.dir, src, symlinks=True)
     for f in src.glob("*/summary.json"):
         f.write_text(json.dumps({**json.loads(f.read_text()), "device": "cuda"}))
-    assert keep_group(src, tmp_path / "kept", **{**STAMP, "machine": None}).machine == "a CUDA GPU"
-    assert keep_group(fork_group.dir, tmp_path / "cpu", **{**STAMP, "machine": None}).machine.endswith("-core CPU")
+    assert keep(src, tmp_path / "kept", machine=None).machine == "a CUDA GPU"
+    assert keep(fork_group.dir, tmp_path / "cpu", machine=None).machine.endswith("-core CPU")
 
 
 def test_a_kept_group_kept_again_reports_the_same(fork_group: Group, tmp_path: Path) -> None:
     """Its members are read from its pack (they are not directories beside group.json)."""
     once, twice = tmp_path / "once", tmp_path / "twice"
-    keep_group(fork_group.dir, once, **STAMP)
-    prov = keep_group(once, twice, **STAMP)
+    keep(fork_group.dir, once)
+    prov = keep(once, twice)
     assert (prov.members, prov.ended) == (6, 6)
     assert _body(render(Group.open(twice), "markdown")) == _body(render(Group.open(once), "markdown"))
 
 
 def test_a_kept_group_exports_its_members_seeds(fork_group: Group, tmp_path: Path) -> None:
     """A kept config.json leaves out the defaults, seed 0 among them: `grok export` still names each seed."""
-    keep_group(fork_group.dir, tmp_path / "kept", **STAMP)
+    keep(fork_group.dir, tmp_path / "kept")
     r = grok("export", str(tmp_path / "kept"), "-o", str(tmp_path / "out.csv"))
     assert r.returncode == 0, r.stderr
     seeds = {(row["member"], row["seed"]) for row in read_csv(tmp_path / "out.csv")}

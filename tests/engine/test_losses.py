@@ -26,9 +26,9 @@ def test_stablemax_cross_entropy_against_the_formula() -> None:
     logits = [[2.0, -1.0, 0.5, -4.0], [0.0, 0.0, 0.0, 0.0], [-2.0, 10.0, -0.1, 3.0]]
     ys = [0, 3, 1]
     want = []
-    for row, y in zip(logits, ys, strict=True):
+    for row, label in zip(logits, ys, strict=True):
         s = [s_by_hand(v) for v in row]
-        want.append(-math.log(s[y] / sum(s)))  # L = -log( s(z_y) / Σ_j s(z_j) )
+        want.append(-math.log(s[label] / sum(s)))  # L = -log( s(z_y) / Σ_j s(z_j) )
     z, y = torch.tensor(logits), torch.tensor(ys)
     assert stablemax_cross_entropy(z, y, reduction="none").tolist() == pytest.approx(want, rel=1e-6)
     assert stablemax_cross_entropy(z, y).item() == pytest.approx(sum(want) / 3, rel=1e-6)
@@ -43,6 +43,7 @@ def test_stablemax_stays_finite_where_softmax_collapses() -> None:
     assert F.cross_entropy(z, y).item() == 0.0
     loss = stablemax_cross_entropy(z, y)
     loss.backward()
+    assert z.grad is not None
     assert 0 < loss.item() < 0.1 and torch.isfinite(z.grad).all() and z.grad.abs().sum() > 0
     assert loss.dtype == torch.float32  # computed in float64, returned in the logits' dtype
 

@@ -98,9 +98,11 @@ def test_trainer_logs_rare_columns_and_per_token_val_acc() -> None:
     rare = (np.isin(a, rare_set) | np.isin(b, rare_set)) & ~absent
     assert rows[-1]["val_acc_rare"] == hits[rare].mean()
     assert rows[-1]["val_acc_common"] == hits[~rare & ~absent].mean()
+    val_acc = toks[-1].val_acc
+    assert val_acc is not None
     for t in range(11):
-        assert toks[-1].val_acc[t] == hits[(a == t) | (b == t)].mean()
-    assert len(toks[-1].val_acc) == cfg.data.vocab_size
+        assert val_acc[t] == hits[(a == t) | (b == t)].mean()
+    assert len(val_acc) == cfg.data.vocab_size
 
 
 # --- exact counts on p = 5 and 11 under every data.format (issue 22) ------------------------------
@@ -196,7 +198,9 @@ def test_run_metrics_track_learned_steps_as_learned_step_does() -> None:
     tr = Trainer(cfg)
     toks = [e for e in tr if isinstance(e, TokensLogged)]
     steps = [e.step for e in toks]
-    want = [learned_step(steps, [e.val_acc[t] for e in toks]) for t in range(11)]
+    accs = [e.val_acc for e in toks]
+    assert all(acc is not None for acc in accs)
+    want = [learned_step(steps, [acc[t] for acc in accs if acc is not None]) for t in range(11)]
     assert any(v is not None for v in want) and tr.metrics.summary("finished", 60, 1.0, "cpu")["learned_step"] == want
     again = Trainer(cfg)
     again.metrics.load_state_dict(tr.metrics.state_dict())  # a checkpoint keeps the tracking

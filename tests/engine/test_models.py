@@ -8,14 +8,28 @@ import torch.nn.functional as F
 
 import engine.models as M
 import engine.models.mlp as mlp
+from engine.config import RunConfig
+from engine.events import EvalLogged
 from engine.models.first_layer import gathered_first_layer, onehot_first_layer, tables_pay
 from engine.task import data as D
 from engine.train.trainer import Trainer
 from tests.conftest import tiny_config
 
 
-def _all_tokens(cfg) -> torch.Tensor:
+def _all_tokens(cfg: RunConfig) -> torch.Tensor:
     return torch.as_tensor(D.tokens(cfg.data, D.operand_pairs(cfg.data)))
+
+
+def _mlp_embed(cfg: RunConfig) -> mlp.MLPEmbed:
+    """`build_model` for an mlp_embed config, typed as the class the tests reach into."""
+    model = M.build_model(cfg)
+    assert isinstance(model, mlp.MLPEmbed)
+    return model
+
+
+def _grad(p: torch.Tensor) -> torch.Tensor:
+    assert p.grad is not None
+    return p.grad
 
 
 @pytest.mark.parametrize("fmt", ["a_op_b_eq", "a_b_eq", "a_b"])
@@ -28,7 +42,8 @@ def test_onehot_equals_frozen_identity_embedding(fmt: str) -> None:
     )
     torch.manual_seed(0)
     m1 = M.build_model(one).double()
-    m2 = M.build_model(emb).double()
+    assert isinstance(m1, mlp.MLPOneHot)
+    m2 = _mlp_embed(emb).double()
     with torch.no_grad():
         m2.embedding.weight.copy_(torch.eye(V, dtype=torch.float64))
     missing = m2.load_state_dict(m1.state_dict(), strict=False)
@@ -72,11 +87,11 @@ def test_onehot_exposes_w_to_the_probes() -> None:
     )
     tr = Trainer(cfg)
     assert M.embedding_names(tr.model) == [] and M.w_names(tr.model) == ["first_layer.weight"]
-    assert tr.model.first_layer.weight.shape == (
+    assert tr.model.get_parameter("first_layer.weight").shape == (
         4 * 8,
         4 * 13,
     )  # (L·d, L·V): hidden 4d, one column per position and token
-    rows = [ev.row for ev in tr if hasattr(ev, "row")]
+    rows = [ev.row for ev in tr if isinstance(ev, EvalLogged)]
     w_cols = [c for c in rows[-1] if "W" in c and "E" not in c]
     assert w_cols, rows[-1].keys()
     for c in w_cols:
@@ -95,6 +110,7 @@ def test_bias_false_removes_every_bias(kind: str) -> None:
     x = _all_tokens(cfg)
     model(x).sum().backward()  # eval-path and train-path forwards both run without a bias
     if kind == "mlp_embed":
+        assert isinstance(model, mlp.MLPEmbed)
         torch.testing.assert_close(model.forward_train(x), model(x), rtol=1e-5, atol=1e-5)
 
 
@@ -104,13 +120,13 @@ def test_first_layer_is_picked_by_flop_count(monkeypatch: pytest.MonkeyPatch) ->
     assert not tables_pay(512, 99, "cuda") and not tables_pay(512, 99, "mps")  # a CPU rule (first_layer.py)
     cfg = tiny_config(model__d_hidden=24)  # V = 13
     torch.manual_seed(0)
-    model = M.build_model(cfg).double()
+    model = _mlp_embed(cfg).double()
     x = _all_tokens(cfg)  # 121 pairs
     calls: list[int] = []
 
-    def spy(x: torch.Tensor, *args: torch.Tensor | None) -> torch.Tensor:
+    def spy(x: torch.Tensor, E: torch.Tensor, W: torch.Tensor, b: torch.Tensor | None) -> torch.Tensor:
         calls.append(len(x))
-        return gathered_first_layer(x, *args)
+        return gathered_first_layer(x, E, W, b)
 
     monkeypatch.setattr(mlp, "gathered_first_layer", spy)
     grads = []
@@ -119,7 +135,7 @@ def test_first_layer_is_picked_by_flop_count(monkeypatch: pytest.MonkeyPatch) ->
         out = model.forward_train(batch)
         out.square().sum().backward()
         torch.testing.assert_close(out, model(batch), rtol=1e-12, atol=1e-12)
-        grads.append([p.grad.clone() for p in model.parameters()])
+        grads.append([_grad(p).clone() for p in model.parameters()])
     assert calls == [100]
     # the small batch through the tables gives the plain path's gradients up to rounding
     model.zero_grad()

@@ -26,7 +26,8 @@ def _members(root: Path) -> list[str]:
 def test_a_pack_is_the_same_bytes_for_the_same_members_and_reads_back(tmp_path: Path) -> None:
     names = _members(tmp_path / "src")
     a, b = tmp_path / "a", tmp_path / "b"
-    a.mkdir(), b.mkdir()
+    a.mkdir()
+    b.mkdir()
     pack_members(tmp_path / "src", names, a / PACK)
     (tmp_path / "src" / "m000-a-s0" / "metrics.csv").touch()  # a later date changes nothing
     pack_members(tmp_path / "src", list(reversed(names)), b / PACK)

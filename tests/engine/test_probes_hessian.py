@@ -9,7 +9,8 @@ import torch
 from torch.func import functional_call
 
 from engine.config import RunConfig
-from engine.probes.hessian import largest_eigenvalue, power_iteration
+from engine.events import EvalLogged
+from engine.probes.hessian import HessianProbe, largest_eigenvalue, power_iteration
 from engine.train.trainer import Trainer
 from tests.conftest import tiny_config
 
@@ -18,7 +19,8 @@ def _sym(eigs: list[float], seed: int = 0) -> torch.Tensor:
     """Q diag(eigs) Qᵀ with a random orthogonal Q, in float64."""
     g = torch.Generator().manual_seed(seed)
     q, _ = torch.linalg.qr(torch.randn(len(eigs), len(eigs), generator=g, dtype=torch.float64))
-    return q @ torch.diag(torch.tensor(eigs, dtype=torch.float64)) @ q.T
+    out: torch.Tensor = q @ torch.diag(torch.tensor(eigs, dtype=torch.float64)) @ q.T
+    return out
 
 
 def _lmax(a: torch.Tensor, v0: torch.Tensor, iters: int = 2000, tol: float = 1e-12) -> tuple[float, int]:
@@ -72,13 +74,15 @@ def _dense_hessian(tr: Trainer, names: list[str]) -> torch.Tensor:
     data = tr.data[0]  # the run's dataset (engine/task/dataset.py)
 
     def loss(theta: torch.Tensor) -> torch.Tensor:
-        block, i = {}, 0
+        block: dict[str, torch.Tensor] = {}
+        i = 0
         for n, shape, size in shapes:
             block[n] = theta[i : i + size].view(shape)
             i += size
         return tr.loss_fn(functional_call(tr.model, {**params, **block}, (data.x_train,)), data.y_train)
 
-    return torch.func.hessian(loss)(flat)
+    h: torch.Tensor = torch.func.hessian(loss)(flat)
+    return h
 
 
 def _dense_config(**over: object) -> RunConfig:
@@ -103,7 +107,7 @@ def test_lambda_max_matches_dense_hessian() -> None:
     """p=5, d_embed=4, float64: power iteration against eigvalsh for the E block, the W block and all of θ."""
     cfg = _dense_config(probe__hessian_all=True)
     tr = Trainer(cfg)
-    rows = [ev.row for ev in tr if type(ev).__name__ == "EvalLogged"]
+    rows = [ev.row for ev in tr if isinstance(ev, EvalLogged)]
     names = {"E": ["embedding.weight"], "W": ["first_layer.weight"], "all": [n for n, _ in tr.model.named_parameters()]}
     for key, block in names.items():
         exact = torch.linalg.eigvalsh(_dense_hessian(tr, block))
@@ -129,7 +133,8 @@ def test_hessian_probe_leaves_training_state_alone() -> None:
     assert torch.equal(torch.get_rng_state(), before_rng)
     for n, p in tr.model.named_parameters():
         assert torch.equal(p.detach(), weights[n])
-        assert (p.grad is None and grads[n] is None) or torch.equal(p.grad, grads[n])
+        g = grads[n]
+        assert (p.grad is None and g is None) or (p.grad is not None and g is not None and torch.equal(p.grad, g))
     for k, s in tr.opt.state.items():
         for kk, vv in s.items():
             assert torch.equal(vv, opt[k][kk])
@@ -165,7 +170,6 @@ class _Quadratic(torch.nn.Module):
 
 def _quadratic_probe(a: torch.Tensor, **probe: object) -> dict[str, float]:
     from engine.probes.base import Blocks, ProbeContext
-    from engine.probes.hessian import HessianProbe
 
     model = _Quadratic(a).double()
     over = {f"probe__{k}": v for k, v in probe.items()}
@@ -218,7 +222,7 @@ def test_paper_options_match_dense_hessian_of_the_mlp() -> None:
     """The MLP (p=5, float64): hess_E_abs_l2 and hess_Wall_abs_l2 against eigvalsh of H + wd·I."""
     cfg = _dense_config(probe__hessian_l2=True, probe__hessian_abs=True, probe__hessian_w="all")
     tr = Trainer(cfg)
-    rows = [ev.row for ev in tr if type(ev).__name__ == "EvalLogged"]
+    rows = [ev.row for ev in tr if isinstance(ev, EvalLogged)]
     rest = [n for n, _ in tr.model.named_parameters() if n != "embedding.weight"]
     for key, block in {"E": ["embedding.weight"], "Wall": rest}.items():
         h = _dense_hessian(tr, block)
@@ -230,15 +234,16 @@ def test_paper_options_match_dense_hessian_of_the_mlp() -> None:
 # --- the device measurement: the host loop's numbers, one host read per measurement -----------------
 
 
-def _probe_pair(**over: object) -> tuple[Trainer, object, object]:
+def _probe_pair(**over: object) -> tuple[Trainer, HessianProbe, HessianProbe]:
     """A trained tiny run and two fresh Hessian probes on its weights: one host loop, one device loop."""
     from engine.probes.base import Blocks
-    from engine.probes.hessian import HessianProbe
 
     tr = Trainer(tiny_config(probe__hessian_every=20, train__max_steps=40, **over))
     for _ in tr:
         pass
-    ctx = tr.probes.probes[0].ctx
+    probe = tr.probes.probes[0]
+    assert isinstance(probe, HessianProbe)
+    ctx = probe.ctx
     host, device = (HessianProbe(ctx, Blocks.of(ctx.model, ctx.cfg, ctx.params)) for _ in range(2))
     device.mode = "device"
     return tr, host, device
@@ -253,7 +258,7 @@ def _probe_pair(**over: object) -> tuple[Trainer, object, object]:
         {"probe__hessian_iters": 3},  # capped before the rule is met: the last λ, iters = the cap
     ],
 )
-def test_device_measurement_equals_the_host_loop(over: dict) -> None:
+def test_device_measurement_equals_the_host_loop(over: dict[str, object]) -> None:
     """Three measurements in a row (warm starts carried), the device loop against the host loop: the same
     λ within REL (the same float arithmetic in another grouping of ops) and the same HVP counts."""
     rel = 1e-6

@@ -6,6 +6,7 @@ import pytest
 
 from engine.config import RunConfig, all_keys, apply_overrides
 from engine.config.presets import load_preset, presets_dir
+from engine.events import EvalLogged
 from engine.probes import DEFAULT_CADENCES
 from engine.train.trainer import Trainer
 from tests.conftest import tiny_config
@@ -46,7 +47,7 @@ def test_transformer_w_is_a_list_of_matrices() -> None:
     cfg = tiny_config(model__kind="transformer", model__n_heads=2, model__d_mlp=16, probe__rank_every=20)
     cfg = apply_overrides(cfg, {"probe.hessian_every": 20, "train.max_steps": 20})
     tr = Trainer(cfg)
-    rows = [ev.row for ev in tr if type(ev).__name__ == "EvalLogged"]
+    rows = [ev.row for ev in tr if isinstance(ev, EvalLogged)]
     d, V = cfg.model.d_embed, cfg.data.vocab_size
     assert 0 < rows[-1]["rank_W"] <= d and 0 < rows[-1]["rank_EW"] <= min(V, d)
     assert rows[-1]["hess_W"] == rows[-1]["hess_W"]  # measured, not NaN

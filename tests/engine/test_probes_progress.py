@@ -38,7 +38,10 @@ def wave_table(n: int, sign: int, freqs: dict[int, float], phase: float = 0.0) -
     The classes c run over the axis positions, so the argmax is the answer i + s·j (mod n)."""
     i, j, c = np.meshgrid(np.arange(n), np.arange(n), np.arange(n), indexing="ij")
     u = i + sign * j - c
-    return sum(a * np.cos(2 * np.pi * w * u / n + phase) for w, a in freqs.items())
+    table = np.zeros(u.shape)
+    for w, a in freqs.items():
+        table += a * np.cos(2 * np.pi * w * u / n + phase)
+    return table
 
 
 def answers(n: int, sign: int) -> np.ndarray:

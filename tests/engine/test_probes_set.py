@@ -7,6 +7,7 @@ import math
 import pytest
 import torch
 
+from engine.events import EvalLogged, FourierLogged, TokensLogged
 from engine.probes import DEFAULT_CADENCES
 from engine.probes.base import Blocks
 from engine.probes.norms import NormProbe, UpdateProbe
@@ -17,15 +18,18 @@ from tests.conftest import tiny_config
 ALL_ON = {k.replace(".", "__"): 20 for k in DEFAULT_CADENCES} | {"probe__hessian_all": True}
 
 
-def _run(tr: Trainer) -> tuple[list[dict[str, float]], list[tuple | None], list[tuple]]:
-    rows, grads, spectra = [], [], []
+def _run(
+    tr: Trainer,
+) -> tuple[list[dict[str, float]], list[tuple[float, ...] | None], list[tuple[float, ...]]]:
+    rows: list[dict[str, float]] = []
+    grads: list[tuple[float, ...] | None] = []
+    spectra: list[tuple[float, ...]] = []
     for ev in tr:
-        name = type(ev).__name__
-        if name == "EvalLogged":
+        if isinstance(ev, EvalLogged):
             rows.append(ev.row)
-        elif name == "TokensLogged":
+        elif isinstance(ev, TokensLogged):
             grads.append(ev.grad_norm)
-        elif name == "FourierLogged":
+        elif isinstance(ev, FourierLogged):
             spectra.append(ev.norms)
     return rows, grads, spectra
 
@@ -98,11 +102,17 @@ def test_grad_norm_is_zero_exactly_for_tokens_absent_from_the_last_batch() -> No
     tr = Trainer(tiny_config(probe__grad_every=20, train__batch_size=4))
     seen: list[torch.Tensor] = []
     on_step = tr.probes.on_step
-    tr.probes.on_step = lambda x: (seen.append(x.clone()), on_step(x))  # type: ignore[method-assign]
+
+    def spy(x: torch.Tensor) -> None:
+        seen.append(x.clone())
+        on_step(x)
+
+    tr.probes.on_step = spy  # type: ignore[method-assign]  # a spy on the batch each step sees
     _, grads, _ = _run(tr)
     assert grads[0] is None  # no step before the evaluation at step 0
     present = set(seen[-1].reshape(-1).tolist())
     g = grads[-1]
+    assert g is not None
     assert len(g) == tr.cfg.data.vocab_size
     assert {t for t, v in enumerate(g) if v > 0} == present
     assert len(present) < len(g)  # a batch of 4 leaves tokens out: the sparse columns of Fig. 3
@@ -112,7 +122,7 @@ def test_norms_and_update_ratio_by_hand() -> None:
     cfg = tiny_config(probe__norm_every=1, probe__update_every=1)
     tr = Trainer(cfg)
     blocks = Blocks.of(tr.model, cfg)
-    E, W = tr.model.embedding.weight, tr.model.first_layer.weight
+    E, W = tr.model.get_parameter("embedding.weight"), tr.model.get_parameter("first_layer.weight")
     En, Wn = E.detach().double(), W.detach().double()
     norms = NormProbe(cfg, blocks).measure(0)
     assert norms["norm_E"] == pytest.approx(float(torch.linalg.norm(En)), rel=1e-12)

@@ -19,7 +19,8 @@ def _with_spectrum(s: list[float], m: int, n: int, seed: int = 0) -> torch.Tenso
     g = torch.Generator().manual_seed(seed)
     u, _ = torch.linalg.qr(torch.randn(m, len(s), generator=g, dtype=torch.float64))
     v, _ = torch.linalg.qr(torch.randn(n, len(s), generator=g, dtype=torch.float64))
-    return u @ torch.diag(torch.tensor(s, dtype=torch.float64)) @ v.T
+    out: torch.Tensor = u @ torch.diag(torch.tensor(s, dtype=torch.float64)) @ v.T
+    return out
 
 
 def test_numerical_rank_counts_above_relative_threshold() -> None:
@@ -49,9 +50,11 @@ def test_ew_is_the_map_from_position_one_hots_to_preactivations() -> None:
     """Row (j·V + t) of EW is the first layer's pre-activation (minus bias) for token t at position j, alone."""
     cfg = tiny_config()
     tr = Trainer(cfg)
-    E, W = tr.model.embedding.weight.detach(), tr.model.first_layer.weight.detach()
+    E, W = tr.model.get_parameter("embedding.weight").detach(), tr.model.get_parameter("first_layer.weight").detach()
     V, d, L = E.shape[0], E.shape[1], cfg.data.seq_len
-    M = ew_matrix(E, reader_matrix(W, d), d)
+    R = reader_matrix(W, d)
+    assert R is not None
+    M = ew_matrix(E, R, d)
     assert M.shape == (L * V, W.shape[0])
     for j, t in [(0, 0), (1, V - 2), (2, 3), (3, V - 1)]:
         x = torch.zeros(L * d)
@@ -63,9 +66,15 @@ def test_ew_is_the_map_from_position_one_hots_to_preactivations() -> None:
 
 def test_reader_matrix_layouts() -> None:
     d = 4
-    assert reader_matrix(torch.zeros(6, 3 * d), d).shape == (6, 3 * d)  # nn.Linear (out, in)
-    assert reader_matrix(torch.zeros(d, 6), d).shape == (6, d)  # (in, out)
-    assert reader_matrix(torch.zeros(2, d, 3), d).shape == (6, d)  # (heads, d, d_head)
+
+    def shape(w: torch.Tensor) -> tuple[int, ...]:
+        r = reader_matrix(w, d)
+        assert r is not None
+        return tuple(r.shape)
+
+    assert shape(torch.zeros(6, 3 * d)) == (6, 3 * d)  # nn.Linear (out, in)
+    assert shape(torch.zeros(d, 6)) == (6, d)  # (in, out)
+    assert shape(torch.zeros(2, d, 3)) == (6, d)  # (heads, d, d_head)
     assert reader_matrix(torch.zeros(5, 7), d) is None
 
 
@@ -83,7 +92,9 @@ def _host_columns(probe: RankProbe) -> dict[str, float]:
     if b.E is not None:
         out["sigma_ratio"] = out["sigma_E"] / out["sigma_W"]
     for m in probe.mats:
-        s = singular_values(mats[m])
+        mat = mats[m]
+        assert mat is not None, m
+        s = singular_values(mat)
         out[f"rank_{m}"] = numerical_rank(s, probe.tol)
         out[f"erank_{m}"] = effective_rank(s)
     return out
@@ -92,7 +103,7 @@ def _host_columns(probe: RankProbe) -> dict[str, float]:
 REL = 1e-9  # both are float64 LAPACK SVDs of the same matrices; batched, the order of work differs
 
 
-def _assert_close(got: dict, want: dict) -> None:
+def _assert_close(got: dict[str, float], want: dict[str, float]) -> None:
     assert set(got) == set(want)
     for k, v in want.items():
         if k.startswith("rank_"):
@@ -109,7 +120,7 @@ def _assert_close(got: dict, want: dict) -> None:
         {"probe__rank_every": 20, "model__kind": "transformer", "model__d_embed": 16},
     ],
 )
-def test_device_probe_equals_the_host_functions(over: dict) -> None:
+def test_device_probe_equals_the_host_functions(over: dict[str, object]) -> None:
     tr = Trainer(tiny_config(**over))
     for _ in zip(range(30), tr, strict=False):  # some trained steps: a spectrum that is not the init's
         pass
@@ -128,7 +139,8 @@ def test_stacked_members_share_one_svd_per_matrix(monkeypatch: pytest.MonkeyPatc
 
     def counted(a: torch.Tensor) -> torch.Tensor:
         calls.append(tuple(a.shape))
-        return svdvals(a)
+        s: torch.Tensor = svdvals(a)
+        return s
 
     monkeypatch.setattr(torch.linalg, "svdvals", counted)
     rows = [p.measure(0) for p in probes]

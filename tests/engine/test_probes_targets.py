@@ -16,7 +16,8 @@ def _ring(n: int, d: int, w: int, seed: int = 0) -> np.ndarray:
     Q = np.linalg.qr(rng.normal(size=(d, 2)))[0]  # a round ring: A ⟂ B, |A| = |B| = 2
     A, B = 2 * Q[:, 0], 2 * Q[:, 1]
     theta = 2 * np.pi * w * np.arange(n) / n
-    return 3.0 + np.cos(theta)[:, None] * A + np.sin(theta)[:, None] * B  # (n, d), centre 3
+    ring: np.ndarray = 3.0 + np.cos(theta)[:, None] * A + np.sin(theta)[:, None] * B  # (n, d), centre 3
+    return ring
 
 
 def test_targets_on_the_ring_at_half_radius() -> None:

@@ -7,6 +7,7 @@ import json
 import math
 import shutil
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -30,8 +31,9 @@ def finished(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return run.dir
 
 
-def summary(d: Path) -> dict:
-    return json.loads((d / "summary.json").read_text())
+def summary(d: Path) -> dict[str, Any]:
+    doc: dict[str, Any] = json.loads((d / "summary.json").read_text())
+    return doc
 
 
 def killed_copy(finished: Path, tmp_path: Path, drop: tuple[str, ...] = ()) -> Path:

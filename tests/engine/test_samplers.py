@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 import torch
 
+from engine.config import RunConfig
 from engine.task import data as D
 from engine.task.samplers import (
     GRAD_EMA,
@@ -113,8 +114,9 @@ ALL_SAMPLERS = ("shuffle", "balanced", "gradient", "replacement", "balanced_epoc
 FORMATS = ("a_op_b_eq", "a_b_eq", "a_b")
 
 
-def _split_pairs(cfg) -> np.ndarray:
-    return D.operand_pairs(cfg.data)[D.make_split(cfg.data, cfg.train.seed).train]
+def _split_pairs(cfg: RunConfig) -> np.ndarray:
+    pairs: np.ndarray = D.operand_pairs(cfg.data)[D.make_split(cfg.data, cfg.train.seed).train]
+    return pairs
 
 
 @pytest.mark.parametrize("fmt", FORMATS)

@@ -41,8 +41,8 @@ def test_trainer_applies_and_logs_the_scheduled_lr() -> None:
     init = {n: p.detach().clone() for n, p in tr.model.named_parameters()}
     rows = [ev.row for ev in tr if isinstance(ev, EvalLogged)]
     for r in rows:  # the lr and lr_embed columns carry the lr in force, lr_embed = c·lr
-        assert r["lr"] == pytest.approx(lr_at(cfg, r["step"]))
-        assert r["lr_embed"] == pytest.approx(10.0 * lr_at(cfg, r["step"]))
+        assert r["lr"] == pytest.approx(lr_at(cfg, int(r["step"])))
+        assert r["lr_embed"] == pytest.approx(10.0 * lr_at(cfg, int(r["step"])))
     assert [r["lr"] for r in rows][:2] == [0.0, pytest.approx(cfg.optim.lr)]
     # the groups hold the last step's lr (step 59 of the cosine), not the configured one
     last = lr_at(cfg, 59)

@@ -91,4 +91,5 @@ def test_every_status_a_face_shows_is_a_status() -> None:
     assert set(STATUS_STYLE) == set(Status)
     assert set(STATUSES) < set(Status) and {Status.DEAD, Status.STARTING, Status.IDLE}.isdisjoint(STATUSES)
     assert Status.PREPARED in STATUSES and set(ENDED) == {Status.FINISHED, Status.DIVERGED}
-    assert Status.FINISHED == "finished" and f"{Status.DEAD}" == "dead"  # a StrEnum reads and prints as its text
+    finished: str = Status.FINISHED  # a StrEnum is a str: it reads and prints as its text
+    assert finished == "finished" and f"{Status.DEAD}" == "dead"

@@ -26,5 +26,6 @@ def test_tf32_on_the_cpu_changes_nothing_and_says_so() -> None:
         runs.append((str(rows), summary.get("tf32")))
     assert runs[0][0] == runs[1][0]  # the same trajectory, bit for bit
     assert runs[0][1] is None  # a CPU run without the flag: no tf32 key
-    assert runs[1][1].startswith("off: TF32 is a CUDA tensor-core format")
+    tf32 = runs[1][1]
+    assert isinstance(tf32, str) and tf32.startswith("off: TF32 is a CUDA tensor-core format")
     assert torch.get_float32_matmul_precision() == before

@@ -7,6 +7,7 @@ import threading
 import pytest
 import torch
 
+from engine.config import RunConfig
 from engine.events import EvalLogged, RunFinished, RunStarted, StatusChanged, TokensLogged
 from engine.train.trainer import Trainer
 from tests.conftest import tiny_config
@@ -14,7 +15,7 @@ from tests.conftest import tiny_config
 TRAIN_KEYS = ("train_loss", "train_acc", "val_loss", "val_acc", "lr_ratio")
 
 
-def rows(cfg) -> list[dict[str, float]]:
+def rows(cfg: RunConfig) -> list[dict[str, float]]:
     return [ev.row for ev in Trainer(cfg) if isinstance(ev, EvalLogged)]
 
 
@@ -69,7 +70,7 @@ def test_pause_resume_stop_from_another_thread() -> None:
                 tr.stop("interrupted")
         if isinstance(ev, RunFinished):
             assert ev.status == "interrupted"
-            assert ev.summary.steps < 100_000
+            assert ev.summary.steps is not None and ev.summary.steps < 100_000
     assert seen == ["paused", "running"]
 
 
@@ -84,27 +85,30 @@ def test_early_stop_on_target() -> None:
 def test_divergence_with_sgd_at_huge_lr() -> None:
     cfg = tiny_config(optim__name="sgd", optim__lr=1e6, train__max_steps=200)
     evs = list(Trainer(cfg))
+    assert isinstance(evs[-1], RunFinished)
     assert evs[-1].status == "diverged"
-    assert evs[-1].summary.steps < 200
+    assert evs[-1].summary.steps is not None and evs[-1].summary.steps < 200
 
 
 def test_frozen_embedding_stays_fixed() -> None:
     tr = Trainer(tiny_config(model__freeze_embedding=True))
-    e0 = tr.model.embedding.weight.detach().clone()
+    e0 = tr.model.get_parameter("embedding.weight").detach().clone()
     list(tr)
-    assert torch.equal(e0, tr.model.embedding.weight)
+    assert torch.equal(e0, tr.model.get_parameter("embedding.weight"))
 
 
 def test_embed_init_scale() -> None:
-    big = float(Trainer(tiny_config()).model.embedding.weight.detach().std())
-    small = float(Trainer(tiny_config(model__embed_init_scale=0.1)).model.embedding.weight.detach().std())
+    big = float(Trainer(tiny_config()).model.get_parameter("embedding.weight").detach().std())
+    small = float(
+        Trainer(tiny_config(model__embed_init_scale=0.1)).model.get_parameter("embedding.weight").detach().std()
+    )
     assert small == pytest.approx(big * 0.1, rel=1e-5)
 
 
 def test_adam_lr_sets_embedding_group() -> None:
     tr = Trainer(tiny_config(optim__lr=0.01, optim__lr_ratio=10.0))
     assert tr.opt.param_groups[0]["lr"] == pytest.approx(0.1) and tr.opt.param_groups[1]["lr"] == 0.01
-    assert tr.opt.param_groups[0]["params"][0] is tr.model.embedding.weight
+    assert tr.opt.param_groups[0]["params"][0] is tr.model.get_parameter("embedding.weight")
     row = [e.row for e in tr if isinstance(e, EvalLogged)][-1]
     assert row["lr_embed"] == pytest.approx(0.1) and row["lr_ratio"] == 10.0
 
@@ -134,8 +138,9 @@ def test_adaptive_ratio_is_recomputed_and_logged() -> None:
         {"data__op": "div"},
     ],
 )
-def test_variants_train(over: dict) -> None:
+def test_variants_train(over: dict[str, object]) -> None:
     evs = list(Trainer(tiny_config(**over)))
+    assert isinstance(evs[-1], RunFinished)
     assert evs[-1].status == "finished"
     rs = [e.row for e in evs if isinstance(e, EvalLogged)]
     assert rs[-1]["train_loss"] < rs[0]["train_loss"]
@@ -143,4 +148,4 @@ def test_variants_train(over: dict) -> None:
 
 def test_float64_model_dtype() -> None:
     tr = Trainer(tiny_config(train__dtype="float64"))
-    assert tr.model.first_layer.weight.dtype == torch.float64
+    assert tr.model.get_parameter("first_layer.weight").dtype == torch.float64

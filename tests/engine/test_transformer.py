@@ -7,8 +7,10 @@ import math
 import pytest
 import torch
 import torch.nn.functional as F
+from torch import nn
 
-from engine.config import LAYERNORMS
+from engine.config import LAYERNORMS, RunConfig
+from engine.events import RunFinished
 from engine.models import build_model, embedding_names, w_names
 from engine.models.transformer import Transformer
 from engine.train.adaptive import adaptive_ratio
@@ -17,13 +19,25 @@ from engine.train.trainer import Trainer
 from tests.conftest import tiny_config
 
 
-def tconfig(layernorm: str = "none", **over: object):
-    sets = {"model__kind": "transformer", "model__d_embed": 8, "model__n_heads": 2, "model__d_mlp": 16}
+def tconfig(layernorm: str = "none", **over: object) -> RunConfig:
+    sets: dict[str, object] = {
+        "model__kind": "transformer",
+        "model__d_embed": 8,
+        "model__n_heads": 2,
+        "model__d_mlp": 16,
+    }
     sets.update(over)
     return tiny_config(model__layernorm=layernorm, **sets)
 
 
-def batch(cfg, n: int = 5) -> torch.Tensor:
+def build_transformer(cfg: RunConfig) -> Transformer:
+    """`build_model` for a transformer config, typed as the class the tests reach into."""
+    model = build_model(cfg)
+    assert isinstance(model, Transformer)
+    return model
+
+
+def batch(cfg: RunConfig, n: int = 5) -> torch.Tensor:
     g = torch.Generator().manual_seed(1)
     a = torch.randint(0, cfg.data.p, (n,), generator=g)
     b = torch.randint(0, cfg.data.p, (n,), generator=g)
@@ -33,8 +47,14 @@ def batch(cfg, n: int = 5) -> torch.Tensor:
 def full_sequence_logits(model: Transformer, x: torch.Tensor) -> torch.Tensor:
     """The same network written the long way: every position through every layer, then the `=` row."""
     blk, ln = model.block, model.block.layernorm
+
+    def norm(m: nn.LayerNorm | None, t: torch.Tensor) -> torch.Tensor:
+        assert m is not None, f"layernorm={ln} has no LN here"
+        out: torch.Tensor = m(t)
+        return out
+
     x0 = model.embedding(x) + model.pos_embedding
-    n = blk.ln_attn(x0) if ln in ("pre_attn", "pre", "qk", "v") else x0
+    n = norm(blk.ln_attn, x0) if ln in ("pre_attn", "pre", "qk", "v") else x0
     qk = n if ln in ("pre_attn", "pre", "qk") else x0
     v_in = n if ln in ("pre_attn", "pre", "v") else x0
     B, L, d = x0.shape
@@ -47,18 +67,19 @@ def full_sequence_logits(model: Transformer, x: torch.Tensor) -> torch.Tensor:
     z = F.scaled_dot_product_attention(q, k, v).transpose(1, 2).reshape(B, L, d)
     x1 = x0 + blk.attn.W_O(z)
     if ln == "post":
-        x1 = blk.ln_attn(x1)
-    x2 = x1 + blk.mlp(blk.ln_mlp(x1) if ln in ("pre_mlp", "pre") else x1)
+        x1 = norm(blk.ln_attn, x1)
+    x2 = x1 + blk.mlp(norm(blk.ln_mlp, x1) if ln in ("pre_mlp", "pre") else x1)
     if ln == "post":
-        x2 = blk.ln_mlp(x2)
-    return model.readout_scale * model.readout(x2[:, -1])
+        x2 = norm(blk.ln_mlp, x2)
+    logits: torch.Tensor = model.readout_scale * model.readout(x2[:, -1])
+    return logits
 
 
 @pytest.mark.parametrize("layernorm", LAYERNORMS)
 def test_shapes_and_equal_to_full_sequence_pass(layernorm: str) -> None:
     cfg = tconfig(layernorm)
     torch.manual_seed(0)
-    model = build_model(cfg)
+    model = build_transformer(cfg)
     with torch.no_grad():  # LN's affine parameters away from (1, 0), so a misplaced LN shows
         for p in model.parameters():
             p.add_(0.1 * torch.randn_like(p))
@@ -84,7 +105,7 @@ def test_layernorm_sits_where_the_doc_says(layernorm: str) -> None:
     """Hook every LN and every linear map; check each one's input against docs/TRANSFORMER.md."""
     cfg = tconfig(layernorm)
     torch.manual_seed(0)
-    model = build_model(cfg)
+    model = build_transformer(cfg)
     blk = model.block
     mods = {
         "W_Q": blk.attn.W_Q,
@@ -112,7 +133,7 @@ def test_layernorm_sits_where_the_doc_says(layernorm: str) -> None:
     ln_qk, ln_v = layernorm in ("pre_attn", "pre", "qk"), layernorm in ("pre_attn", "pre", "v")
     if ln_qk or ln_v:
         eq(inp["ln_attn"], x0)
-    normed = out["ln_attn"] if ln_qk or ln_v else None
+    normed = out["ln_attn"] if ln_qk or ln_v else x0  # read only where an LN sits on that path
     eq(inp["W_Q"], (normed if ln_qk else x0)[:, -1])
     eq(inp["W_K"], normed if ln_qk else x0)
     eq(inp["W_V"], normed if ln_v else x0)
@@ -144,7 +165,7 @@ def test_readout_scale_multiplies_the_logits() -> None:
 
 
 def test_default_widths_are_the_layernorm_papers() -> None:
-    model = build_model(tiny_config(model__kind="transformer", model__d_embed=128, data__p=97))
+    model = build_transformer(tiny_config(model__kind="transformer", model__d_embed=128, data__p=97))
     assert model.block.attn.n_heads == 4 and model.block.mlp.fc_in.out_features == 512
     assert model.embedding.weight.shape == (99, 128) and model.pos_embedding.shape == (4, 128)
     assert model.readout.weight.shape == (97, 128)
@@ -153,7 +174,7 @@ def test_default_widths_are_the_layernorm_papers() -> None:
 
 def test_e_and_w_names_and_the_embedding_group() -> None:
     cfg = tconfig()
-    model = build_model(cfg)
+    model = build_transformer(cfg)
     assert embedding_names(model) == ["embedding.weight"]  # the token embedding, not the positions
     assert w_names(model, cfg) == ["block.attn.W_Q.weight", "block.attn.W_K.weight", "block.attn.W_V.weight"]
     over = tconfig(model__w_params="block.attn.W_*.weight, block.mlp.fc_in.weight")
@@ -166,7 +187,7 @@ def test_e_and_w_names_and_the_embedding_group() -> None:
 
 def test_adaptive_ratio_takes_the_largest_sigma_over_q_k_v() -> None:
     cfg = tconfig(optim__ratio_max=1e6)
-    model = build_model(cfg)
+    model = build_transformer(cfg)
     c, _, s_e, s_w = adaptive_ratio(model, cfg, f_e=0.5)
     params = dict(model.named_parameters())
     sig = [float(torch.linalg.svdvals(params[n].detach().double())[0]) for n in w_names(model, cfg)]
@@ -179,9 +200,11 @@ def test_trains_in_the_trainer_with_adaptive_adam_lr(layernorm: str) -> None:
     cfg = tconfig(layernorm, optim__adaptive=True, optim__adaptive_every=10, optim__lr=3e-3)
     tr = Trainer(cfg)
     finished = list(tr)[-1]
+    assert isinstance(finished, RunFinished)
     assert finished.status == "finished" and finished.summary.steps == 60
     assert tr.lr_ratio >= cfg.optim.ratio_min and math.isfinite(tr.lr_ratio)
-    assert finished.summary.final_train_acc > 1 / cfg.data.p  # it learned something
+    acc = finished.summary.final_train_acc
+    assert acc is not None and acc > 1 / cfg.data.p  # it learned something
 
 
 @pytest.mark.parametrize(

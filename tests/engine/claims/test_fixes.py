@@ -11,6 +11,7 @@ from typing import Any
 from engine.claims.readings import Row
 from engine.claims.studies.adaptive import adaptive, no_later
 from engine.claims.studies.fixes import TWIN, fixes
+from engine.sweep.results import ResultsRow
 from engine.sweep.spec import Group, Member
 from tests.engine.sweep.fakegroup import fake_group
 
@@ -20,7 +21,7 @@ FIX_STEPS = [100 * i for i in range(10)]  # the last 5 (the final value's tail) 
 
 def _row(arm: str, seed: int, gen: float | None) -> Row:
     m = Member(id=f"{arm}{seed}", arm=arm, values={}, seed=seed, overrides={})
-    return Row(m, "finished", gen, 300, {}, {}, {})
+    return Row(m, "finished", gen, 300, {}, {}, ResultsRow())
 
 
 def test_no_later_counts_a_tie_and_reads_a_pair_neither_reached_as_undecided() -> None:

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 from engine.claims.readings import Row, geo_ratio, sooner, spread
 from engine.claims.verdicts import HOLDS, UNREAD
+from engine.sweep.results import ResultsRow
 from engine.sweep.spec import Member
 
 
 def _row(arm: str, seed: int, gen: float | None, budget: float = 2000) -> Row:
     m = Member(id=f"{arm}{seed}", arm=arm, values={}, seed=seed, overrides={})
-    return Row(m, "finished", gen, budget, {}, {}, {})
+    return Row(m, "finished", gen, budget, {}, {}, ResultsRow())
 
 
 def test_sooner_counts_a_bound_that_decides_and_one_that_does_not() -> None:
