@@ -10,6 +10,7 @@ preset records from its last measured run, so a user can plan before starting.
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass
 
@@ -41,6 +42,36 @@ class PlannedSweep:
             if any(m.groups()):
                 return h * 60 + mins + secs / 60
         return None
+
+    @property
+    def rounding(self) -> float | None:
+        """The step, in minutes, that the first duration of `wall_time` is rounded to: 1/60 where it gives
+        seconds, 0.1 for "11.8 min", 1 for "39 min" or "2 h 10 min", 60 for "2 h"; None when it gives none."""
+        for m in DURATION.finditer(self.wall_time):
+            if not any(m.groups()):
+                continue
+            unit, text = next((u, x) for u, x in zip((1 / 60, 1.0, 60.0), reversed(m.groups()), strict=True) if x)
+            return unit * 10.0 ** -len(text.partition(".")[2])
+        return None
+
+    @property
+    def in_hours(self) -> bool:
+        """The first duration of `wall_time` counts hours ("2 h 10 min")."""
+        return next((m.group(1) is not None for m in DURATION.finditer(self.wall_time) if any(m.groups())), False)
+
+
+def duration_text(minutes: float, rounding: float, hours: bool = False) -> str:
+    """A duration rounded to `rounding` minutes and written as the presets write theirs: "35 s", "2 min 50 s",
+    "11.8 min", "89 min", or with `hours` (a row wrote its time in hours) "2 h 10 min"."""
+    if rounding < 1 / 60 + 1e-9:  # seconds
+        s = round(minutes * 60)
+        return f"{s} s" if s < 60 else f"{s // 60} min {s % 60} s" if s % 60 else f"{s // 60} min"
+    if rounding < 1:  # tenths (or hundredths) of a minute
+        return f"{minutes:.{round(-math.log10(rounding))}f} min"
+    m = round(minutes / rounding) * rounding
+    if m < 60 or not hours:
+        return f"{m:.0f} min"
+    return f"{m // 60:.0f} h {m % 60:.0f} min" if m % 60 else f"{m // 60:.0f} h"
 
 
 def plan(names: tuple[str, ...] | None = None) -> list[PlannedSweep]:
