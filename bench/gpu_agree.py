@@ -70,7 +70,7 @@ from engine.config import ConfigError, RunConfig, apply_overrides
 from engine.config.presets import load_preset
 from engine.events import EvalLogged
 from engine.records.group import read_group
-from engine.rundir.dirs import read_config, read_metrics
+from engine.rundir import read_config, read_metrics
 from engine.sweep.batched import plan
 from engine.sweep.member import MemberSpec
 from engine.sweep.report.paired import spread

@@ -18,7 +18,7 @@ def fail(msg: str, code: int = EXIT_USAGE) -> NoReturn:
     """Print `error: msg` and exit: one message, folded to the terminal's width (the continuation lines
     indented, a path longer than a line broken, nothing cut); control characters from a crafted file never
     reach the terminal."""
-    from engine.rundir.dirs import clean_text
+    from engine.rundir import clean_text
 
     with contextlib.suppress(OSError):
         print(error_text(f"error: {clean_text(' '.join(str(msg).splitlines()))}"), file=sys.stderr)

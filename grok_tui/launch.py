@@ -49,7 +49,7 @@ def resolve(
     elif opts.given("preset", "config"):
         cfg = opts.resolve()
     from engine.records.run import read_run
-    from engine.rundir.dirs import is_group, is_run_dir
+    from engine.rundir import is_group, is_run_dir
 
     for d in compare or []:
         if is_group(d):  # a sweep: one mean curve and band per arm × grid cell

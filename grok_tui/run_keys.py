@@ -129,7 +129,7 @@ class RunKeys(App[None]):
                 return
             self.compare_dirs = [str(parent), str(result.path)]  # `c` shows the parent and its fork
             self.start_run(result.cfg, result.factory)  # stops the parent, if it still trains
-            from engine.rundir.dirs import short_name
+            from engine.rundir import short_name
 
             self.notify(f"fork {clean_text(short_name(result.path.name))}", timeout=8, markup=False)
 

@@ -27,7 +27,7 @@ from engine.events import (
     TokenSets,
     TokensLogged,
 )
-from engine.rundir.dirs import clean_text
+from engine.rundir import clean_text
 from engine.train.phases import Phases
 from grok_tui.charts.series import Raw, Snapshots, Trace
 from grok_tui.eta import Pace

@@ -24,7 +24,7 @@ from engine.claims.registry import claims, get
 from engine.claims.status import check, data_dir, kept, planned, reading, strongest
 from engine.claims.verdicts import CONTROL, GUARD, PENDING
 from engine.config import ConfigError
-from engine.rundir.keep import read_provenance
+from engine.rundir import read_provenance
 from engine.sweep.report.tables import build_tables, render, render_table
 
 ROOT = Path(__file__).resolve().parents[2]

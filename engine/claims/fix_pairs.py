@@ -18,7 +18,7 @@ from engine.claims.readings import (
     paired_alone,
 )
 from engine.claims.verdicts import UNREAD, Part
-from engine.rundir.dirs import read_metrics
+from engine.rundir import read_metrics
 from engine.sweep.spec import Group
 from engine.sweep.stats import range_text
 

@@ -16,8 +16,7 @@ from typing import Any
 
 from engine.claims.verdicts import CONTROL, HOLDS, Outcome, Part
 from engine.config import RunConfig
-from engine.rundir.dirs import read_metrics
-from engine.rundir.files import is_group
+from engine.rundir import is_group, read_metrics
 from engine.sweep.results import ResultsRow, cell_number
 from engine.sweep.spec import Group, Member
 from engine.sweep.stats import RANGE, Spread, range_text, seed_interval

@@ -17,7 +17,7 @@ from engine.claims.readings import Reading
 from engine.claims.registry import get
 from engine.claims.verdicts import PENDING, allowed, ceiling
 from engine.config.presets import load_preset
-from engine.rundir.files import is_group
+from engine.rundir import is_group
 from engine.sweep.spec import Group, parse_sweep
 
 

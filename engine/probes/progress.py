@@ -36,7 +36,7 @@ from torch.func import functional_call
 from engine.config import ConfigError
 from engine.events import JOIN_SHARE, CircuitLogged
 from engine.probes.base import PROBE_SEED_OFFSET, Blocks, Probe, ProbeContext
-from engine.rundir.columns import PROGRESS_COLUMNS
+from engine.rundir import PROGRESS_COLUMNS
 from engine.task.data import labels, tokens
 from engine.task.dlog import GroupAxis, group_axis
 from engine.task.metrics import operand_counts, rare_tokens

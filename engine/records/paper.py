@@ -27,8 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from engine.config import ConfigError
-from engine.rundir.dirs import new_paper_dir, read_paper_doc, read_results, versions, write_paper_doc
-from engine.rundir.schema import PAPER_FORMAT
+from engine.rundir import PAPER_FORMAT, new_paper_dir, read_paper_doc, read_results, versions, write_paper_doc
 from engine.status import PaperStatus, Status
 
 ROOT = Path(__file__).resolve().parent.parent  # the source tree, when it is a git checkout

@@ -21,10 +21,8 @@ import numpy as np
 from engine.config import ConfigError, RunConfig, from_dict
 from engine.events import CircuitLogged, FourierLogged, Status, TokenSets, TokensLogged
 from engine.records.frames import data_frame
-from engine.rundir.checkpoints import Kept, list_kept
-from engine.rundir.csvlog import CLOSED, log_fault, read_metrics
-from engine.rundir.dirs import read_config_doc
-from engine.rundir.files import (
+from engine.rundir import (
+    CLOSED,
     CONFIG,
     FOURIER,
     KEYFREQ,
@@ -32,17 +30,26 @@ from engine.rundir.files import (
     RING,
     SUMMARY,
     TOKENS,
+    Kept,
+    RunSummary,
+    clean_text,
     is_group,
     is_paper_dir,
     is_run_dir,
+    list_kept,
+    lock_holder,
+    log_fault,
     mtime,
+    read_circuit,
+    read_config_doc,
+    read_fourier,
+    read_learned_steps,
+    read_metrics,
+    read_summary,
+    read_tokens,
 )
-from engine.rundir.lineage import fork_marks as fork_marks  # a live run's markers, before it has a record
+from engine.rundir import fork_marks as fork_marks  # a live run's markers, before it has a record
 from engine.rundir.lineage import lineage, read_interventions
-from engine.rundir.lock import lock_holder
-from engine.rundir.probe_logs import read_circuit, read_fourier, read_learned_steps, read_tokens
-from engine.rundir.safetext import clean_text
-from engine.rundir.summary import RunSummary, read_summary
 from engine.train.phases import Phases, early_stop_note, phases_of_rows
 
 PHASE_COLUMNS = {"step", "train_acc", "val_acc", "train_loss"}  # what phases_of_rows reads

@@ -10,7 +10,7 @@ from typing import Any
 from engine.config import ConfigError
 from engine.records.frames import data_frame
 from engine.records.run import RunRecord, read_run
-from engine.rundir.files import is_run_dir
+from engine.rundir import is_run_dir
 
 SEARCH_DEPTH = 4  # ROOT/<study>/<group>/<member>: a sweep's members are runs too
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from engine.config import ConfigError
-from engine.rundir.checkpoints import checkpoint_at, list_kept
+from engine.rundir import checkpoint_at, list_kept
 from engine.sweep.spec import Group, Member, fork_settings
 from engine.train.fork import fork_run
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from engine.config import ConfigError, RunConfig, apply_overrides
-from engine.rundir.dirs import link_run, read_config, read_summary
+from engine.rundir import link_run, read_config, read_summary
 from engine.sweep.results import ENDED
 from engine.sweep.spec import Group, Member
 

@@ -19,7 +19,7 @@ from typing import Any
 
 from engine.config import ConfigError
 from engine.events import Status
-from engine.rundir.dirs import RunLock, lock_holder
+from engine.rundir import RunLock, lock_holder
 from engine.sweep.batched import plan
 from engine.sweep.drain import Backend, Outcome, drain, receive_all
 from engine.sweep.events import MemberEnded, SweepEvent

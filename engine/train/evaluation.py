@@ -18,7 +18,7 @@ from torch import nn
 from engine.config import RunConfig
 from engine.events import EvalLogged, Event, FourierLogged, TokensLogged
 from engine.probes import ProbeSet
-from engine.rundir.columns import BASE_COLUMNS, LEARNED_ACC, RARE_COLUMNS, held_since
+from engine.rundir import BASE_COLUMNS, LEARNED_ACC, RARE_COLUMNS, held_since
 from engine.task import data as D
 from engine.task.dataset import Dataset
 from engine.task.metrics import RareTokenAccuracy, token_sets

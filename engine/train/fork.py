@@ -28,21 +28,24 @@ from engine.config import ConfigError, DataConfig, RunConfig
 from engine.config.param_sets import ROW_KINDS, Intervention, parse_intervention, parse_tokens
 from engine.config.resolve import resolve
 from engine.events import Status
-from engine.rundir.atomic import write_json_atomic
-from engine.rundir.checkpoints import checkpoint_at, load_state
-from engine.rundir.destination import RUN, check_root
-from engine.rundir.dirs import (
+from engine.rundir import (
+    CONFIG,
+    METRICS,
     RunDirError,
+    RunSummary,
+    checkpoint_at,
     empty_run_dir,
+    load_state,
     read_config,
     read_config_doc,
     read_summary,
     save_checkpoint,
     unique_dir,
+    write_json_atomic,
+    write_summary,
 )
-from engine.rundir.files import CONFIG, METRICS
+from engine.rundir.destination import RUN, check_root
 from engine.rundir.lineage import copy_logs, lineage, read_interventions, recolumn, write_interventions
-from engine.rundir.summary import RunSummary, write_summary
 from engine.task.dlog import SIGNS, group_axis
 from engine.train.logged import check_columns, metrics_columns
 from engine.train.run import config_changes
@@ -192,7 +195,7 @@ def _rows(iv: Intervention, state: dict[str, Any], cfg: RunConfig, sets: Any, sr
 
 def _memorized_embedding(src: Path, e: str, iv: Intervention) -> Any:
     """E at the parent's kept checkpoint of its memorization step (train.keep_every keeps it, marked M)."""
-    from engine.rundir.checkpoints import list_kept
+    from engine.rundir import list_kept
 
     marked = [k for k in list_kept(src) if "M" in k.why]
     if not marked:

@@ -34,8 +34,7 @@ from engine.config.param_sets import parse_intervention as parse_intervention  #
 from engine.events import TokenSets
 from engine.models import build_model
 from engine.probes.masks import set_masks
-from engine.rundir.checkpoints import checkpoint_at, load_state
-from engine.rundir.dirs import read_config
+from engine.rundir import checkpoint_at, load_state, read_config
 
 
 def set_changes(cfg: RunConfig, iv: Intervention) -> RunConfig:

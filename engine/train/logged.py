@@ -16,7 +16,7 @@ def metrics_columns(cfg: RunConfig) -> list[str]:
 
     from engine.probes import ProbeSet
     from engine.probes.base import ProbeContext
-    from engine.rundir.columns import BASE_COLUMNS
+    from engine.rundir import BASE_COLUMNS
     from engine.train.footprint import meta_model
 
     empty = torch.zeros((0, cfg.data.seq_len), dtype=torch.long)
@@ -29,7 +29,7 @@ def check_columns(cfg: RunConfig) -> None:
     whatever train.patience is (config.json keeps the name, and a fork or a resume with patience on reads it)."""
     import difflib
 
-    from engine.rundir.columns import BASE_COLUMNS
+    from engine.rundir import BASE_COLUMNS
 
     name = cfg.train.stop_metric
     if name in BASE_COLUMNS:

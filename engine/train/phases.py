@@ -10,6 +10,9 @@ from typing import Any
 
 from engine.config import TrainConfig
 from engine.events import JOIN_SHARE
+
+# from the modules, not the engine.rundir facade: rundir/writer.py imports this module (an import that runs
+# up the layers, pyproject's ignore_imports), and the facade would close that into a circle
 from engine.rundir.columns import learned_step
 from engine.rundir.csvlog import number
 

@@ -13,12 +13,13 @@ from typing import TYPE_CHECKING, Any, Protocol
 from engine.config import ConfigError, RunConfig, from_dict
 from engine.config.resolve import resolve
 from engine.events import Event, RunFinished, RunStarted, Status, StepsTaken
-from engine.rundir.checkpoints import Keeper
-from engine.rundir.dirs import (
+from engine.rundir import (
     CHECKPOINT,
     CONFIG,
+    Keeper,
     RunLock,
     RunLog,
+    RunSummary,
     RunWriteError,
     clean_text,
     csv_header,
@@ -33,7 +34,6 @@ from engine.rundir.dirs import (
     write_json_atomic,
 )
 from engine.rundir.lineage import lineage
-from engine.rundir.summary import RunSummary
 from engine.train.footprint import check_run
 
 # Keys a resume may change: they neither add columns nor change a tensor's shape or the trajectory

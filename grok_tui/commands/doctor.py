@@ -25,7 +25,7 @@ def _version(pkg: str) -> str:
 
 
 def _runs_line(out: Path) -> str:
-    from engine.rundir.dirs import is_group, is_run_dir
+    from engine.rundir import is_group, is_run_dir
 
     where = out.resolve()
     if not out.exists():

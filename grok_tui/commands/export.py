@@ -40,7 +40,7 @@ def register(app: typer.Typer) -> None:
         if out_old is not None:
             o.deprecated("grok export --out FILE", "-o/--output FILE (--out names a directory everywhere)")
             output = out_old
-        from engine.rundir.destination import check_file
+        from engine.rundir import check_file
 
         if output is not None:
             check_file(output, "-o")

@@ -86,7 +86,7 @@ def register(app: typer.Typer) -> None:
 
         if out is None:
             raise ConfigError("-o FILE is required (FILE.png, .svg or .pdf; with --paper, a directory)")
-        from engine.rundir.destination import check_file
+        from engine.rundir import check_file
 
         check_file(out, "-o")
         cols = parse_metrics(metrics, k, x)
@@ -109,7 +109,7 @@ def register(app: typer.Typer) -> None:
             c, panels = claim_panels(claim, group)
             fig = draw(panels, log_x, k, legend="first", ncols=c.ncols(group))
         else:
-            from engine.rundir.dirs import is_group
+            from engine.rundir import is_group
             from grok_tui.figures.panels import panels_for
 
             one_group = len(paths) == 1 and is_group(paths[0])  # its panels share their cells: one legend

@@ -30,7 +30,7 @@ ForkOut = Annotated[str | None, typer.Option("--out", help="Directory for the fo
 def fork_lines(run_dir: Path) -> list[str]:
     """`grok show`'s lines on forks: whose fork this run is, its interventions, and its kept checkpoints."""
     from engine.records.run import read_run
-    from engine.rundir.dirs import clean_text
+    from engine.rundir import clean_text
 
     rec = read_run(run_dir)
     out = []
@@ -65,7 +65,7 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Fork a run at a kept step, with --set changes and --intervene interventions, and train the fork."""
         from engine.config import parse_set
-        from engine.rundir.lock import lock_holder
+        from engine.rundir import lock_holder
         from engine.train.fork import fork_run
         from grok_tui.commands.run import execute
         from grok_tui.commands.signals import say

@@ -25,7 +25,7 @@ def _finite(v: float | None) -> float | None:
 
 def run_entry(rec: RunRecord) -> dict[str, Any]:
     """What ls and show say about one run: status from the lock, progress and phases from the record."""
-    from engine.rundir.dirs import clean_text
+    from engine.rundir import clean_text
 
     ph = rec.phases
     return {
@@ -52,7 +52,7 @@ def run_entry(rec: RunRecord) -> dict[str, Any]:
 
 def _lineage(rec: RunRecord) -> dict[str, Any]:
     """A fork's parent (relative to its own directory's parent) and fork step (docs/FORK.md)."""
-    from engine.rundir.dirs import clean_text
+    from engine.rundir import clean_text
 
     lin = rec.lineage
     return {"parent": clean_text(lin["parent"]), "fork_step": lin.get("fork_step")} if "parent" in lin else {}
@@ -91,7 +91,7 @@ def group_entry(path: Path) -> dict[str, Any]:
     """A sweep group: members finished, running (a process holds their run directory) and failed."""
     from engine.events import Status
     from engine.records.group import read_group
-    from engine.rundir.dirs import clean_text, is_run_dir, lock_holder
+    from engine.rundir import clean_text, is_run_dir, lock_holder
 
     g = read_group(path)
     res = g.results()  # typed rows (engine/sweep/results.py ResultsRow)
@@ -133,7 +133,7 @@ def entries(root: Path) -> list[dict[str, Any]]:
     A directory that cannot be read is listed as `unreadable` with the reason, not skipped.
     """
     from engine.records.run import read_run
-    from engine.rundir.dirs import is_group, is_run_dir
+    from engine.rundir import is_group, is_run_dir
 
     if is_group(root):  # the group, then its members in member order; an unreadable group is the error
         members = sorted(c for c in root.iterdir() if c.is_dir() and is_run_dir(c))
@@ -146,7 +146,7 @@ def entries(root: Path) -> list[dict[str, Any]]:
 def _entries(candidates: list[Path]) -> list[dict[str, Any]]:
     from engine.config import ConfigError
     from engine.records.run import read_run
-    from engine.rundir.dirs import clean_text, is_group, is_run_dir
+    from engine.rundir import clean_text, is_group, is_run_dir
 
     out: list[dict[str, Any]] = []
     for c in candidates:

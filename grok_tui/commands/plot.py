@@ -61,7 +61,7 @@ def group_chart(path: Path, metrics: list[str]) -> Chart:
     """Mean over seeds and min–max band per arm × grid cell (engine/records/group.py, as the compare view)."""
     from engine.config import ConfigError
     from engine.records.group import read_group
-    from engine.rundir.dirs import clean_text, short_name
+    from engine.rundir import clean_text, short_name
 
     group = read_group(path)  # a clear error for a broken group.json before anything is drawn
     what = metrics[0] if len(metrics) == 1 else ", ".join(metrics)
@@ -158,7 +158,7 @@ def _top(chart: Chart) -> float:
 def charts(paths: list[str], metrics: list[str]) -> list[Chart]:
     """The runs given share one chart; a group gets one chart per metric."""
     from engine.config import ConfigError
-    from engine.rundir.dirs import is_group, is_run_dir
+    from engine.rundir import is_group, is_run_dir
 
     runs = [Path(p) for p in paths if is_run_dir(p)]
     out: list[Chart] = []

@@ -87,7 +87,7 @@ def register(app: typer.Typer) -> None:
         ] = None,
     ) -> None:
         from engine.config import ConfigError
-        from engine.rundir.dirs import clean_block, is_paper_dir
+        from engine.rundir import clean_block, is_paper_dir
 
         if keep is not None or machine is not None or commit is not None:
             _keep(group_dir, keep, machine, commit)
@@ -95,7 +95,7 @@ def register(app: typer.Typer) -> None:
         if is_paper_dir(group_dir):
             from engine.records.paper import Paper
             from engine.records.paper import render as render_paper
-            from engine.rundir.dirs import lock_holder
+            from engine.rundir import lock_holder
 
             if fmt != "text" or csv or plot or metrics is not None or baseline is not None or seeds is not None:
                 raise ConfigError(
@@ -111,7 +111,7 @@ def register(app: typer.Typer) -> None:
 
         if fmt not in FORMATS:
             raise ConfigError(f"--format must be one of {', '.join(FORMATS)} (got {fmt!r})")
-        from engine.rundir.destination import check_file
+        from engine.rundir import check_file
 
         check_file(csv or "-", "--csv")  # before anything is written (engine/rundir/destination.py)
         if tail < 1:
@@ -161,7 +161,7 @@ def _keep(group_dir: str, dest: str | None, machine: str | None = None, ref: str
 
     if dest is None:
         raise ConfigError("--machine and --commit go with --keep DIR")
-    from engine.rundir.keep import keep_group
+    from engine.rundir import keep_group
     from engine.sweep.spec import Group
 
     try:  # the code the sweep ran: the last commit of this checkout made before the sweep started

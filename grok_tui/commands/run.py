@@ -32,7 +32,7 @@ def format_summary(summary: dict[str, Any]) -> str:
 
 def resume_hint(command: str, run_dir: object) -> str:
     """The line every summary of an interrupted run ends with: how to go on from its checkpoint."""
-    from engine.rundir.dirs import clean_text
+    from engine.rundir import clean_text
 
     return f"interrupted; resume with:\n  {command} --resume {clean_text(str(run_dir))}"
 

@@ -35,7 +35,7 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Print a run's summary and its last metric rows; on a live run, its progress from the rows."""
         from engine.records.run import read_run
-        from engine.rundir.dirs import clean_text
+        from engine.rundir import clean_text
         from grok_tui.commands.ls import run_entry
         from grok_tui.commands.run import format_summary
 

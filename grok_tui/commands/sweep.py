@@ -87,7 +87,7 @@ def register(app: typer.Typer) -> None:
                     "--resume runs a group with its own grid and parents; "
                     "drop --preset/--config/--set/--seeds/--steps/--device/--parents"
                 )
-            from engine.rundir.dirs import is_paper_dir
+            from engine.rundir import is_paper_dir
 
             if is_paper_dir(resume):
                 raise typer.Exit(resume_paper(resume, workers, backend, address, quiet))

@@ -30,7 +30,7 @@ def register(app: typer.Typer) -> None:
         plot: Annotated[bool, typer.Option("--plot", help="Also draw learned step against training pairs.")] = False,
     ) -> None:
         """Per token: the step it was learned at against its training pairs (the per-token form of Fig. 4)."""
-        from engine.rundir.dirs import clean_text, is_run_dir
+        from engine.rundir import clean_text, is_run_dir
 
         d = Path(run_dir)
         if not is_run_dir(d):

@@ -55,7 +55,7 @@ def export_compare_figure(paths: list[str], column: str, out_dir: str | Path, lo
     import time
 
     from engine.config import ConfigError
-    from engine.rundir.dirs import clean_text
+    from engine.rundir import clean_text
     from grok_tui.figures.draw import draw, save
     from grok_tui.figures.panels import panels_for
 

@@ -22,7 +22,7 @@ from textual.widgets.option_list import Option
 
 from engine.config import ConfigError
 from engine.records.run import run_stamp
-from engine.rundir.dirs import clean_text, is_group, is_run_dir, short_name
+from engine.rundir import clean_text, is_group, is_run_dir, short_name
 from grok_tui.charts import views
 from grok_tui.charts.canvas import Line, Plot, run_name
 from grok_tui.charts.series import Point, Trace

@@ -21,7 +21,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Label, Static
 
 from engine.config import RunConfig
-from engine.rundir.dirs import clean_text
+from engine.rundir import clean_text
 from grok_tui.runner import RunFactory
 
 

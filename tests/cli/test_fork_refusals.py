@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from engine.rundir.lock import RunLock
+from engine.rundir import RunLock
 from tests.cli.conftest import DATA, grok
 
 pytestmark = pytest.mark.xdist_group("fork_refusals")

@@ -15,7 +15,7 @@ import pytest
 from engine.config import ConfigError
 from engine.records.group import read_group
 from engine.records.run import read_run
-from engine.rundir.csvlog import truncate_csv
+from engine.rundir import truncate_csv
 from tests.cli.conftest import DATA
 from tests.conftest import grok
 

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from engine.rundir.dirs import read_csv
+from engine.rundir import read_csv
 from tests.cli.conftest import grok
 
 

@@ -8,8 +8,7 @@ import json
 from pathlib import Path
 
 from engine.config import from_dict
-from engine.rundir.columns import learned_step
-from engine.rundir.dirs import read_csv
+from engine.rundir import learned_step, read_csv
 from engine.task import data as D
 from tests.cli.conftest import grok
 

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from engine.records.paper import Paper, render, sweep_figures
-from engine.rundir.dirs import read_paper_doc, write_paper_doc, write_results
+from engine.rundir import read_paper_doc, write_paper_doc, write_results
 from tests.cli.test_sweep_paper import valid_record
 
 

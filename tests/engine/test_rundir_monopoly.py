@@ -193,9 +193,14 @@ FACE_API |= {"ENDED"}
 
 def _reader_imports(tree: ast.AST) -> list[tuple[int, str]]:
     """(line, what) for each import of a run-directory module's name outside FACE_API."""
+    from engine.rundir import _HOME  # the facade's names and the module of each
+
     out = []
     for node in ast.walk(tree):
-        if isinstance(node, ast.ImportFrom) and node.module in RUN_DIR_MODULES:
+        if isinstance(node, ast.ImportFrom) and node.module == "engine.rundir":  # the facade: each name's module
+            homes = [(a.name, f"engine.rundir.{_HOME.get(a.name, a.name)}") for a in node.names]
+            out += [(node.lineno, f"engine.rundir.{n}") for n, m in homes if m in RUN_DIR_MODULES and n not in FACE_API]
+        elif isinstance(node, ast.ImportFrom) and node.module in RUN_DIR_MODULES:
             out += [(node.lineno, f"{node.module}.{a.name}") for a in node.names if a.name not in FACE_API]
         elif isinstance(node, ast.Import):
             out += [(node.lineno, a.name) for a in node.names if a.name in RUN_DIR_MODULES]
@@ -219,9 +224,11 @@ from engine.rundir.csvlog import read_csv
 import engine.rundir.summary
 from engine.records.run import read_run
 from engine.rundir.safetext import clean_text
+from engine.rundir import lock_holder, read_config, check_file
 """
     assert [w for _, w in _reader_imports(ast.parse(src))] == [
         "engine.rundir.dirs.read_metrics",
         "engine.rundir.csvlog.read_csv",
         "engine.rundir.summary",
+        "engine.rundir.read_config",
     ]

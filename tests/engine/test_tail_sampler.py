@@ -99,7 +99,7 @@ def test_a_tail_run_logs_each_deciles_val_acc_and_draw_share(tmp_path) -> None:
     per_token = {int(r["token"]): float(r["val_acc"]) for r in rows if int(r["step"]) == last and r["val_acc"]}
     want = [float(np.nanmean([per_token[t] for t in part if t in per_token])) for part in tail_deciles(cfg)]
     assert np.allclose(acc, want, atol=1e-6)  # the last evaluation's per-token val_acc, by decile
-    from engine.rundir.summary import read_summary
+    from engine.rundir import read_summary
 
     summary = read_summary(run.dir)  # known fields, checked as read; not unchecked extras
     assert summary.decile_val_acc == acc and summary.decile_draw_share == share and not summary.extra

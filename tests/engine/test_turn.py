@@ -10,8 +10,7 @@ import torch
 
 from engine.config import ConfigError
 from engine.config.param_sets import parse_intervention
-from engine.rundir.checkpoints import checkpoint_at, list_kept
-from engine.rundir.dirs import load_state, read_config
+from engine.rundir import checkpoint_at, list_kept, load_state, read_config
 from engine.task.metrics import split_tokens
 from engine.train.fork import axis_tokens, fork_run
 from engine.train.interventions import ring_centre

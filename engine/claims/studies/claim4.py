@@ -21,7 +21,7 @@ from engine.claims.readings import (
     spread,
 )
 from engine.claims.verdicts import Outcome, Part
-from engine.rundir.dirs import read_metrics
+from engine.rundir import read_metrics
 from engine.status import Status
 from engine.sweep.spec import Group
 from engine.train.phases import MEMORIZED_ACC

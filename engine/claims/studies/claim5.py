@@ -18,7 +18,7 @@ from engine.claims.readings import (
     steps,
 )
 from engine.claims.verdicts import Outcome
-from engine.rundir.dirs import read_metrics
+from engine.rundir import read_metrics
 from engine.sweep.spec import Group
 
 EARLY = 200  # the first Hessian probe after step 0 (fig7_hessian: hessian_every 200), before either arm fits

@@ -20,7 +20,7 @@ import math
 from engine.claims.claim import Claim
 from engine.claims.readings import Reading, direction, part, spread
 from engine.claims.verdicts import Part
-from engine.rundir.summary import read_summary
+from engine.rundir import read_summary
 from engine.sweep.spec import Group, Member
 from engine.sweep.stats import range_text
 

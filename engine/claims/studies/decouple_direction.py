@@ -9,7 +9,7 @@ from engine.claims.cause_pairs import _pooled, _tasks
 from engine.claims.claim import Claim
 from engine.claims.readings import Reading, direction, part
 from engine.claims.verdicts import CONTROL
-from engine.rundir.summary import read_summary
+from engine.rundir import read_summary
 from engine.sweep.spec import Group
 from engine.sweep.stats import range_text
 

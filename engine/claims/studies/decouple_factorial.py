@@ -7,8 +7,7 @@ import math
 from engine.claims.cause_pairs import CELLS, _cell, _pooled, _tasks
 from engine.claims.claim import Claim
 from engine.claims.readings import Reading, direction, part
-from engine.rundir.dirs import read_metrics
-from engine.rundir.summary import read_summary
+from engine.rundir import read_metrics, read_summary
 from engine.sweep.spec import Group, Member
 from engine.sweep.stats import range_text
 

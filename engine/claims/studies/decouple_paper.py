@@ -34,7 +34,7 @@ from engine.claims.cause_pairs import _pooled
 from engine.claims.claim import Claim
 from engine.claims.readings import Reading, direction, part
 from engine.claims.verdicts import UNREAD, Outcome, Part
-from engine.rundir.summary import read_summary
+from engine.rundir import read_summary
 from engine.sweep.spec import Group, Member
 
 ACC, NORM = "val_acc_target", "target_norm"

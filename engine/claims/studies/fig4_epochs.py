@@ -16,7 +16,7 @@ from engine.claims.readings import (
     spread,
 )
 from engine.claims.verdicts import Outcome
-from engine.rundir.dirs import read_metrics
+from engine.rundir import read_metrics
 from engine.sweep.report.tables import member_finals
 from engine.sweep.spec import Group
 

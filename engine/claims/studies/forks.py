@@ -12,7 +12,7 @@ import math
 
 from engine.claims.claim import Claim
 from engine.claims.readings import Reading, direction, part, spread
-from engine.rundir.dirs import read_metrics
+from engine.rundir import read_metrics
 from engine.sweep.report.forks import before_after
 from engine.sweep.spec import Group, Member
 

@@ -21,8 +21,7 @@ import numpy as np
 from engine.config import ConfigError
 from engine.events import Status
 from engine.records.run import read_run
-from engine.rundir.csvlog import number
-from engine.rundir.dirs import JOINS, KEYFREQ, RING, clean_text, is_group, is_run_dir, read_csv
+from engine.rundir import JOINS, KEYFREQ, RING, clean_text, is_group, is_run_dir, number, read_csv
 from engine.sweep.spec import member_fields
 from engine.sweep.stats import seed_interval
 from engine.train.phases import circuit_phases_from_rows

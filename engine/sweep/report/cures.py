@@ -105,8 +105,7 @@ def cure_rows(group: Group, finals: dict[str, dict[str, float]]) -> list[dict[st
 
 def member_finals_keys(group: Group) -> set[str]:
     """The metrics columns any member logged (the header of its metrics.csv)."""
-    from engine.rundir.csvlog import csv_lines
-    from engine.rundir.files import METRICS
+    from engine.rundir import METRICS, csv_lines
 
     keys: set[str] = set()
     for m in group.members:

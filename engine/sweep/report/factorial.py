@@ -16,8 +16,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
-from engine.rundir.dirs import read_metrics
-from engine.rundir.summary import read_summary
+from engine.rundir import read_metrics, read_summary
 from engine.sweep.results import ResultsRow
 from engine.sweep.spec import Group, Member, fork_settings
 from engine.sweep.stats import put_spread, seed_interval

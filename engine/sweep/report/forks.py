@@ -14,8 +14,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from engine.rundir.dirs import read_metrics
-from engine.rundir.summary import read_summary
+from engine.rundir import read_metrics, read_summary
 from engine.sweep.spec import Group, Member
 from engine.sweep.stats import put_spread, seed_interval
 

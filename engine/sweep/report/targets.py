@@ -18,8 +18,7 @@ import statistics
 from typing import Any
 
 from engine.events import Status
-from engine.rundir.columns import LEARNED_ACC
-from engine.rundir.summary import RunSummary, read_summary
+from engine.rundir import LEARNED_ACC, RunSummary, read_summary
 from engine.sweep.spec import Group
 from engine.sweep.stats import RANGE, bracketed, cells, put_spread, seed_interval
 

@@ -14,7 +14,7 @@ import pytest
 import engine.claims.studies as studies_package
 from engine.claims import docs, paper_sweeps, readers, registry, status
 from engine.config.presets import load_preset
-from engine.rundir.keep import keep_group
+from engine.rundir import keep_group
 from engine.sweep.spec import Member
 from tests.engine.sweep.fakegroup import fake_group
 

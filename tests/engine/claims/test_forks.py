@@ -6,7 +6,7 @@ from __future__ import annotations
 import csv
 
 from engine.claims.studies.forks import METRIC, fork_feed
-from engine.rundir.dirs import read_summary
+from engine.rundir import read_summary
 from engine.sweep.spec import Group
 
 

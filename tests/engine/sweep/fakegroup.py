@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from engine.records.group import GroupRecord, read_group
-from engine.rundir.destination import owner
+from engine.rundir import owner
 from engine.sweep.spec import Group, Member, expand, parse_sweep
 from tests.conftest import tiny_config
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import engine.sweep.batched
 import engine.train.loop
 from engine.events import EvalLogged, RunFinished
-from engine.rundir.dirs import load_checkpoint, lock_holder, read_csv, read_summary
+from engine.rundir import load_checkpoint, lock_holder, read_csv, read_summary
 from engine.sweep.batched import plan, run_batch
 from engine.sweep.events import MemberEnded, MemberStarted, SweepEvent
 from engine.sweep.member import MemberSpec

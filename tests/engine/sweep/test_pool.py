@@ -12,7 +12,7 @@ import pytest
 import torch
 
 from engine.config import ConfigError
-from engine.rundir.dirs import RunInUse, RunLock
+from engine.rundir import RunInUse, RunLock
 from engine.sweep.events import MemberEnded, MemberProgressed, MemberStarted
 from engine.sweep.member import member_spec
 from engine.sweep.pool import Sweep, wait_for_orphans
