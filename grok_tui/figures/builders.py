@@ -118,7 +118,7 @@ def decouple(group: GroupRecord) -> list[Panel]:
         curves = final_against(group, "val_acc_target", "data.starve_m", "train.target_rate", arm, categorical=True)
         for c in curves:
             c.label = "r matched" if c.label in ("0", "0.0") else f"r = {c.label}"
-        title = str(arm or group.preset)
+        title = style.arm_title(arm) if arm else str(group.preset)
         xlabel = "training pairs per target token, m"
         panels.append(Panel(title, ["val_acc_target"], curves, xlabel=xlabel, points=True, xticks=ticks))
     return panels
@@ -168,7 +168,8 @@ def decouple_paper(group: GroupRecord) -> list[Panel]:
                 ys = [[v[k] for v in c] for c in cells]
                 means, n = [sum(y) / len(y) for y in ys], min(len(c) for c in cells)
                 curves.append(Curve(name, xs, means, [min(y) for y in ys], [max(y) for y in ys], n))
-            panel = Panel(f"{opt}: targets' {label}", [metric], curves, xlabel="batches holding a target", points=True)
+            title = f"{style.arm_title(opt)}: targets' {label}"
+            panel = Panel(title, [metric], curves, xlabel="batches holding a target", points=True)
             panel.log_x, panel.ticks_at_points = True, False
             panels.append(panel)
         panels.append(norm_gap(group, opt))
@@ -185,7 +186,7 @@ def norm_gap(group: GroupRecord, opt: str) -> Panel:
         if m is None or m.fork_of or not m.arm.startswith(tag):
             continue
         curves.append(dataclasses.replace(c, label=f"r = {m.arm.removeprefix(tag)}"))
-    title = f"{opt}: target rows' norm"
+    title = f"{style.arm_title(opt)}: target rows' norm"
     return Panel(title, ["target_norm"], curves, log_x=False, ylabel="target rows' norm / ring radius")
 
 
@@ -215,7 +216,7 @@ def fig7(group: GroupRecord) -> list[Panel]:
     panels = []
     for ce, cw in zip(e, w, strict=False):
         ce.label, cw.label = "E", "W (all downstream)" if w_col.startswith("hess_Wall") else "W"
-        title = ce.member.arm if ce.member is not None and ce.member.arm else ""
+        title = style.arm_title(ce.member.arm) if ce.member is not None and ce.member.arm else ""
         panels.append(Panel(title, [e_col, w_col], [ce, cw], ylabel=r"$\lambda_{\max}$"))
     share_axes(panels)  # one scale: the optimizers compare by height and by time
     return panels

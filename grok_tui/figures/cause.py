@@ -13,6 +13,7 @@ from collections.abc import Callable
 
 from engine.config import ConfigError
 from engine.records.group import GroupRecord
+from grok_tui.figures import style
 from grok_tui.figures.data import Curve
 from grok_tui.figures.draw import Panel
 
@@ -53,9 +54,21 @@ def arm_points(
             ticks.append((float(k), short))
         if not xs:
             continue
-        curve = Curve(f"{metric} (mean, range over seeds)", xs, ys, lo, hi, n=len(group.spec.seeds))
+        curve = Curve(metric, xs, ys, lo, hi, n=len(group.spec.seeds))  # one series: no legend, the y label says it
+        ylabel = f"{style.label(metric)}\n(mean, range of {len(group.spec.seeds)} seeds)"
+        title = style.arm_title(parent)
         panels.append(
-            Panel(parent, [metric], [curve], xlabel="", kind="dots", log_x=False, xticks=ticks, ylim=(0.0, 1.05))
+            Panel(
+                title,
+                [metric],
+                [curve],
+                xlabel="",
+                kind="dots",
+                log_x=False,
+                xticks=ticks,
+                ylim=(0.0, 1.05),
+                ylabel=ylabel,
+            )
         )
     return panels
 

@@ -255,7 +255,8 @@ def draw(panels: list[Panel], log_x: bool = True, k: int = 1, legend: str = "eac
 
     `legend`: "each" panel with more than one curve gets a legend; "first": one legend for the
     figure, above the panels (panels that share their series, as in a claim figure), so it covers no
-    data. A series keeps its colour and line style in every panel.
+    data, where a panel holds more than one series (one a panel is named by its title and y label).
+    A series keeps its colour and line style in every panel.
     """
     require()
     from matplotlib.backends.backend_agg import FigureCanvasAgg
@@ -273,7 +274,10 @@ def draw(panels: list[Panel], log_x: bool = True, k: int = 1, legend: str = "eac
     width = style.COLUMN_W if cols == 1 else style.DOUBLE_W
     narrow = cols == 1
     with _rc():
-        above = math.ceil(len(order) / legend_cols(len(order), narrow)) if legend == "first" and n > 1 else 0
+        # a legend tells apart the series that share a panel; with one series a panel, its title and y label
+        # already name it (the cure figure's metrics, fig11's seed)
+        keyed = legend == "first" and n > 1 and any(len(p.curves) > 1 for p in panels)
+        above = math.ceil(len(order) / legend_cols(len(order), narrow)) if keyed else 0
         fig = Figure(figsize=(width, style.PANEL_H * rows + LEGEND_ROW_H * above), layout="constrained")
         FigureCanvasAgg(fig)
         axes = fig.subplots(rows, cols, squeeze=False).ravel()
@@ -308,7 +312,7 @@ def draw(panels: list[Panel], log_x: bool = True, k: int = 1, legend: str = "eac
                 ax.legend(ncol=2 if len(p.curves) > 4 else 1)
         for ax in axes[n:]:
             fig.delaxes(ax)
-        if legend == "first" and n > 1:
+        if keyed:
             _figure_legend(fig, axes[:n], narrow)
     return fig
 

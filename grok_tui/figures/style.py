@@ -91,6 +91,27 @@ def label(metric: str) -> str:
     return LABELS.get(metric, metric)
 
 
+OPTIMIZERS = {"adam": "Adam", "adamlr": "Adam-LR", "sgd": "SGD"}  # an arm's optimizer, as a title names it
+
+
+def arm_title(arm: str) -> str:
+    """A panel's arm in words, for a column title: `adam_m1_r1` "Adam with one pair at r = 1" (the cells of the
+    decoupling studies, engine/claims/cause_pairs.py), `mul_adam` "mul, Adam", `adamlr` "Adam-LR"; any other
+    arm as it is named."""
+    from engine.claims.cause_pairs import CELLS
+
+    opt, _, rest = arm.partition("_")
+    if arm in OPTIMIZERS:
+        return OPTIMIZERS[arm]
+    if opt in OPTIMIZERS and rest in CELLS:
+        return f"{OPTIMIZERS[opt]} {CELLS[rest]}"
+    if opt in OPTIMIZERS and rest == "r1":  # every pair at every draw: the cells' control
+        return f"{OPTIMIZERS[opt]} at r = 1 (control)"
+    if rest in OPTIMIZERS:  # TASK_OPTIMIZER, as decouple names its arms
+        return f"{opt}, {OPTIMIZERS[rest]}"
+    return arm
+
+
 def style(i: int) -> dict[str, Any]:
     """The i-th series' colour and line style: 8 colours, the style shifted by one each round, 64 distinct pairs."""
     n = len(PALETTE)

@@ -301,7 +301,7 @@ def test_decouple_target_accuracy_against_pairs_per_draw_rate(tmp_path: Path) ->
     g = fake_record(tmp_path, table, curve, STEPS, preset="decouple")
     _, panels = claim_panels("decouple", g)
     fig = draw(panels, legend="first")
-    assert [ax.get_title() for ax in fig.axes] == ["mul_adam", "add_adam"]
+    assert [ax.get_title() for ax in fig.axes] == ["mul, Adam", "add, Adam"]  # words, not the arm's code
     assert [t.get_text() for t in fig.axes[0].get_xticklabels()] == ["1", "all"]  # m = -1: every pair kept
     assert fig.axes[0].get_xscale() == "linear" and fig.axes[0].get_xlabel() == "training pairs per target token, m"
     assert fig_legend(fig) == ["r = 0.1 (n=2)", "r matched (n=2)"]
@@ -416,7 +416,7 @@ def test_fig7_draws_the_columns_the_groups_probe_options_name(
     g = fake_record(tmp_path, table, curves, STEPS, preset="fig7_hessian", **options)
     _, panels = claim_panels("fig7", g)
     fig = draw(panels, legend="first")
-    assert len(fig.axes) == 2 and [ax.get_title() for ax in fig.axes] == ["adam", "adamlr"]
+    assert len(fig.axes) == 2 and [ax.get_title() for ax in fig.axes] == ["Adam", "Adam-LR"]
     e, w = _lines(fig.axes[0])
     assert list(e.get_ydata()) == pytest.approx([0.01 * (i + 1) for i in range(len(STEPS))])
     assert list(w.get_ydata()) == pytest.approx([1.0 + 0.1 * i for i in range(len(STEPS))])
@@ -474,8 +474,8 @@ def test_decouple_paper_accuracy_and_learned_step_against_batch_share(tmp_path: 
     _, panels = claim_panels("decouple_paper", g)
     fig = draw(panels, legend="first")
     titles = [
-        *("adam: targets' val accuracy", "adam: targets' learned step", "adam: target rows' norm"),
-        *("sgd: targets' val accuracy", "sgd: targets' learned step", "sgd: target rows' norm"),
+        *("Adam: targets' val accuracy", "Adam: targets' learned step", "Adam: target rows' norm"),
+        *("SGD: targets' val accuracy", "SGD: targets' learned step", "SGD: target rows' norm"),
     ]
     assert [ax.get_title() for ax in fig.axes][:6] == titles
     norms = {ln.get_label(): list(ln.get_ydata()) for ln in _lines(fig.axes[2])}  # data-intact cells only, no fork
@@ -502,3 +502,48 @@ def test_the_builders_and_the_studies_name_the_same_figures() -> None:
         assert CLAIMS[name].presets[0] == study.preset, (name, CLAIMS[name].presets, study.preset)
     for name, builder in CLAIMS.items():
         assert name in named or set(builder.presets) <= presets, f"builder {name!r} draws no study's preset"
+
+
+def test_the_cure_figure_titles_its_cells_in_words_and_has_no_legend(tmp_path: Path) -> None:
+    """cure_decouple's columns are its cells in words (not arm codes), and with one series a panel (each
+    cure's mean and range over seeds) a figure legend would only repeat the y label: there is none, and
+    the y label says what the dot and bar are."""
+    arms = {
+        "adam_r0.01": {"train.target_rate": 0.01},
+        "adam_m1_r1": {"data.starve_m": 1},
+        "adam_r1": {"train.target_rate": 1.0},
+        "adam_r0.01_lazy": {"train.target_rate": 0.01, "optim.lazy_rows": True},
+        "adam_m1_r1_lazy": {"data.starve_m": 1, "optim.lazy_rows": True},
+        "adam_r1_lazy": {"train.target_rate": 1.0, "optim.lazy_rows": True},
+    }
+
+    def curve(m: Member) -> dict[str, list[float]]:
+        up = 0.5 if m.arm.endswith("_lazy") else 0.0
+        return {
+            "val_acc_target": [0.3 + up] * len(STEPS),
+            "val_acc": [0.9] * len(STEPS),
+            "target_norm": [0.5] * len(STEPS),
+        }
+
+    g = fake_record(tmp_path, {"seeds": 2, "arms": arms}, curve, STEPS, preset="cure_decouple", data__starve_k=2)
+    claim, panels = claim_panels("cure_decouple", g)
+    fig = draw(panels, legend="first", ncols=claim.ncols(g))
+    cells = ["Adam at r = 0.01", "Adam with one pair at r = 1", "Adam at r = 1 (control)"]
+    assert [ax.get_title() for ax in fig.axes] == cells * 3  # val_acc_target, val_acc, target_norm
+    assert fig.legends == [] and all(ax.get_legend() is None for ax in fig.axes)
+    assert fig.axes[0].get_ylabel() == "val accuracy, target tokens\n(mean, range of 2 seeds)"
+    assert [t.get_text() for t in fig.axes[0].get_xticklabels()] == ["base", "lazy"]
+
+
+def test_a_figure_of_one_series_a_panel_has_no_legend_and_no_room_for_one(tmp_path: Path) -> None:
+    """Fig. 11 draws one spectrum a panel, its seed in the title: a legend of that one entry says nothing."""
+    from grok_tui.figures.data import Curve
+    from grok_tui.figures.draw import Panel
+
+    panels = [
+        Panel(f"{op} (seed 0, step 100)", [], [Curve("seed 0", [1, 2], [0.5, 0.5])], kind="bar")
+        for op in ("add", "mul")
+    ]
+    fig = draw(panels, legend="first")
+    assert fig.legends == []
+    assert fig.get_figheight() == pytest.approx(style.PANEL_H)  # no legend row added above the panels

@@ -112,7 +112,7 @@ def test_claim_fig7_panels_per_optimizer(tmp_path: Path) -> None:
     g = fake_record(tmp_path, ARMS, _curve, STEPS, preset="fig7_hessian")
     _, panels = claim_panels("fig7", g)
     fig = draw(panels, legend="first")
-    assert [ax.get_title() for ax in fig.axes] == ["adam", "adamlr"]
+    assert [ax.get_title() for ax in fig.axes] == ["Adam", "Adam-LR"]  # the optimizers in words, not arm codes
     assert all(ax.get_yscale() == "log" for ax in fig.axes)
     assert fig.axes[0].get_ylim() == fig.axes[1].get_ylim() and fig.axes[0].get_xlim() == fig.axes[1].get_xlim()
     lo, hi = fig.axes[0].get_ylim()
