@@ -25,8 +25,8 @@ app = typer.Typer(
 # One module per command under grok_tui/commands, in the order `grok --help` lists them.
 COMMANDS: tuple[str, ...] = ("run", "fork", "tui", "sweep", "ls", "show", "plot", "report", "figure", "export")
 COMMANDS += ("presets", "split", "tokens", "circuit", "bench", "doctor")
-for name in COMMANDS:
-    importlib.import_module(f"grok_tui.commands.{name}").register(app)
+for name in COMMANDS:  # each module's command is a module-level function on its own Typer, merged into this one
+    app.add_typer(importlib.import_module(f"grok_tui.commands.{name}").app)
 
 
 def version() -> str:

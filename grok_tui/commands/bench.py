@@ -15,34 +15,36 @@ OVERHEAD_NOTES = (
 )
 
 
-def register(app: typer.Typer) -> None:
-    @app.command()
-    @user_errors
-    def bench(
-        device: o.DeviceName = "auto",
-        many: Annotated[
-            str | None,
-            typer.Option("--many", help="Batch sizes N of section 6, e.g. 1,8 (default 1,8,32; 1,8,32,128 on a GPU)."),
-        ] = None,
-        quick: Annotated[bool, typer.Option("--quick", help="Fewer repetitions; skip the 6k-step run.")] = False,
-        threads: Annotated[int, typer.Option("--threads", help="torch threads; 0 = auto (grok doctor).")] = 0,
-    ) -> None:
-        """Measure training throughput on this machine (p=97, d=128, batch 512, mul)."""
-        from engine.config import ConfigError
+app = typer.Typer()  # `grok bench`, added to the `grok` app by grok_tui/cli.py
 
-        try:
-            sizes = tuple(int(n) for n in many.split(",")) if many else None
-        except ValueError:
-            raise ConfigError(f"--many: comma-separated integers, e.g. 1,8,32 (got {many!r})") from None
-        if sizes is not None and (not sizes or min(sizes) < 1):
-            raise ConfigError(f"--many: sizes must be >= 1 (got {many!r})")
-        try:
-            run_bench(device, quick, threads, sizes)
-        except (ValueError, RuntimeError) as e:  # an unavailable or unknown device
-            why = str(e).splitlines()[0]
-            if why.startswith("Expected one of"):  # torch lists its twenty device types
-                why = "not a device type torch knows (cpu, cuda, mps, xpu, ...)"
-            raise ConfigError(f"--device {device}: {why}") from None
+
+@app.command()
+@user_errors
+def bench(
+    device: o.DeviceName = "auto",
+    many: Annotated[
+        str | None,
+        typer.Option("--many", help="Batch sizes N of section 6, e.g. 1,8 (default 1,8,32; 1,8,32,128 on a GPU)."),
+    ] = None,
+    quick: Annotated[bool, typer.Option("--quick", help="Fewer repetitions; skip the 6k-step run.")] = False,
+    threads: Annotated[int, typer.Option("--threads", help="torch threads; 0 = auto (grok doctor).")] = 0,
+) -> None:
+    """Measure training throughput on this machine (p=97, d=128, batch 512, mul)."""
+    from engine.config import ConfigError
+
+    try:
+        sizes = tuple(int(n) for n in many.split(",")) if many else None
+    except ValueError:
+        raise ConfigError(f"--many: comma-separated integers, e.g. 1,8,32 (got {many!r})") from None
+    if sizes is not None and (not sizes or min(sizes) < 1):
+        raise ConfigError(f"--many: sizes must be >= 1 (got {many!r})")
+    try:
+        run_bench(device, quick, threads, sizes)
+    except (ValueError, RuntimeError) as e:  # an unavailable or unknown device
+        why = str(e).splitlines()[0]
+        if why.startswith("Expected one of"):  # torch lists its twenty device types
+            why = "not a device type torch knows (cpu, cuda, mps, xpu, ...)"
+        raise ConfigError(f"--device {device}: {why}") from None
 
 
 def run_bench(device: str, quick: bool, threads: int, many_sizes: tuple[int, ...] | None = None) -> None:

@@ -116,41 +116,43 @@ def render(rows: list[list[str]], fmt: str) -> str:
     return table(rows)
 
 
-def register(app: typer.Typer) -> None:
-    @app.command()
-    @user_errors
-    def circuit(
-        dirs: Annotated[list[str], typer.Argument(help="Run directories and/or sweep group directories.")],
-        fmt: Annotated[str, typer.Option("--format", "-f", help="text or markdown (tables to paste).")] = "text",
-        wide: Annotated[bool, typer.Option("--wide", help="Text as wide tables, a column per quantity.")] = False,
-    ) -> None:
-        """Restricted vs test loss, ‖θ‖² over the jump and rare tokens on the ring, per task and split.
+app = typer.Typer()  # `grok circuit`, added to the `grok` app by grok_tui/cli.py
 
-        Finished runs with the progress probe (probe.progress_every) are grouped by data.op and split
-        (starved when data.starve_k is set); each cell is a mean over seeds with its range below 8 runs, its
-        95% t-interval from 8.
-        """
-        from engine.config import ConfigError
-        from engine.sweep.report.circuit import circuit_cells, pooled
 
-        if fmt not in FORMATS:
-            raise ConfigError(f"--format must be one of {', '.join(FORMATS)} (got {fmt!r})")
-        cells = circuit_cells(dirs)
-        if not cells:
-            raise ConfigError("no finished run among the directories given")
-        if fmt == "text" and not wide:
-            typer.echo(blocks(cells))
-        else:
-            typer.echo("\n\n".join(render(t, fmt) for t in tables(cells)))
-        n = sum(len(r) for r in cells.values())
-        head = f"\nover all {n} runs: {spread_words()};\nsmallest to largest; on the claimed side:"
-        typer.echo(head if wide or fmt != "text" else wrap(head))
-        for key, line in pooled(cells).items():
-            label, digits = POOLED_LINES[key]
-            text = f"- {label}: {ci(line['stat'], digits)}, {_num(line['min'], digits)} to {_num(line['max'], digits)}"
-            if "side" in line:
-                side = {"lead": "> 0", "dw": "< 0", "rate_ratio": "> 1", "G-U": "U before G"}[key]
-                text += f"; {side} in {line['side']} of {line['stat'][3]}"
-            if "at_or_before" in line:
-                text += f", at or before in {line['at_or_before']}"
-            typer.echo(text if wide or fmt != "text" else wrap(text, indent=2))  # folded at spaces, never cut
+@app.command()
+@user_errors
+def circuit(
+    dirs: Annotated[list[str], typer.Argument(help="Run directories and/or sweep group directories.")],
+    fmt: Annotated[str, typer.Option("--format", "-f", help="text or markdown (tables to paste).")] = "text",
+    wide: Annotated[bool, typer.Option("--wide", help="Text as wide tables, a column per quantity.")] = False,
+) -> None:
+    """Restricted vs test loss, ‖θ‖² over the jump and rare tokens on the ring, per task and split.
+
+    Finished runs with the progress probe (probe.progress_every) are grouped by data.op and split
+    (starved when data.starve_k is set); each cell is a mean over seeds with its range below 8 runs, its
+    95% t-interval from 8.
+    """
+    from engine.config import ConfigError
+    from engine.sweep.report.circuit import circuit_cells, pooled
+
+    if fmt not in FORMATS:
+        raise ConfigError(f"--format must be one of {', '.join(FORMATS)} (got {fmt!r})")
+    cells = circuit_cells(dirs)
+    if not cells:
+        raise ConfigError("no finished run among the directories given")
+    if fmt == "text" and not wide:
+        typer.echo(blocks(cells))
+    else:
+        typer.echo("\n\n".join(render(t, fmt) for t in tables(cells)))
+    n = sum(len(r) for r in cells.values())
+    head = f"\nover all {n} runs: {spread_words()};\nsmallest to largest; on the claimed side:"
+    typer.echo(head if wide or fmt != "text" else wrap(head))
+    for key, line in pooled(cells).items():
+        label, digits = POOLED_LINES[key]
+        text = f"- {label}: {ci(line['stat'], digits)}, {_num(line['min'], digits)} to {_num(line['max'], digits)}"
+        if "side" in line:
+            side = {"lead": "> 0", "dw": "< 0", "rate_ratio": "> 1", "G-U": "U before G"}[key]
+            text += f"; {side} in {line['side']} of {line['stat'][3]}"
+        if "at_or_before" in line:
+            text += f", at or before in {line['at_or_before']}"
+        typer.echo(text if wide or fmt != "text" else wrap(text, indent=2))  # folded at spaces, never cut

@@ -49,39 +49,41 @@ def fork_lines(run_dir: Path) -> list[str]:
     return out
 
 
-def register(app: typer.Typer) -> None:
-    @app.command()
-    @user_errors
-    def fork(
-        run_dir: Annotated[str, typer.Argument(help="The run directory to fork.")],
-        at: At = None,
-        sets: o.Set = None,
-        intervene: Intervene = None,
-        out: ForkOut = None,
-        steps: o.Steps = None,
-        prepare: Annotated[bool, typer.Option("--prepare", help="Write the fork; do not train it.")] = False,
-        quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress output.")] = False,
-        log_every: Annotated[int, typer.Option("--log-every", help="Evaluations between plain log lines.")] = 10,
-    ) -> None:
-        """Fork a run at a kept step, with --set changes and --intervene interventions, and train the fork."""
-        from engine.config import parse_set
-        from engine.rundir import lock_holder
-        from engine.train.fork import fork_run
-        from grok_tui.commands.run import execute
-        from grok_tui.commands.signals import say
-        from grok_tui.commands.width import path_line
+app = typer.Typer()  # `grok fork`, added to the `grok` app by grok_tui/cli.py
 
-        pid = lock_holder(run_dir)  # a parent still training: the fork takes the checkpoint it has now
-        d = fork_run(run_dir, at, parse_set(sets or []), intervene or [], out, steps)
-        say(path_line("fork", d))
-        if pid is not None:
-            from engine.records.run import read_run
 
-            step = read_run(d).lineage.get("fork_step")
-            say(f"note: {run_dir} is still training (pid {pid}); forked its checkpoint at step {step}")
-        if prepare:
-            say(f"train it with:\n  grok run --resume {d}")
-            return
-        from engine.train.run import Run
+@app.command()
+@user_errors
+def fork(
+    run_dir: Annotated[str, typer.Argument(help="The run directory to fork.")],
+    at: At = None,
+    sets: o.Set = None,
+    intervene: Intervene = None,
+    out: ForkOut = None,
+    steps: o.Steps = None,
+    prepare: Annotated[bool, typer.Option("--prepare", help="Write the fork; do not train it.")] = False,
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress output.")] = False,
+    log_every: Annotated[int, typer.Option("--log-every", help="Evaluations between plain log lines.")] = 10,
+) -> None:
+    """Fork a run at a kept step, with --set changes and --intervene interventions, and train the fork."""
+    from engine.config import parse_set
+    from engine.rundir import lock_holder
+    from engine.train.fork import fork_run
+    from grok_tui.commands.run import execute
+    from grok_tui.commands.signals import say
+    from grok_tui.commands.width import path_line
 
-        raise typer.Exit(execute(Run.from_checkpoint(d), quiet, log_every))
+    pid = lock_holder(run_dir)  # a parent still training: the fork takes the checkpoint it has now
+    d = fork_run(run_dir, at, parse_set(sets or []), intervene or [], out, steps)
+    say(path_line("fork", d))
+    if pid is not None:
+        from engine.records.run import read_run
+
+        step = read_run(d).lineage.get("fork_step")
+        say(f"note: {run_dir} is still training (pid {pid}); forked its checkpoint at step {step}")
+    if prepare:
+        say(f"train it with:\n  grok run --resume {d}")
+        return
+    from engine.train.run import Run
+
+    raise typer.Exit(execute(Run.from_checkpoint(d), quiet, log_every))

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
+from engine.train.phases import GENERALIZED
 from grok_tui.commands.width import ELLIPSIS, columns, echo
 from grok_tui.commands.width import table as text_table
 from grok_tui.errors import user_errors
@@ -259,37 +260,35 @@ def table(rows: list[list[str]], header: tuple[str, ...]) -> str:
     return text_table([[h.upper() for h in header], *rows])
 
 
-def register(app: typer.Typer) -> None:
-    from engine.train.phases import GENERALIZED
+app = typer.Typer()  # `grok ls`, added to the `grok` app by grok_tui/cli.py
 
-    @app.command(
-        "ls",
-        help="List runs and sweep groups, newest first: status (live from the run lock), progress, phases, wall "
-        f"time.\n\nGEN for a group counts the members that reached {GENERALIZED} val acc; its WALL is the members' "
-        "summed wall time.",
-    )
-    @user_errors
-    def ls(
-        root: Annotated[str, typer.Argument(help="Where runs go (the --out of grok run / grok sweep).")] = "runs",
-        as_json: Annotated[bool, typer.Option("--json", help="One JSON list, for scripts.")] = False,
-        wide: Annotated[bool, typer.Option("--wide", help="Every column and whole names.")] = False,
-    ) -> None:
-        from engine.config import ConfigError
 
-        d = Path(root)
-        if not d.is_dir():
-            raise ConfigError(f"{d}: no such directory (runs go to ./runs unless --out says otherwise)")
-        found = fork_tree(entries(d))  # forks under their parents
-        if as_json:
-            typer.echo(json.dumps(found, indent=2))
-            return
-        if not found:
-            typer.echo(f"no runs or sweep groups in {d}")
-            return
-        header = ("name", "preset", "status", "step/max", "mem", "gen", "val_acc", "wall")
-        rows = [row_cells(e) for e in found]
-        typer.echo(
-            table(rows, header) if wide else table(*narrow(rows, header, shorter=[short_name(e) for e in found]))
-        )
-        for line in unreadable_lines(found):
-            echo(line, wide)
+@app.command(
+    "ls",
+    help="List runs and sweep groups, newest first: status (live from the run lock), progress, phases, wall "
+    f"time.\n\nGEN for a group counts the members that reached {GENERALIZED} val acc; its WALL is the members' "
+    "summed wall time.",
+)
+@user_errors
+def ls(
+    root: Annotated[str, typer.Argument(help="Where runs go (the --out of grok run / grok sweep).")] = "runs",
+    as_json: Annotated[bool, typer.Option("--json", help="One JSON list, for scripts.")] = False,
+    wide: Annotated[bool, typer.Option("--wide", help="Every column and whole names.")] = False,
+) -> None:
+    from engine.config import ConfigError
+
+    d = Path(root)
+    if not d.is_dir():
+        raise ConfigError(f"{d}: no such directory (runs go to ./runs unless --out says otherwise)")
+    found = fork_tree(entries(d))  # forks under their parents
+    if as_json:
+        typer.echo(json.dumps(found, indent=2))
+        return
+    if not found:
+        typer.echo(f"no runs or sweep groups in {d}")
+        return
+    header = ("name", "preset", "status", "step/max", "mem", "gen", "val_acc", "wall")
+    rows = [row_cells(e) for e in found]
+    typer.echo(table(rows, header) if wide else table(*narrow(rows, header, shorter=[short_name(e) for e in found])))
+    for line in unreadable_lines(found):
+        echo(line, wide)

@@ -195,28 +195,30 @@ def plot_text(
     return "\n\n".join(render(c, log_x, k, w, h, colored) for c in charts(paths, metrics))
 
 
-def register(app: typer.Typer) -> None:
-    @app.command()
-    @user_errors
-    def plot(
-        paths: Annotated[list[str], typer.Argument(help="Run directories and/or sweep group directories.")],
-        metrics: Annotated[str, typer.Option("--metrics", "-m", help="Comma-separated metric columns.")] = ",".join(
-            DEFAULT_METRICS
-        ),
-        log_x: Annotated[bool, typer.Option("--log-x/--linear-x", help="Log or linear step axis.")] = True,
-        k: Annotated[int, typer.Option("--smooth", help="Trailing mean over K evaluations (1 = none).")] = 1,
-        width: Annotated[int, typer.Option("--width", help="Columns (default: the terminal's, or 80).")] = 0,
-        height: Annotated[int, typer.Option("--height", help="Rows (default: the terminal's, or 26).")] = 0,
-        color: Annotated[
-            bool | None, typer.Option("--color/--no-color", help="ANSI colours (default: only on a terminal).")
-        ] = None,
-    ) -> None:
-        """Draw runs' curves (M/G phase markers) or a sweep's mean and min–max band per arm, as text on stdout."""
-        from engine.config import ConfigError
-        from grok_tui.options import parse_metrics
+app = typer.Typer()  # `grok plot`, added to the `grok` app by grok_tui/cli.py
 
-        cols = parse_metrics(metrics, k)
-        if (width and width < 30) or (height and height < 8):
-            raise ConfigError("--width must be >= 30 and --height >= 8")
-        colored = use_color() if color is None else color
-        typer.echo(plot_text(paths, cols, log_x, k, width, height, colored), color=colored)
+
+@app.command()
+@user_errors
+def plot(
+    paths: Annotated[list[str], typer.Argument(help="Run directories and/or sweep group directories.")],
+    metrics: Annotated[str, typer.Option("--metrics", "-m", help="Comma-separated metric columns.")] = ",".join(
+        DEFAULT_METRICS
+    ),
+    log_x: Annotated[bool, typer.Option("--log-x/--linear-x", help="Log or linear step axis.")] = True,
+    k: Annotated[int, typer.Option("--smooth", help="Trailing mean over K evaluations (1 = none).")] = 1,
+    width: Annotated[int, typer.Option("--width", help="Columns (default: the terminal's, or 80).")] = 0,
+    height: Annotated[int, typer.Option("--height", help="Rows (default: the terminal's, or 26).")] = 0,
+    color: Annotated[
+        bool | None, typer.Option("--color/--no-color", help="ANSI colours (default: only on a terminal).")
+    ] = None,
+) -> None:
+    """Draw runs' curves (M/G phase markers) or a sweep's mean and min–max band per arm, as text on stdout."""
+    from engine.config import ConfigError
+    from grok_tui.options import parse_metrics
+
+    cols = parse_metrics(metrics, k)
+    if (width and width < 30) or (height and height < 8):
+        raise ConfigError("--width must be >= 30 and --height >= 8")
+    colored = use_color() if color is None else color
+    typer.echo(plot_text(paths, cols, log_x, k, width, height, colored), color=colored)

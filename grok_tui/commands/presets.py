@@ -32,24 +32,26 @@ def fold_toml(toml: str, width: int | None = None) -> str:
     return "\n".join(out) + ("\n" if toml.endswith("\n") else "")
 
 
-def register(app: typer.Typer) -> None:
-    @app.command()
-    @user_errors
-    def presets(
-        name: Annotated[str | None, typer.Argument(help="Print this preset's resolved config.")] = None,
-        wide: Annotated[bool, typer.Option("--wide", help="Whole descriptions, however long the line.")] = False,
-    ) -> None:
-        """List every preset with its description, or print one as TOML."""
-        from engine.config.presets import all_presets, load_preset, preset_toml
+app = typer.Typer()  # `grok presets`, added to the `grok` app by grok_tui/cli.py
 
-        if name:
-            toml = preset_toml(load_preset(name))
-            typer.echo(toml if wide else fold_toml(toml), nl=False)
-            return
-        items = all_presets()
-        width = max(len(p.name) for p in items)
-        for p in items:
-            tag = "sweep " if p.is_sweep else "      "
-            wall = f"  [{p.wall_time}]" if p.wall_time else ""
-            line = f"{p.name:<{width}}  {tag}{p.description}{wall}"
-            typer.echo(line if wide else fit(line))
+
+@app.command()
+@user_errors
+def presets(
+    name: Annotated[str | None, typer.Argument(help="Print this preset's resolved config.")] = None,
+    wide: Annotated[bool, typer.Option("--wide", help="Whole descriptions, however long the line.")] = False,
+) -> None:
+    """List every preset with its description, or print one as TOML."""
+    from engine.config.presets import all_presets, load_preset, preset_toml
+
+    if name:
+        toml = preset_toml(load_preset(name))
+        typer.echo(toml if wide else fold_toml(toml), nl=False)
+        return
+    items = all_presets()
+    width = max(len(p.name) for p in items)
+    for p in items:
+        tag = "sweep " if p.is_sweep else "      "
+        wall = f"  [{p.wall_time}]" if p.wall_time else ""
+        line = f"{p.name:<{width}}  {tag}{p.description}{wall}"
+        typer.echo(line if wide else fit(line))

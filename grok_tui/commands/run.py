@@ -70,22 +70,24 @@ def execute(run: Run, quiet: bool, log_every: int) -> int:
     return 0
 
 
-def register(app: typer.Typer) -> None:
-    @app.command()
-    @user_errors
-    @o.with_run_options
-    def run(
-        opts: o.RunOptions,
-        resume: Annotated[str | None, typer.Option("--resume", help="Continue RUN_DIR from its checkpoint.")] = None,
-        quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress output.")] = False,
-        log_every: Annotated[int, typer.Option("--log-every", help="Evaluations between plain log lines.")] = 10,
-    ) -> None:
-        """Train one run headless and write its run directory."""
-        from engine.train.run import Run
+app = typer.Typer()  # `grok run`, added to the `grok` app by grok_tui/cli.py
 
-        if resume:
-            opts.check_resume()
-            r = Run.from_checkpoint(resume, max_steps=opts.steps, device=opts.device)
-        else:
-            r = Run(opts.resolve(), opts.out_root)
-        raise typer.Exit(execute(r, quiet, log_every))
+
+@app.command()
+@user_errors
+@o.with_run_options
+def run(
+    opts: o.RunOptions,
+    resume: Annotated[str | None, typer.Option("--resume", help="Continue RUN_DIR from its checkpoint.")] = None,
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress output.")] = False,
+    log_every: Annotated[int, typer.Option("--log-every", help="Evaluations between plain log lines.")] = 10,
+) -> None:
+    """Train one run headless and write its run directory."""
+    from engine.train.run import Run
+
+    if resume:
+        opts.check_resume()
+        r = Run.from_checkpoint(resume, max_steps=opts.steps, device=opts.device)
+    else:
+        r = Run(opts.resolve(), opts.out_root)
+    raise typer.Exit(execute(r, quiet, log_every))

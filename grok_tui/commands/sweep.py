@@ -11,90 +11,91 @@ from grok_tui.commands.sweep_group import execute, new_group
 from grok_tui.commands.width import wrap
 from grok_tui.errors import fail, user_errors
 
+app = typer.Typer()  # `grok sweep`, added to the `grok` app by grok_tui/cli.py
 
-def register(app: typer.Typer) -> None:
-    @app.command()
-    @user_errors
-    @o.with_run_options(fields=("preset", "config", "sets", "steps", "device", "out", "out_short"))
-    def sweep(
-        opts: o.RunOptions,
-        seeds: Annotated[int | None, typer.Option("--seeds", help="Seeds 0..N-1 instead of the preset's.")] = None,
-        workers: Annotated[int, typer.Option("--workers", "-w", help="Worker processes; 0 = one per core.")] = 0,
-        backend: Annotated[str, typer.Option("--backend", help="local (process pool) or ray.")] = "local",
-        address: Annotated[
-            str | None, typer.Option("--address", help="Ray cluster address (ray backend), e.g. auto or HOST:6379.")
-        ] = None,
-        resume: Annotated[
-            str | None,
-            typer.Option("--resume", help="Run what is missing or unfinished in GROUP_DIR (or a paper directory)."),
-        ] = None,
-        parents: Annotated[
-            str | None,
-            typer.Option("--parents", help="A fork study on GROUP_DIR's ended runs: its members link them, untrained."),
-        ] = None,
-        quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress output.")] = False,
-        plan_only: Annotated[
-            bool,
-            typer.Option(
-                "--plan",
-                help="Print members, summed step budget and recorded wall time; with --device cuda, the batches "
-                "and a predicted wall time on the card. Runs nothing.",
-            ),
-        ] = False,
-        free_gib: Annotated[
-            float, typer.Option("--free-gib", help="--plan --device cuda: the card's free memory; 0 = ask the card.")
-        ] = 0.0,
-    ) -> None:
-        """Run a sweep preset's grid over several seeds in parallel, then print its report.
 
-        `--preset paper` runs every claim's sweep in turn into one paper directory (`--plan` lists them
-        with their budget); `--resume PAPER_DIR` goes on where it stopped."""
-        from engine.claims.paper import PAPER
-        from engine.config import ConfigError
-        from engine.sweep.spec import Group
-        from grok_tui.commands.sweep_paper import resume_paper, run_paper
+@app.command()
+@user_errors
+@o.with_run_options(fields=("preset", "config", "sets", "steps", "device", "out", "out_short"))
+def sweep(
+    opts: o.RunOptions,
+    seeds: Annotated[int | None, typer.Option("--seeds", help="Seeds 0..N-1 instead of the preset's.")] = None,
+    workers: Annotated[int, typer.Option("--workers", "-w", help="Worker processes; 0 = one per core.")] = 0,
+    backend: Annotated[str, typer.Option("--backend", help="local (process pool) or ray.")] = "local",
+    address: Annotated[
+        str | None, typer.Option("--address", help="Ray cluster address (ray backend), e.g. auto or HOST:6379.")
+    ] = None,
+    resume: Annotated[
+        str | None,
+        typer.Option("--resume", help="Run what is missing or unfinished in GROUP_DIR (or a paper directory)."),
+    ] = None,
+    parents: Annotated[
+        str | None,
+        typer.Option("--parents", help="A fork study on GROUP_DIR's ended runs: its members link them, untrained."),
+    ] = None,
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress output.")] = False,
+    plan_only: Annotated[
+        bool,
+        typer.Option(
+            "--plan",
+            help="Print members, summed step budget and recorded wall time; with --device cuda, the batches "
+            "and a predicted wall time on the card. Runs nothing.",
+        ),
+    ] = False,
+    free_gib: Annotated[
+        float, typer.Option("--free-gib", help="--plan --device cuda: the card's free memory; 0 = ask the card.")
+    ] = 0.0,
+) -> None:
+    """Run a sweep preset's grid over several seeds in parallel, then print its report.
 
-        if backend not in ("local", "ray"):
-            raise ConfigError(f"--backend must be local or ray (got {backend!r})")
-        if workers < 0:
-            raise ConfigError(f"--workers must be >= 0 (got {workers})")
-        if address and backend != "ray":
-            raise ConfigError("--address needs --backend ray")
-        if backend == "ray":
-            import importlib.util
+    `--preset paper` runs every claim's sweep in turn into one paper directory (`--plan` lists them
+    with their budget); `--resume PAPER_DIR` goes on where it stopped."""
+    from engine.claims.paper import PAPER
+    from engine.config import ConfigError
+    from engine.sweep.spec import Group
+    from grok_tui.commands.sweep_paper import resume_paper, run_paper
 
-            if importlib.util.find_spec("ray") is None:
-                raise ConfigError("--backend ray needs Ray: pip install 'grok-tui[ray]'")
-        preset, config = opts.preset, opts.config
-        if plan_only:
-            if resume or config:
-                raise ConfigError("--plan sizes a preset: give --preset NAME (or paper)")
-            names = None if preset == PAPER else (str(preset),) if preset else None
-            typer.echo(show_plan(names, opts.device or "", free_gib, workers, parents))
-            raise typer.Exit(0)
-        if free_gib:
-            raise ConfigError("--free-gib sizes a card for --plan --device cuda")
-        if preset == PAPER and not resume:
-            if config:
-                raise ConfigError("--preset paper runs the paper's sweep presets; drop --config")
-            paper = run_paper(
-                opts.sets or [], seeds, opts.steps, opts.out_root, opts.device, workers, backend, address, quiet
+    if backend not in ("local", "ray"):
+        raise ConfigError(f"--backend must be local or ray (got {backend!r})")
+    if workers < 0:
+        raise ConfigError(f"--workers must be >= 0 (got {workers})")
+    if address and backend != "ray":
+        raise ConfigError("--address needs --backend ray")
+    if backend == "ray":
+        import importlib.util
+
+        if importlib.util.find_spec("ray") is None:
+            raise ConfigError("--backend ray needs Ray: pip install 'grok-tui[ray]'")
+    preset, config = opts.preset, opts.config
+    if plan_only:
+        if resume or config:
+            raise ConfigError("--plan sizes a preset: give --preset NAME (or paper)")
+        names = None if preset == PAPER else (str(preset),) if preset else None
+        typer.echo(show_plan(names, opts.device or "", free_gib, workers, parents))
+        raise typer.Exit(0)
+    if free_gib:
+        raise ConfigError("--free-gib sizes a card for --plan --device cuda")
+    if preset == PAPER and not resume:
+        if config:
+            raise ConfigError("--preset paper runs the paper's sweep presets; drop --config")
+        paper = run_paper(
+            opts.sets or [], seeds, opts.steps, opts.out_root, opts.device, workers, backend, address, quiet
+        )
+        raise typer.Exit(paper)
+    if resume:
+        if opts.given("preset", "config", "sets", "steps", "device") or seeds is not None or parents:
+            fail(
+                "--resume runs a group with its own grid and parents; "
+                "drop --preset/--config/--set/--seeds/--steps/--device/--parents"
             )
-            raise typer.Exit(paper)
-        if resume:
-            if opts.given("preset", "config", "sets", "steps", "device") or seeds is not None or parents:
-                fail(
-                    "--resume runs a group with its own grid and parents; "
-                    "drop --preset/--config/--set/--seeds/--steps/--device/--parents"
-                )
-            from engine.rundir import is_paper_dir
+        from engine.rundir import is_paper_dir
 
-            if is_paper_dir(resume):
-                raise typer.Exit(resume_paper(resume, workers, backend, address, quiet))
-            group = Group.open(resume)
-        else:
-            group = new_group(opts, seeds, parents)
-        raise typer.Exit(execute(group, workers, backend, address, quiet))
+        if is_paper_dir(resume):
+            raise typer.Exit(resume_paper(resume, workers, backend, address, quiet))
+        group = Group.open(resume)
+    else:
+        group = new_group(opts, seeds, parents)
+    raise typer.Exit(execute(group, workers, backend, address, quiet))
 
 
 def show_plan(names: tuple[str, ...] | None, device: str, free_gib: float, workers: int, parents: str | None) -> str:

@@ -68,8 +68,8 @@ def farewell(app: GrokApp) -> int:
     return 128 + app.stop_signal if app.stop_signal else 0
 
 
-def register(app: typer.Typer) -> None:
-    app.command("tui")(user_errors(tui))
+app = typer.Typer()  # `grok tui`, added to the `grok` app by grok_tui/cli.py
+app.command("tui")(user_errors(tui))
 
 
 def standalone() -> None:
