@@ -60,7 +60,7 @@ def _text(s: str) -> str:
 def group_sources(group_dir: Path) -> list[Source]:
     """A group's members that have a run directory, in member order, with their group columns."""
     from engine.records.group import check_results
-    from engine.sweep.spec import Group, member_fields
+    from engine.records.group_dir import Group, member_fields
 
     check_results(Group.open(group_dir))  # a results.csv that lies about its group: one line
     members = member_fields(group_dir).items()  # group, arm, member and the swept keys

@@ -1,6 +1,6 @@
 """A sweep group as the faces read it: its members' run records, grouped by arm × grid cell, and each
 cell's curve of a metric over its seeds: the mean, its spread by `grok report`'s rule (the range below 8
-members, the 95% t-interval of the mean from 8; engine/sweep/stats.py seed_interval_rows, the figures'
+members, the 95% t-interval of the mean from 8; engine/records/stats.py seed_interval_rows, the figures'
 band) and the min–max band.
 
 `grok plot`, the TUI's compare view and `grok figure` all draw these curves, so they show the same mean.
@@ -26,17 +26,16 @@ import numpy as np
 from engine.config import ConfigError, RunConfig
 from engine.events import Status
 from engine.records.frames import data_frame
+from engine.records.group_dir import Group, Member, SweepSpec
+from engine.records.paired import DEFAULT_TAIL, PairedFinal, member_finals, paired_finals
+from engine.records.results import ResultsRow
 from engine.records.run import RunRecord, read_run
+from engine.records.stats import seed_interval_rows
 from engine.rundir.csvlog import torn
 from engine.rundir.files import GROUP_FILE, METRICS, RESULTS, SUMMARY, is_run_dir, mtime
 from engine.rundir.safetext import clean_text
 from engine.rundir.schema import ENDED
 from engine.rundir.summary import read_summary
-from engine.sweep.report.paired import PairedFinal, paired_finals
-from engine.sweep.report.tables import DEFAULT_TAIL, member_finals
-from engine.sweep.results import ResultsRow
-from engine.sweep.spec import Group, Member, SweepSpec
-from engine.sweep.stats import seed_interval_rows
 
 HELD = Status.FINISHED  # the one status whose last value a group curve holds to the end of the axis
 
@@ -83,7 +82,7 @@ class GroupRecord:
     path: Path
     group: Group
 
-    # The group as written (engine/sweep/spec.py Group): what a face reads of it, through this record.
+    # The group as written (engine/records/group_dir.py Group): what a face reads of it, through this record.
     @property
     def dir(self) -> Path:
         return self.group.dir
@@ -122,7 +121,7 @@ class GroupRecord:
         return self.group.pending()
 
     def with_seeds(self, seeds: set[int]) -> GroupRecord:
-        """The record of the group on these seeds only (engine/sweep/spec.py `with_seeds`)."""
+        """The record of the group on these seeds only (engine/records/group_dir.py `with_seeds`)."""
         return GroupRecord(self.path, self.group.with_seeds(seeds))
 
     @functools.cached_property
@@ -144,12 +143,12 @@ class GroupRecord:
         return list(by_cell.values())
 
     def results(self) -> dict[str, ResultsRow]:
-        """results.csv: member id -> its typed row (engine/sweep/results.py ResultsRow: None for an empty cell)."""
+        """results.csv: member id -> its typed row (engine/records/results.py ResultsRow: None for an empty cell)."""
         return self.group.results()
 
     def finals(self, metrics: list[str] | None = None, tail: int = DEFAULT_TAIL) -> dict[str, dict[str, float]]:
         """Member id -> {metric: its final value} for the members that ended, as `grok report` compares them:
-        the mean of the member's last `tail` evaluations (engine/sweep/report/tables.py member_finals)."""
+        the mean of the member's last `tail` evaluations (engine/records/paired.py member_finals)."""
         return member_finals(self.group, metrics, tail)
 
     def compare(
@@ -157,7 +156,7 @@ class GroupRecord:
     ) -> list[PairedFinal]:
         """`metric`'s final values of `arm` (a value of the paired dimension: an arm, or the swept grid value;
         None: each one) against `baseline` (None: the report's), paired by seed, one per cell: the facts of
-        `grok report`'s paired lines (`.text()` is the line; engine/sweep/report/paired.py)."""
+        `grok report`'s paired lines (`.text()` is the line; engine/records/paired.py)."""
         rows = list(self.results().values())
         got = paired_finals(self.group, rows, self.finals([metric], tail), metric, baseline)
         return [c for c in got if arm is None or arm in (c.label, c.label.partition("=")[2])]

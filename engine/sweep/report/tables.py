@@ -7,26 +7,23 @@ that counts a member which never reached 95% at its budget says so: "â‰¥" or "â‰
 budget bounds, and "a bound". Each table says where each cell's members stopped (the last step
 they logged, against max_steps); the whole report says it once, in its first table, and opens with a
 headline: the cells, and in how many of its seeds each reached 95% val. The statistics are
-engine/sweep/stats.py's; the arm ratios engine/sweep/compare.py's.
+engine/records/stats.py's; the arm ratios engine/sweep/compare.py's.
 """
 
 from __future__ import annotations
 
 import csv
-import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
 from engine.config import ConfigError
-from engine.rundir.dirs import read_metrics
-from engine.sweep.compare import compare_lines
-from engine.sweep.report.forks import DEFAULT_METRICS, TARGET_METRICS, intervention_rows
-from engine.sweep.report.paired import final_metrics, paired_lines
-from engine.sweep.report.targets import LEARNED_COLUMN, has_targets, target_rows
-from engine.sweep.spec import Group
-from engine.sweep.stats import (
+from engine.records.group_dir import Group
+from engine.records.paired import DEFAULT_TAIL, PEAK, final_metrics, paired_lines
+from engine.records.paired import member_finals as member_finals  # a member's final values, below sweep
+from engine.records.paired import tail_mean as tail_mean
+from engine.records.stats import (
     INF,
     RANGE,
     bracketed,
@@ -36,11 +33,10 @@ from engine.sweep.stats import (
     seed_interval,
     summarize,
 )
+from engine.sweep.compare import compare_lines
+from engine.sweep.report.forks import DEFAULT_METRICS, TARGET_METRICS, intervention_rows
+from engine.sweep.report.targets import LEARNED_COLUMN, has_targets, target_rows
 from engine.train.phases import GENERALIZED
-
-DEFAULT_TAIL = 5  # `grok report --tail`: evaluations averaged into a member's final value
-DEFAULT_FINAL_METRICS = ("val_acc",)  # plus any other val_acc_* column the members logged (rare, absent tokens)
-PEAK = "max:"  # `--metrics max:train_loss`: a member's largest value over its run (Fig. 5: is large c unstable?)
 
 
 @dataclass
@@ -70,48 +66,6 @@ def _probe_table(group: Group, rows: Sequence[Mapping[str, Any]], dims: list[str
             row[c] = f"{a:.3g} -> {b:.3g}"
         t.rows.append(row)
     return t
-
-
-def tail_mean(values: list[float], tail: int) -> float | None:
-    """The mean of the last `tail` finite values (a probe column is NaN where it was not due); None if none."""
-    vals = [v for v in values if math.isfinite(v)][-tail:]
-    return sum(vals) / len(vals) if vals else None
-
-
-def peak(values: list[float]) -> float | None:
-    """The largest finite value (a probe column is NaN where it was not due); None if none."""
-    vals = [v for v in values if math.isfinite(v)]
-    return max(vals) if vals else None
-
-
-def member_finals(
-    group: Group, metrics: list[str] | None = None, tail: int = DEFAULT_TAIL
-) -> dict[str, dict[str, float]]:
-    """Member id -> {metric: its mean over the member's last `tail` evaluations}, for members that ended.
-
-    `metrics` None: val_acc and every other val_acc_* column the members logged; `max:COL` is COL's
-    largest finite value over all the member's evaluations. metrics.csv is read with rundir's reader,
-    which drops a line torn by a kill.
-    """
-    res = group.results()
-    ended = [m for m in group.members if m.id in res and res[m.id].ended]
-    curves = {m.id: read_metrics(group.member_dir(m)) for m in ended}
-    seen = {k for rows in curves.values() for k in (rows[0] if rows else {})}
-    if metrics is None:
-        metrics = [*DEFAULT_FINAL_METRICS, *sorted(k for k in seen if k.startswith("val_acc_"))]
-    elif seen and (unknown := [k for k in metrics if k.removeprefix(PEAK) not in seen]):
-        have = ", ".join(sorted(k for k in seen if k not in ("step", "epoch")))
-        raise ConfigError(f"{group.dir}: no member logged {', '.join(unknown)}; have {have}")
-    out: dict[str, dict[str, float]] = {}
-    for mid, rows in curves.items():
-        out[mid] = {}
-        for k in metrics:
-            col = k.removeprefix(PEAK)
-            values = [r.get(col, math.nan) for r in rows]
-            v = peak(values) if k.startswith(PEAK) else tail_mean(values, tail)
-            if v is not None:
-                out[mid][k] = v
-    return out
 
 
 def _final_table(

@@ -8,8 +8,8 @@ import math
 import numpy as np
 import pytest
 
-from engine.sweep import stats
-from engine.sweep.stats import (
+from engine.records import stats
+from engine.records.stats import (
     RANGE,
     STRATIFIED,
     T_INTERVAL,
