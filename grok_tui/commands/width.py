@@ -92,8 +92,9 @@ def table(rows: list[list[str]]) -> str:
 
 
 def wrap(text: str, width: int | None = None, indent: int = 2) -> str:
-    """Prose lines longer than `width` folded at spaces, the continuation lines indented by `indent`
-    (a word longer than a line is cut with …)."""
+    """Prose lines longer than `width` folded at spaces, the continuation lines indented by `indent`; a word
+    longer than a line (a path a user copies into the next command) goes on a line of its own, whole: cut
+    with …, it would name no file."""
     import textwrap
 
     width = width or columns()
@@ -111,7 +112,7 @@ def wrap(text: str, width: int | None = None, indent: int = 2) -> str:
             break_long_words=False,
             break_on_hyphens=False,
         )
-        out += [fit(p, width) for p in parts]
+        out += parts  # textwrap keeps every line within `width` but the one of a word that is longer
     return "\n".join(out)
 
 
