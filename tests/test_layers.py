@@ -40,6 +40,7 @@ def test_the_layers_contract_is_kept() -> None:
     ("module", "planted"),
     [
         ("engine/config/presets.py", "import engine.sweep.spec\n"),  # config reaching up to sweep
+        ("engine/records/run.py", "import engine.sweep.spec\n"),  # the records reaching up to the sweep
         ("engine/rundir/atomic.py", "def later() -> None:\n    from engine.train import run\n"),  # function-level
         ("engine/models/mlp.py", "import grok_tui.options\n"),  # the engine importing a face
         ("engine/status.py", "import textual\n"),  # the engine importing a UI library
