@@ -6,13 +6,15 @@ from __future__ import annotations
 import io
 import itertools
 import re
+from collections.abc import Iterator
 
-from engine.events import EvalLogged, RunStarted, StepsTaken
+from engine.config import RunConfig
+from engine.events import EvalLogged, Event, RunStarted, StepsTaken
 from grok_tui.progress import PlainProgress, RichProgress
 from tests.conftest import tiny_config
 
 
-def _events(cfg):  # 100 steps a second, 50 in every fifth window (a probe ran)
+def _events(cfg: RunConfig) -> Iterator[Event]:  # 100 steps a second, 50 in every fifth window (a probe ran)
     yield RunStarted(cfg, "cpu", 10, 10, 13, (1,) * 13, 0, 10_000, ("step", "train_acc", "val_acc", "train_loss"))
     wall = 0.0
     for i in range(1, 40):

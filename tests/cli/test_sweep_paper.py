@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import os
 import signal
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -18,7 +17,7 @@ TINY_PAPER = (("tiny_a", "A: a tiny claim"), ("tiny_b", "B: another"))
 
 
 @pytest.fixture
-def tiny_paper(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+def tiny_paper(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """engine.claims.paper's list cut to two sweep presets of 2 members each (p = 11), in a presets dir of their own."""
     import engine.claims.paper
     import engine.config.presets

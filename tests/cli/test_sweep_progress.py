@@ -5,7 +5,7 @@ from __future__ import annotations
 import io
 from pathlib import Path
 
-from engine.sweep.events import MemberEnded, MemberProgressed, MemberStarted
+from engine.sweep.events import MemberEnded, MemberProgressed, MemberStarted, SweepEvent
 from engine.sweep.spec import Group, expand, parse_sweep
 from grok_tui.sweep_progress import PlainSweepProgress, RichSweepProgress
 from tests.conftest import tiny_config
@@ -17,7 +17,7 @@ def _group(tmp_path: Path) -> Group:
     return Group.create(tmp_path, "tiny", base, spec, [m for m, _ in expand(base, spec)])
 
 
-EVENTS = [
+EVENTS: list[SweepEvent] = [
     MemberStarted("m000", "r0", 100),
     MemberStarted("m001", "r1", 100),
     MemberProgressed("m000", 50),

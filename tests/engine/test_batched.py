@@ -48,7 +48,7 @@ def batched(cfgs: list[RunConfig]) -> tuple[list[Rows], list[Tokens], list[dict[
     return rows, tokens, summaries
 
 
-def assert_same(solo, many):
+def assert_same(solo: tuple[Rows, Tokens, dict[str, Any]], many: tuple[Rows, Tokens, dict[str, Any]]) -> None:
     rows, tokens, summary = solo
     mrows, mtokens, msummary = many
     assert [r["step"] for r in mrows] == [r["step"] for r in rows]

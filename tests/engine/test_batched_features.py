@@ -9,13 +9,16 @@ and the Hessian looped per member), an lr schedule, StableMax, and a checkpoint 
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
 import pytest
 import torch
 
-from engine.events import EvalLogged, FourierLogged, RunFinished, TokensLogged
+from engine.config import RunConfig
+from engine.events import EvalLogged, Event, FourierLogged, RunFinished, TokensLogged
+from engine.train.loop import TrainLoop
 from engine.train.many import ManyTrainer, train_many
 from engine.train.trainer import Trainer
 from tests.conftest import tiny_config
@@ -23,7 +26,7 @@ from tests.conftest import tiny_config
 CLOCK = {"wall_s"}
 
 
-def collect(events, n):
+def collect(events: Iterable[tuple[int, Event]], n: int) -> list[dict[str, Any]]:
     """Per member: metrics rows, TokensLogged events, Fourier spectra, summary."""
     out: list[dict[str, Any]] = [{"rows": [], "tokens": [], "fourier": [], "summary": {}} for _ in range(n)]
     for i, ev in events:
@@ -38,11 +41,11 @@ def collect(events, n):
     return out
 
 
-def solo(cfg):
+def solo(cfg: RunConfig) -> dict[str, Any]:
     return collect(((0, ev) for ev in Trainer(cfg)), 1)[0]
 
 
-def close(a, b, rel=1e-4, abs_=1e-5):
+def close(a: float | None, b: float | None, rel: float = 1e-4, abs_: float = 1e-5) -> bool:
     if a is None or b is None:
         return a is b
     if math.isnan(a) or math.isnan(b):
@@ -50,7 +53,7 @@ def close(a, b, rel=1e-4, abs_=1e-5):
     return math.isclose(a, b, rel_tol=rel, abs_tol=abs_)
 
 
-def assert_member_is_solo(member, alone, rel=1e-4):
+def assert_member_is_solo(member: dict[str, Any], alone: dict[str, Any], rel: float = 1e-4) -> None:
     assert [r["step"] for r in member["rows"]] == [r["step"] for r in alone["rows"]]
     for m, s in zip(member["rows"], alone["rows"], strict=True):
         assert set(m) == set(s)
@@ -70,7 +73,7 @@ def assert_member_is_solo(member, alone, rel=1e-4):
         assert member["summary"][k] == alone["summary"][k], k
 
 
-def check(cfgs, rel=1e-4):
+def check(cfgs: list[RunConfig], rel: float = 1e-4) -> list[dict[str, Any]]:
     many = collect(train_many(cfgs), len(cfgs))
     for cfg, member in zip(cfgs, many, strict=True):
         assert_member_is_solo(member, solo(cfg), rel)
@@ -185,7 +188,7 @@ def test_one_member_keeps_its_own_optimizer():
         assert [id(p) for g in loop.opts[0].param_groups for p in g["params"]] == [id(p) for p in own]
 
 
-def _run_to(trainer, step):
+def _run_to(trainer: TrainLoop, step: int) -> None:
     for _, ev in trainer._loop():
         if getattr(ev, "step", -1) >= step and not isinstance(ev, EvalLogged):
             return

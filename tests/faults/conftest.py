@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import subprocess
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -53,8 +54,9 @@ def interrupted_run(root: Path, stop_at: int = 30, **over: object) -> Path:
     return run.dir
 
 
-def summary(d: Path) -> dict:
-    return json.loads((d / "summary.json").read_text())
+def summary(d: Path) -> dict[str, Any]:
+    doc: dict[str, Any] = json.loads((d / "summary.json").read_text())
+    return doc
 
 
 @pytest.fixture

@@ -12,7 +12,8 @@ import torch
 from engine.config import ConfigError, RunConfig, apply_overrides
 from engine.config.presets import load_file, load_preset, preset_names, preset_toml
 from engine.train.footprint import check_fits
-from tests.faults.conftest import TINY_TOML, grok, interrupted_run, one_error, resume_error
+from tests.conftest import grok
+from tests.faults.conftest import TINY_TOML, interrupted_run, one_error, resume_error
 
 
 def run_with(tmp_path: Path, *sets: str, timeout: float = 120) -> object:
@@ -53,20 +54,16 @@ def test_f2_a_huge_prime_in_toml_is_refused_at_once(tmp_path: Path) -> None:
     one_error(r, "data.p", "65536")
 
 
-def test_f2_the_estimate_is_checked_against_the_machine() -> None:
+def test_f2_the_estimate_is_checked_against_the_machine(monkeypatch: pytest.MonkeyPatch) -> None:
     """p = 20011 needs about 42 GiB: refused on a 16 GiB machine, before any allocation."""
     import engine.train.footprint as fp
 
     cfg = apply_overrides(RunConfig(), {"data.p": 20011, "train.device": "cpu"})
-    real = fp.host_memory
-    try:
-        fp.host_memory = lambda: 16 * 2**30  # type: ignore[assignment]
-        with pytest.raises(ConfigError, match=r"data.p=20011.*needs about 4\d\.\d GiB.*16.0 GiB"):
-            check_fits(cfg)
-        fp.host_memory = lambda: 64 * 2**30  # type: ignore[assignment]
-        assert check_fits(cfg).pairs == 20011**2
-    finally:
-        fp.host_memory = real  # type: ignore[assignment]
+    monkeypatch.setattr(fp, "host_memory", lambda: 16 * 2**30)
+    with pytest.raises(ConfigError, match=r"data.p=20011.*needs about 4\d\.\d GiB.*16.0 GiB"):
+        check_fits(cfg)
+    monkeypatch.setattr(fp, "host_memory", lambda: 64 * 2**30)
+    assert check_fits(cfg).pairs == 20011**2
 
 
 @pytest.mark.parametrize("kind", ["truncated", "random", "empty"])
@@ -86,7 +83,9 @@ def test_f4_a_broken_checkpoint_is_one_line(tmp_path: Path, kind: str) -> None:
         ({"train": {"sampler": "balanced"}}, ["train.sampler"]),
     ],
 )
-def test_f5_an_edited_config_json_is_refused(tmp_path: Path, edit: dict, names: list[str]) -> None:
+def test_f5_an_edited_config_json_is_refused(
+    tmp_path: Path, edit: dict[str, dict[str, object]], names: list[str]
+) -> None:
     d = interrupted_run(tmp_path / "runs")
     doc = json.loads((d / "config.json").read_text())
     for group, kv in edit.items():
@@ -180,7 +179,7 @@ def test_f9_export_removes_a_half_written_file(tmp_path: Path, run_dir: Path, mo
 
     from engine.records.export import export_runs
 
-    def full(self, rows):  # type: ignore[no-untyped-def]
+    def full(self: csv.DictWriter[str], rows: object) -> None:
         raise OSError(errno.ENOSPC, "No space left on device")
 
     monkeypatch.setattr(csv.DictWriter, "writerows", full)

@@ -10,20 +10,23 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import IO, Any
 
 import pytest
 import torch
 
 from engine.config import ConfigError
+from engine.events import RunFinished
 from engine.records.run import read_run
 from engine.rundir.dirs import RunInUse, RunLock, lock_holder, read_csv
 from engine.train.run import Run
-from tests.conftest import logged_rows, tiny_config
-from tests.faults.conftest import TINY_TOML, finished_run, grok, interrupted_run, one_error, summary
+from tests.conftest import grok, logged_rows, tiny_config
+from tests.faults.conftest import TINY_TOML, finished_run, interrupted_run, one_error, summary
 
 
-def wait_for(cond, what: str, deadline_s: float = 120.0) -> None:  # type: ignore[no-untyped-def]
+def wait_for(cond: Callable[[], object], what: str, deadline_s: float = 120.0) -> None:
     """Poll a fact (a file, a row count) until it holds; fail with `what` at the deadline."""
     end = time.monotonic() + deadline_s
     while not cond():
@@ -176,26 +179,23 @@ def test_d3_a_harmless_change_is_allowed_and_recorded(tmp_path: Path) -> None:
     assert len(read_csv(d / "metrics.csv")[0]) == len(read_csv(d / "metrics.csv")[-1])
 
 
-def _fill_after(budget: int):  # type: ignore[no-untyped-def]
+class _FullAfter:
     """A file wrapper whose device fills after `budget` more bytes: writes up to it, then ENOSPC."""
 
-    class Full:
-        def __init__(self, fh) -> None:  # type: ignore[no-untyped-def]
-            self.fh, self.left = fh, budget
+    def __init__(self, fh: IO[str], budget: int) -> None:
+        self.fh, self.left = fh, budget
 
-        def write(self, s: str) -> int:
-            if len(s) > self.left:
-                self.fh.write(s[: self.left])
-                self.fh.flush()
-                self.left = 0
-                raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
-            self.left -= len(s)
-            return self.fh.write(s)
+    def write(self, s: str) -> int:
+        if len(s) > self.left:
+            self.fh.write(s[: self.left])
+            self.fh.flush()
+            self.left = 0
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+        self.left -= len(s)
+        return self.fh.write(s)
 
-        def __getattr__(self, name: str):  # type: ignore[no-untyped-def]
-            return getattr(self.fh, name)
-
-    return Full
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.fh, name)
 
 
 def test_d5_disk_full_writing_a_row(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -203,10 +203,10 @@ def test_d5_disk_full_writing_a_row(tmp_path: Path, monkeypatch: pytest.MonkeyPa
 
     real_open = rundir.RunLog._open
 
-    def opened(self, name, header):  # type: ignore[no-untyped-def]
+    def opened(self: rundir.RunLog, name: str, header: list[str]) -> tuple[Any, Any]:
         fh, w = real_open(self, name, header)
         if name == "metrics.csv":
-            fh = _fill_after(600)(fh)  # the header and a few rows fit, then the disk is full mid-row
+            fh = _FullAfter(fh, 600)  # the header and a few rows fit, then the disk is full mid-row
             w = csv.writer(fh)
         return fh, w
 
@@ -216,7 +216,8 @@ def test_d5_disk_full_writing_a_row(tmp_path: Path, monkeypatch: pytest.MonkeyPa
     d = run.dir
     assert run.status == "failed"
     assert run.fault == f"no space left on device writing {d}/metrics.csv"
-    assert events[-1].error == run.fault  # type: ignore[attr-defined]
+    assert isinstance(events[-1], RunFinished)
+    assert events[-1].error == run.fault
     assert summary(d)["status"] == "failed" and summary(d)["error"] == run.fault  # best effort, written here
     rows = read_csv(d / "metrics.csv")
     assert len(rows) >= 2 and all(r["val_acc"] for r in rows)  # every complete row readable
@@ -230,12 +231,12 @@ def test_d5_disk_full_writing_a_row(tmp_path: Path, monkeypatch: pytest.MonkeyPa
 def test_d5_disk_full_from_the_kernel_writing_a_row(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """After the row at step 40, metrics.csv's descriptor is pointed at /dev/full: the next flush gets a
     real ENOSPC, and closing the file (its buffer still holds the row) fails again without a traceback."""
-    from engine.events import EvalLogged
+    from engine.events import EvalLogged, Event
     from engine.rundir import dirs as rundir
 
     real = rundir.RunLog._handle
 
-    def handle(self, ev):  # type: ignore[no-untyped-def]
+    def handle(self: rundir.RunLog, ev: Event) -> None:
         real(self, ev)
         if isinstance(ev, EvalLogged) and ev.step == 40:
             full = os.open("/dev/full", os.O_WRONLY)
@@ -301,7 +302,7 @@ def test_checkpoint_is_fsynced_around_the_rename(tmp_path: Path, monkeypatch: py
         calls.append("fsync " + os.readlink(f"/proc/self/fd/{fd}"))
         real_fsync(fd)
 
-    def replace(a, b) -> None:  # type: ignore[no-untyped-def]
+    def replace(a: str | Path, b: str | Path) -> None:
         calls.append(f"rename {a} -> {b}")
         real_replace(a, b)
 

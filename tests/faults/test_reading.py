@@ -22,8 +22,8 @@ from engine.rundir.summary import RunSummary
 from engine.sweep.spec import Group, expand, parse_sweep
 from grok_tui.commands.ls import entries
 from grok_tui.rundata import load_run
-from tests.conftest import tiny_config
-from tests.faults.conftest import finished_run, grok, one_error
+from tests.conftest import grok, tiny_config
+from tests.faults.conftest import finished_run, one_error
 
 # field -> crafted values, each wrong in type or range; every field the readers check has its cases
 BAD_SUMMARY: dict[str, list[Any]] = {

@@ -15,8 +15,8 @@ import torch
 
 from engine.config import ConfigError
 from engine.train.run import Run
-from tests.conftest import tiny_config
-from tests.faults.conftest import TINY_TOML, finished_run, grok, interrupted_run, one_error
+from tests.conftest import grok, tiny_config
+from tests.faults.conftest import TINY_TOML, finished_run, interrupted_run, one_error
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -27,7 +27,7 @@ class _Payload:
     def __init__(self, marker: Path) -> None:
         self.cmd = f"touch {shlex.quote(str(marker))}"
 
-    def __reduce__(self) -> tuple:
+    def __reduce__(self) -> tuple[object, tuple[str]]:
         return (os.system, (self.cmd,))
 
 

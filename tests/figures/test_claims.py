@@ -6,11 +6,11 @@ from __future__ import annotations
 import json
 import math
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
 from matplotlib.axes import Axes
-from matplotlib.lines import Line2D
 
 from engine.claims.paper import PAPER_SWEEPS
 from engine.records.group import GroupRecord, read_group
@@ -36,8 +36,10 @@ def _acc(m: Member) -> dict[str, list[float]]:
     }
 
 
-def _lines(ax: Axes) -> list[Line2D]:
-    return [ln for ln in ax.get_lines() if not ln.get_label().startswith("_")]
+def _lines(ax: Axes) -> list[Any]:
+    """The labelled lines of `ax`, typed Any: matplotlib types a line's data as any ArrayLike, which the
+    tests index and compare as the arrays they are."""
+    return [ln for ln in ax.get_lines() if not str(ln.get_label()).startswith("_")]
 
 
 def test_every_paper_sweep_has_one_claim() -> None:

@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
+from matplotlib.axes import Axes
+from matplotlib.figure import Figure
 
 from engine.config import ConfigError
 from engine.sweep.spec import Member
@@ -47,12 +50,12 @@ def _run_dir(tmp_path: Path) -> Path:
     return d
 
 
-def _legend(ax) -> list[str]:  # type: ignore[no-untyped-def]
+def _legend(ax: Axes) -> list[str]:
     leg = ax.get_legend()
     return [t.get_text() for t in leg.get_texts()] if leg else []
 
 
-def fig_legend(fig) -> list[str]:  # type: ignore[no-untyped-def]
+def fig_legend(fig: Figure) -> list[str]:
     """A claim figure's one legend, above its panels (no panel has its own)."""
     assert all(ax.get_legend() is None for ax in fig.axes)
     (leg,) = fig.legends
@@ -217,7 +220,8 @@ def test_png_is_a_palette_image_that_keeps_the_series_colours(tmp_path: Path) ->
     from matplotlib import rc_context
 
     buf = io.BytesIO()
-    with rc_context(style.RC):
+    rc: Any = style.RC  # matplotlib types its keys as literals; style.RC is a plain dict of them
+    with rc_context(rc):
         fig.savefig(buf, format="png")  # the same figure as Agg writes it: RGBA
     rgba = Image.open(buf)
     assert rgba.size == img.size
@@ -241,7 +245,8 @@ def test_a_transparent_figure_stays_rgba(tmp_path: Path) -> None:
         ax.patch.set_alpha(0.0)
     path = save(fig, tmp_path / "f.png")
     img = Image.open(path)
-    assert img.mode == "RGBA" and img.getextrema()[3][0] == 0  # the see-through pixels kept
+    extrema: Any = img.getextrema()  # per band (lo, hi) for a multi-band image
+    assert img.mode == "RGBA" and extrema[3][0] == 0  # the see-through pixels kept
 
 
 def test_claim_fig11_skips_members_still_running(tmp_path: Path) -> None:

@@ -31,8 +31,8 @@ from engine.task.metrics import split_tokens
 from engine.train.phases import PhaseTracker
 
 # The engine's row columns the script fills in (engine/train/evaluation.py), then the probes'.
-BASE_COLUMNS = ("step", "epoch", "wall_s", "train_loss", "train_acc", "val_loss", "val_acc", "lr", "lr_embed")
-BASE_COLUMNS += ("lr_ratio", "f_E", "val_acc_rare", "val_acc_common")
+BASE_COLUMNS: tuple[str, ...] = ("step", "epoch", "wall_s", "train_loss", "train_acc", "val_loss", "val_acc", "lr")
+BASE_COLUMNS += ("lr_embed", "lr_ratio", "f_E", "val_acc_rare", "val_acc_common")
 CARRIES_PHASES = "memorized_step" in {f.name for f in dataclasses.fields(EvalLogged)}
 PROBE_COLUMNS = ("hess_E", "hess_W", "sigma_E", "sigma_W", "sigma_ratio", "rank_E", "rank_W", "rank_EW")
 
@@ -81,7 +81,7 @@ def script(cfg: RunConfig, probes: bool = True, evals: int = 40, fail_at: int | 
         phases.observe(step, row)
         # the engine's EvalLogged carries the phases its PhaseTracker saw (engine/train/phases.py)
         marks = {"memorized_step": phases.memorized_step, "generalized_step": phases.generalized_step}
-        yield EvalLogged(step, row, **(marks if CARRIES_PHASES else {}))  # type: ignore[arg-type]
+        yield EvalLogged(step, row, **(marks if CARRIES_PHASES else {}))
         val = (*(row["val_acc"] * (0.5 + 0.5 * f / 205) for f in freq[:p]), math.nan, math.nan)
         updates = tuple(int(f * step / 50) for f in freq)
         grad = tuple(f / 200 * (1 + (step + k) % 3) for k, f in enumerate(freq)) if probes else None
@@ -110,7 +110,8 @@ class ScriptedRun:
         self.hold, self.kw = hold, kw
         self._stop: str | None = None
         self._pause = threading.Event()
-        self.status, self.summary = "running", {}
+        self.status: str = "running"
+        self.summary: dict[str, Any] = {}
         self.closed = False
         self.step = 0  # the last step the script logged
 

@@ -6,6 +6,7 @@ import csv
 import io
 import json
 from pathlib import Path
+from typing import Any
 
 from rich.console import Console
 from textual.widgets import Input, OptionList, TabbedContent
@@ -25,8 +26,9 @@ def _app(tmp_path: Path, factory, preset: str = "skewed_mul", **kw):
     return create_app(preset, out=tmp_path / "runs", steps=10000, run_factory=factory, **kw)
 
 
-def _summary(run) -> dict:
-    return json.loads((run.dir / "summary.json").read_text())
+def _summary(run) -> dict[str, Any]:
+    doc: dict[str, Any] = json.loads((run.dir / "summary.json").read_text())
+    return doc
 
 
 @aio

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from rich.style import Style
 from rich.text import Text
 
@@ -10,7 +12,7 @@ from grok_tui.charts.lines import Lines
 from grok_tui.charts.series import Trace
 
 
-def trace_of(xs: list[float], ys: list[float]) -> Trace:
+def trace_of(xs: Sequence[float], ys: Sequence[float]) -> Trace:
     """A trace built from whole columns."""
     t = Trace(max(xs) if xs else 1.0)
     for x, y in zip(xs, ys, strict=True):
@@ -28,9 +30,9 @@ def test_plot_strips_keep_text_and_styles_at_the_widget_size() -> None:
     assert len(strips) == 14 and all(s.cell_length == 50 for s in strips)
     assert [s.text.rstrip() for s in strips] == [line.rstrip() for line in drawn.plain.split("\n")]
     styles = [seg.style for s in strips for seg in s if seg.text.strip()]
-    assert all(st.bgcolor == base.bgcolor for st in styles)  # every run sits on the widget's style
-    assert any(st.color and st.color.name == "magenta" for st in styles)  # the series colour
-    assert any(st.bold for st in styles)  # the title
+    assert all(st is not None and st.bgcolor == base.bgcolor for st in styles)  # every run sits on the widget's style
+    assert any(st is not None and st.color and st.color.name == "magenta" for st in styles)  # the series colour
+    assert any(st is not None and st.bold for st in styles)  # the title
 
 
 def test_lines_split_newlines_crop_and_pad() -> None:

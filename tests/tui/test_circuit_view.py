@@ -10,7 +10,7 @@ from textual.widgets import TabbedContent
 
 from engine.config import RunConfig
 from engine.events import JOIN_SHARE, CircuitLogged, EvalLogged, Event, RunStarted, StepsTaken, TokensLogged
-from engine.probes.progress import PROGRESS_COLUMNS
+from engine.rundir.columns import PROGRESS_COLUMNS
 from engine.rundir.summary import RunSummary
 from grok_tui.app import create_app
 from grok_tui.charts.blocks import RARE_GLYPH
@@ -35,7 +35,7 @@ def circuit_script(cfg: RunConfig) -> Iterator[Event]:
         row.update(weight_sq=100.0 - k, rqi=0.1 * k, key_freqs=2.0, key_share=0.1 * k, gini_E=0.05 * k)
         marks = {"memorized_step": 300 if k >= 3 else None, "circuit_step": 400 if k >= 4 else None}
         marks["cleanup_step"] = 600 if k >= 7 else None
-        yield EvalLogged(step, row, **marks)  # type: ignore[arg-type]
+        yield EvalLogged(step, row, **marks)
         yield TokensLogged(step, (k,) * (N + 3))
         done = [min(1.0, k / (9 if t in RARE else 6)) for t in range(N)]
         theta = [2 * math.pi * t / N for t in range(N)]

@@ -77,6 +77,7 @@ async def test_compare_opens_a_group_directory(tmp_path: Path, group_dir: Path) 
     async with app.run_test(size=(140, 36)) as pilot:
         await wait_for(pilot, lambda: isinstance(app.screen, CompareScreen))
         screen = app.screen
+        assert isinstance(screen, CompareScreen)
         chart = screen.query_one("#compare-chart", Chart)
         await wait_for(pilot, lambda: len(chart.source().lines) == 5)
         plot = chart.source()

@@ -21,7 +21,7 @@ MOVES = ("less_than_sign", "comma", "less_than_sign", "greater_than_sign", "full
 
 
 def _readout(plot: Any, name: str) -> str:
-    label = next(ln.label for ln in plot.lines if ln.label.startswith(f"{name} "))
+    label: str = next(ln.label for ln in plot.lines if ln.label.startswith(f"{name} "))
     return label.removeprefix(f"{name} ")
 
 
@@ -60,6 +60,7 @@ async def test_the_cursor_label_is_the_step_of_the_row_it_reads(tmp_path: Path, 
         await pilot.press("c")
         await wait_for(pilot, lambda: isinstance(app.screen, CompareScreen))
         screen = app.screen
+        assert isinstance(screen, CompareScreen)
         await wait_for(pilot, lambda: len(screen.selected_runs()) == 1)
         chart = screen.query_one(LineChart)
         await wait_for(pilot, lambda: chart.source().cursor is not None)

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from grok_tui.app import create_app
 from grok_tui.figures import view
+from grok_tui.figures.draw import Panel
 from tests.tui.conftest import aio, wait_for
 
 
@@ -21,6 +23,7 @@ async def test_e_writes_a_figure_beside_the_csv(tmp_path: Path, scripted) -> Non
         await wait_for(pilot, lambda: app.last_figure is not None, timeout=60)
     run_dir = factory.runs[0].dir
     assert app.last_figure == run_dir.parent / f"{run_dir.name}.png"
+    assert app.last_figure is not None
     assert app.last_figure.read_bytes().startswith(b"\x89PNG\r\n\x1a\n")
     assert app.last_export == run_dir.parent / f"{run_dir.name}.csv"
 
@@ -46,12 +49,12 @@ def test_view_figure_has_the_main_views_panels(tmp_path: Path, monkeypatch: pyte
     from tests.figures.test_figures import _run_dir
 
     d = _run_dir(tmp_path)
-    drawn = []
+    drawn: list[Any] = []
     from grok_tui.figures import draw as draw_mod
 
     real = draw_mod.draw
 
-    def spy(panels, **kw):  # type: ignore[no-untyped-def]
+    def spy(panels: list[Panel], **kw: Any) -> Any:
         fig = real(panels, **kw)
         drawn.append(fig)
         return fig
@@ -87,6 +90,7 @@ async def test_e_on_the_compare_view_writes_its_figure(tmp_path: Path) -> None:
         await pilot.press("e")  # no live run: no CSV, the compare view's figure only
         await wait_for(pilot, lambda: app.last_figure is not None, timeout=60)
     assert app.last_export is None
+    assert app.last_figure is not None
     assert app.last_figure.parent == runs and app.last_figure.name.startswith("compare-")
     assert app.last_figure.name.endswith("-val_acc.png")
     assert app.last_figure.read_bytes().startswith(b"\x89PNG\r\n\x1a\n")
@@ -100,10 +104,10 @@ def test_compare_figure_has_the_views_runs_and_groups(tmp_path: Path, monkeypatc
 
     run = _run_dir(tmp_path)
     g = fake_group(tmp_path, ARMS, _curve, STEPS)
-    drawn = []
+    drawn: list[Any] = []
     real = draw_mod.draw
 
-    def spy(panels, **kw):  # type: ignore[no-untyped-def]
+    def spy(panels: list[Panel], **kw: Any) -> Any:
         drawn.append(real(panels, **kw))
         return drawn[-1]
 

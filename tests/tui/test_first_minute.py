@@ -14,7 +14,7 @@ from textual.widgets import TabbedContent
 
 from engine.config import RunConfig
 from engine.events import EvalLogged, Event, RunFinished, RunStarted, StepsTaken
-from engine.probes.progress import PROGRESS_COLUMNS
+from engine.rundir.columns import PROGRESS_COLUMNS
 from engine.rundir.summary import RunSummary
 from grok_tui.app import create_app
 from grok_tui.charts.canvas import Plot, _marker_row
@@ -42,7 +42,7 @@ def phases_script(cfg: RunConfig) -> Iterator[Event]:
         row.update(excluded_loss=0.5 + u, weight_sq=100.0 - 10 * u)
         marks = {k: v if step >= v else None for k, v in (("memorized_step", M), ("generalized_step", G))}
         marks |= {k: v if step >= v else None for k, v in (("circuit_step", C), ("cleanup_step", U))}
-        yield EvalLogged(step, row, **marks)  # type: ignore[arg-type]
+        yield EvalLogged(step, row, **marks)
 
 
 class PhasesRun(ScriptedRun):
@@ -124,7 +124,9 @@ async def test_help_names_the_circuit_view_and_the_phases(tmp_path: Path, script
         await wait_for(pilot, lambda: app.data.step == 10000)
         await pilot.press("question_mark")
         await wait_for(pilot, lambda: isinstance(app.screen, HelpScreen))
-        rows = {str(row[0]): str(row[1]) for row in zip(*(c._cells for c in app.screen.table.columns), strict=True)}
+        help_screen = app.screen
+        assert isinstance(help_screen, HelpScreen)
+        rows = {str(row[0]): str(row[1]) for row in zip(*(c._cells for c in help_screen.table.columns), strict=True)}
         assert "Circuit" in rows and "progress probe" in rows["Circuit"]
         for letter, word in (("M", "memorized"), ("C", "circuit"), ("U", "cleanup"), ("G", "generalized")):
             assert rows[letter].startswith(word), rows[letter]
@@ -137,7 +139,10 @@ async def test_the_flagship_says_what_it_shows_and_what_to_try_next(tmp_path: Pa
     app = create_app("skewed_mul", out=tmp_path / "runs", steps=10000, run_factory=scripted(hold=True))
     async with app.run_test(size=(80, 24)) as pilot:
         await wait_for(pilot, lambda: app.data.step == 10000)
-        shown = lambda: f"{len(app.data.tokens.rare)} rare tokens" in app.status_bar.shown  # noqa: E731
+
+        def shown() -> bool:
+            return f"{len(app.data.tokens.rare)} rare tokens" in app.status_bar.shown
+
         await wait_for(pilot, lambda: "predicted: val stays under 95%" in app.status_bar.shown and shown())
         lines = app.status_bar.shown.split("\n")
         assert len(lines) == 3 and app.status_bar.size.height == 3
@@ -184,7 +189,7 @@ def test_a_narrow_key_abbreviates_before_it_cuts() -> None:
 def test_the_heat_maps_end_step_is_never_cut() -> None:
     from grok_tui.charts.blocks import render_heat
 
-    frames = [(s, (1.0, 2.0, 3.0)) for s in range(0, 7_500, 100)]
+    frames: list[tuple[int, tuple[float, ...]]] = [(s, (1.0, 2.0, 3.0)) for s in range(0, 7_500, 100)]
     for width in (16, 18, 22, 40):  # 8 to 32 columns of plot
         axis = render_heat("heat", frames, width, 8, True).plain.splitlines()[-1]
         assert axis.rstrip().endswith("7,400"), axis  # never `step 74` or `step 7,4`

@@ -38,6 +38,7 @@ async def test_f_forks_at_the_cursor_and_compare_shows_both(tmp_path: Path) -> N
         await wait_for(pilot, lambda: painted(app))
         await pilot.press("comma", "greater_than_sign", "greater_than_sign", "greater_than_sign")
         want = snap([k.step for k in list_kept(parent)], app.axis.cursor_step(float(app.data.max_steps)))
+        assert want is not None  # the cursor sits on a kept checkpoint
         await pilot.press("f")
         await wait_for(pilot, lambda: isinstance(app.screen, ForkForm))
         form = app.screen
@@ -57,6 +58,7 @@ async def test_f_forks_at_the_cursor_and_compare_shows_both(tmp_path: Path) -> N
         await pilot.press("c")
         await wait_for(pilot, lambda: isinstance(app.screen, CompareScreen))
         screen = app.screen
+        assert isinstance(screen, CompareScreen)
         await wait_for(pilot, lambda: len(screen.selected_runs()) == 2)
         assert {d.run_dir for _, d in screen.selected_runs()} == {str(fork), str(parent)}
         plot = screen.query_one(LineChart).source()

@@ -37,7 +37,7 @@ def _at(rows: list[dict[str, float]], step: float) -> dict[str, float]:
 
 def _readout(plot: Any, name: str) -> str:
     """The value a line's label reads at the cursor: `train 0.25` -> `0.25`."""
-    label = next(ln.label for ln in plot.lines if ln.label.startswith(f"{name} "))
+    label: str = next(ln.label for ln in plot.lines if ln.label.startswith(f"{name} "))
     return label.removeprefix(f"{name} ")
 
 
@@ -111,6 +111,7 @@ async def test_fork_at_80x24_shows_the_parents_history_and_reads_the_cursor(
         await pilot.press("c")
         await wait_for(pilot, lambda: isinstance(app.screen, CompareScreen))
         screen = app.screen
+        assert isinstance(screen, CompareScreen)
         await wait_for(pilot, lambda: len(screen.selected_runs()) == 2)
         assert screen.region.right <= 80
         compare = screen.query_one(LineChart).source()

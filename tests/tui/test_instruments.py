@@ -31,7 +31,10 @@ async def test_phase_markers_sit_above_the_plot_with_their_step(tmp_path: Path, 
         await wait_for(pilot, lambda: app.data.status == "finished")
         acc = app.query_one("#acc", Chart)
         m, g = app.data.phases.memorized_step, app.data.phases.generalized_step
-        row = lambda s: s.split("\n")[1] if "\n" in s else ""  # noqa: E731 - between legend and plot
+
+        def row(s: str) -> str:  # between legend and plot
+            return s.split("\n")[1] if "\n" in s else ""
+
         # no curve reaches that row, so both letters and their steps are always readable
         await _drawn(pilot, acc, lambda s: f"M {m:,}" in row(s) and (f"G {g:,}" in row(s) or f"{g:,} G" in row(s)))
         assert "┊" in acc.shown  # and a dotted line down the plot at each
@@ -138,6 +141,7 @@ async def test_scrubber_redraws_tokens_heat_map_and_spectrum_as_logged(tmp_path:
         acc = opened.query_one("#acc", Chart).source()  # the step charts' cursor follows the scrubber
         assert acc.cursor == pytest.approx(at, rel=1e-6)
         hit = opened.data.raw["val_acc"].at(acc.cursor)
+        assert hit is not None
         assert hit[0] == at and f"val {hit[1]:.3g}" in [ln.label for ln in acc.lines]
         for _ in range(7):
             await pilot.press("right_square_bracket")  # past the last evaluation: follows the run again
@@ -167,7 +171,7 @@ async def test_60x20_keeps_status_step_val_and_the_help_and_quit_keys(tmp_path: 
         assert first.startswith(" RUNNING ") and "step 10,000/10,000" in first and "val 0." in first
         assert "ETA" in first
         footer = app.screen.query_one("Footer")
-        keys = [b.key_display for b in footer.query("FooterKey").results()]  # type: ignore[attr-defined]
+        keys = [b.key_display for b in footer.query("FooterKey").results()]
         shown = [k for k, w in zip(keys, footer.query("FooterKey"), strict=True) if w.region.right <= 60]
         assert "?" in shown and "q" in shown
         await pilot.press("q")

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import shutil
 from pathlib import Path
+from typing import Any
 
 from engine.claims.studies.app_c4 import BASELINE, app_c4
 from engine.sweep.spec import Group, Member
@@ -18,7 +19,7 @@ def _flat(m: Member) -> dict[str, list[float]]:
     return {"val_acc": [0.0, 0.5, 0.9], "train_acc": [0.0, 1.0, 1.0]}
 
 
-def _group(root: Path, name: str, gen: dict[int, int | None], val: float, **over: object) -> Group:
+def _group(root: Path, name: str, gen: dict[int, int | None], val: float, **over: Any) -> Group:
     """A group named `name` under `root`: per batch size, the step each member reaches 95% val (or None)."""
     g = fake_group(root / (name + "-tmp"), GRID, _flat, STEPS, **over)
     for m in g.members:

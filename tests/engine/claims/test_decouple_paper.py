@@ -7,6 +7,7 @@ from __future__ import annotations
 import dataclasses
 import json
 from pathlib import Path
+from typing import Any
 
 from engine.claims.studies.decouple_paper import Obs, decouple_paper, read
 from engine.sweep.spec import Member
@@ -60,7 +61,7 @@ def _states(obs: list[Obs]) -> dict[str, str]:
     return {p.text: p.state for p in parts}
 
 
-def _set(obs: list[Obs], arm: str, seed: int | None = None, **v: float) -> list[Obs]:
+def _set(obs: list[Obs], arm: str, seed: int | None = None, **v: Any) -> list[Obs]:
     """`obs` with the members of `arm` (one seed, or every seed) given the values `v`."""
     return [dataclasses.replace(o, **v) if o.arm == arm and seed in (None, o.seed) else o for o in obs]
 

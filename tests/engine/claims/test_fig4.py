@@ -24,7 +24,7 @@ def _group(
     table: dict[str, Any],
     curve: Callable[[Member], dict[str, list[float]]],
     result: Callable[[Group, Member], dict[str, Any]],
-    **base: object,
+    **base: Any,  # tiny_config's overrides, passed through fake_group
 ) -> Group:
     """A group whose metrics are `curve(member)` and whose results.csv row is `result(group, member)` (gen, stop,
     memorized), recorded over fake_group's (which says no member generalized)."""

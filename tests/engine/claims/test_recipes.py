@@ -141,7 +141,7 @@ def test_observe_pairs_across_groups_only_where_the_configs_differ_in_the_recipe
     (root / "a").mkdir()
     (root / "b").mkdir()
     cells = {"adam_r0.01": {"train.target_rate": 0.01}, "adam_r1": {"train.target_rate": 1.0}}
-    data = {"data__starve_k": 2, "data__starve_m": -1}  # the targets that train.target_rate weights
+    data: dict[str, Any] = {"data__starve_k": 2, "data__starve_m": -1}  # the targets that train.target_rate weights
     base = fake_group(root / "b", {"seeds": 2, "arms": cells}, curve(0.6), [10, 20, 30], preset="cure_decouple", **data)
     recipes = {
         "adam_r0.01_lazyd": {"train.target_rate": 0.01, "optim.lazy_decay": True},
@@ -171,7 +171,7 @@ def test_observe_borrows_only_the_arms_it_is_asked_for() -> None:
     root = Path(tempfile.mkdtemp())
     (root / "a").mkdir()
     (root / "b").mkdir()
-    data = {"data__starve_k": 2, "data__starve_m": -1}
+    data: dict[str, Any] = {"data__starve_k": 2, "data__starve_m": -1}
     kept = {
         "adam_r0.01": {"train.target_rate": 0.01},
         "adam_r0.01_nowd": {"train.target_rate": 0.01, "optim.decay_sets": "E[targets]=0"},

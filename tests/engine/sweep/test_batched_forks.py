@@ -66,7 +66,8 @@ def test_interrupted_members_resume_stacked(tmp_path: Path) -> None:
     run_batch(specs, lambda ev: None, lambda: True)
     dirs = [Path(s.run_dir) for s in specs]
     assert [read_summary(d).status for d in dirs] == ["interrupted", "interrupted"]
-    assert read_summary(dirs[0]).steps == read_summary(dirs[1]).steps > 0
+    steps = read_summary(dirs[0]).steps
+    assert steps is not None and steps == read_summary(dirs[1]).steps and steps > 0
     _assert_batch_is_solo(dirs, tmp_path)
 
 

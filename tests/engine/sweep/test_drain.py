@@ -19,7 +19,7 @@ def spec(mid: str) -> MemberSpec:
     return MemberSpec(mid, CFG, f"/nowhere/{mid}")
 
 
-def row(mid: str, status: str = "finished") -> dict:
+def row(mid: str, status: str = "finished") -> dict[str, str]:
     return {"member": mid, "status": status}
 
 

@@ -7,6 +7,7 @@ import json
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 import torch
@@ -18,7 +19,7 @@ from engine.sweep.task import run_members
 from tests.conftest import tiny_config
 
 
-def _group(tmp_path: Path, table: dict, **over: object) -> Group:
+def _group(tmp_path: Path, table: dict[str, Any], **over: object) -> Group:
     spec = parse_sweep(table)
     base = tiny_config(**over)
     return Group.create(tmp_path, "tiny", base, spec, [m for m, _ in expand(base, spec)])

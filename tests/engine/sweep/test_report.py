@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 import math
 from pathlib import Path
+from typing import Any
 
 from engine.sweep.report.tables import build_tables, render, write_csv
 from engine.sweep.results import ResultsRow
@@ -41,7 +42,7 @@ def test_a_nan_generalized_step_is_not_generalized() -> None:
     assert (s["generalized"], s["gen_median"]) == (0, math.inf)
 
 
-def _group(tmp_path: Path, table: dict, results: list[tuple[str, int | None]]) -> Group:
+def _group(tmp_path: Path, table: dict[str, Any], results: list[tuple[str, int | None]]) -> Group:
     spec = parse_sweep(table)
     base = tiny_config()
     g = Group.create(tmp_path, "t", base, spec, [m for m, _ in expand(base, spec)])
@@ -93,6 +94,7 @@ def test_grid_gives_one_table_per_dimension_and_csv(tmp_path: Path) -> None:
     assert [t.title.split(" (")[0] for t in tables] == ["every cell", "by arm", "by data.op"]
     assert len(lines) == 3 and lines[-1].startswith("adamlr vs adam: geometric mean ratio 0.35×")
     path = write_csv(g, tmp_path / "r.csv")
+    assert path is not None
     with open(path, newline="") as fh:
         rows = list(csv.DictReader(fh))
     assert {r["table"] for r in rows} == {t.title for t in tables} | {"comparison"}

@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -51,7 +52,7 @@ def test_seed_list_and_no_arms() -> None:
         ({"grid": {"optim.lr": [1e-3]}, "arms": {"a": {"optim.lr": 1e-2}}}, "both by an arm and by the grid"),
     ],
 )
-def test_bad_sweep_tables(table: dict, needle: str) -> None:
+def test_bad_sweep_tables(table: dict[str, Any], needle: str) -> None:
     with pytest.raises(ConfigError, match=None) as e:
         parse_sweep(table, "x.toml")
     assert needle in str(e.value) and str(e.value).startswith("x.toml")
@@ -73,7 +74,7 @@ def test_set_may_not_touch_swept_keys() -> None:
         check_sets(spec, {"data.op": "mul"})
 
 
-def _group(tmp_path: Path, table: dict = TABLE, **over: object) -> Group:
+def _group(tmp_path: Path, table: dict[str, Any] = TABLE, **over: object) -> Group:
     spec = parse_sweep(table)
     base = tiny_config(**over)
     return Group.create(tmp_path, "tiny", base, spec, [m for m, _ in expand(base, spec)])
