@@ -1,11 +1,10 @@
 """The docs' generated regions: every table and number of the status page and the claim pages, from docs/data/.
 
 A region is marked in the Markdown, `<!-- table: NAME -->` ... `<!-- end -->` for a block and
-`<!-- n: CLAIM/VALUE -->` ... `<!-- end -->` for a number in a sentence. `python -m engine.sweep.report.docs`
-(this module's command line, kept for the pages that name it) rewrites every region of README.md,
-docs/REPRODUCTION.md, docs/claims/*.md and docs/data/README.md from the kept groups; `--check` rewrites
-nothing and lists the regions that differ (tests/docs/test_status_page.py runs it), exit status 1 when any
-does.
+`<!-- n: CLAIM/VALUE -->` ... `<!-- end -->` for a number in a sentence. `python -m engine.claims.docs`
+(this module's command line, which the pages name) rewrites every region of README.md, docs/REPRODUCTION.md,
+docs/claims/*.md and docs/data/README.md from the kept groups; `--check` rewrites nothing and lists the
+regions that differ (tests/docs/test_status_page.py runs it), exit status 1 when any does.
 
 Names: `status/paper` and `status/beyond` (the two status tables), `readme/results`, `data/provenance`,
 and per claim `KEY/command`, `KEY/verdict`, `KEY/report`, `KEY/provenance`; `n: KEY/NAME` is one of the
@@ -110,7 +109,7 @@ def command(claim: Claim) -> str:
     ]
     if claim.figure:
         out.append(f"grok figure --claim {claim.figure} docs/data/{claim.preset} -o docs/figures/{claim.figure}.png")
-    return "\n".join([*out, "python -m engine.sweep.report.docs   # rewrites this page's tables", "```"])
+    return "\n".join([*out, "python -m engine.claims.docs   # rewrites this page's tables", "```"])
 
 
 def verdict_block(root: Path, claim: Claim) -> str:
@@ -219,7 +218,7 @@ def write_all(root: Path = ROOT) -> list[Path]:
 
 
 def main(argv: list[str]) -> int:
-    """`python -m engine.sweep.report.docs [--check] [--root DIR]`: 0 done (or no difference), 1 differences,
+    """`python -m engine.claims.docs [--check] [--root DIR]`: 0 done (or no difference), 1 differences,
     2 bad data or a bad region (one line naming it)."""
     root = Path(argv[argv.index("--root") + 1]) if "--root" in argv else ROOT
     try:

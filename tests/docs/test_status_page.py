@@ -30,7 +30,7 @@ TUI = ROOT / "docs" / "TUI.md"
 
 
 def test_every_generated_region_is_what_the_data_give() -> None:
-    """`python -m engine.sweep.report.docs --check`: nothing differs, no verdict is stronger than its data."""
+    """`python -m engine.claims.docs --check`: nothing differs, no verdict is stronger than its data."""
     assert docs.differences(ROOT) == []
 
 

@@ -116,7 +116,7 @@ def test_a_study_is_a_preset_a_module_and_a_page(site: Path) -> None:
     assert claim.has_page and readers()[KEY] is claim.read
     assert paper_sweeps()[-1] == (KEY, "(tiny) Adam-LR against Adam")
 
-    assert docs.main(["--root", str(site)]) == 0  # `python -m engine.sweep.report.docs` fills every region
+    assert docs.main(["--root", str(site)]) == 0  # `python -m engine.claims.docs` fills every region
     page = (site / "docs" / "claims" / f"{KEY}.md").read_text()
     assert "**Verdict: inconclusive** (the strongest word the kept data allow: inconclusive)." in page
     assert "- *Adam-LR sooner*: unread, 0 of 4 pairs fewer steps (4 undecided" in page
