@@ -92,6 +92,18 @@ def test_linters_enforce_complexity_and_types() -> None:
     assert "files: ^((engine|grok_tui)/.*\\.py|pyproject\\.toml)$" in hook
 
 
+def test_mypy_checks_the_tests_with_all_but_the_definition_flags() -> None:
+    """CI and pre-commit run `mypy tests/` under the same strict flags as the engine, but for the two
+    about unannotated definitions (pytest supplies a fixture's arguments): a test's body is still
+    checked, a helper it calls is typed, and no other flag is relaxed for it."""
+    conf = tomllib.loads((ROOT / "pyproject.toml").read_text())
+    (tests,) = [o for o in conf["tool"]["mypy"]["overrides"] if "tests.*" in o["module"]]
+    relaxed = {"disallow_untyped_defs", "disallow_incomplete_defs"}
+    assert {k: v for k, v in tests.items() if k != "module"} == dict.fromkeys(relaxed, False)
+    assert "\n.venv/bin/mypy tests/" in (ROOT / ".ci" / "run").read_text()
+    assert "entry: .venv/bin/mypy tests/\n" in (ROOT / ".pre-commit-config.yaml").read_text()
+
+
 def test_no_noqa_silences_the_complexity_cap() -> None:
     found = {
         str(p.relative_to(ROOT)): lines
