@@ -48,6 +48,8 @@ BAD_SUMMARY: dict[str, list[Any]] = {
     "target_tokens": [{}],
     "train_pairs": [[True, 2], None],
     "draw_share": [["0.1"], 0.5],
+    "decile_val_acc": [["0.9"], 0.9],
+    "decile_draw_share": [[None], "0.1"],
     "circuit_step": [-3, "40"],
     "cleanup_step": [1.5],
     "c_clamped": [-1, None],

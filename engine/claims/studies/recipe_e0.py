@@ -37,9 +37,8 @@ CLAIM = Claim(
     "The embedding out of decay (ours, §4.2): E = 0 under Adam",
     "recipe_e0",
     "not supported",
-    "no cure: rare targets at r = 0.01 {r001_e0_target} ({r001_e0_target_k} pairs higher), one pair at r = 1 "
-    "{m1_r1_e0_target_k} higher, at matched draws {m1_matched_e0_target} ({m1_matched_e0_target_k} higher); "
-    "control unharmed",
+    "no cure: higher in {r001_e0_target_k} pairs at r = 0.01, {m1_r1_e0_target_k} with one pair at r = 1, "
+    "{m1_matched_e0_target_k} at matched draws; control unharmed",
     read=recipe_e0,
     ours=True,
     tail=5,

@@ -39,9 +39,8 @@ CLAIM = Claim(
     "Row-norm equalization (ours, §4.2): equal rows under Adam",
     "recipe_equal",
     "partly",
-    "lifts the targets where draws are cut (r = 0.01 {r001_equal_target_k}, one pair at r = 1 "
-    "{m1_r1_equal_target_k} pairs higher), lowers them at matched draws ({m1_matched_equal_target}); "
-    "common tokens and control unharmed",
+    "higher in {r001_equal_target_k} pairs at r = 0.01, {m1_r1_equal_target_k} with one pair at r = 1, "
+    "{m1_matched_equal_target_k} at matched draws; common tokens and control unharmed",
     read=recipe_equal,
     ours=True,
     tail=5,
