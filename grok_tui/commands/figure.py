@@ -11,6 +11,7 @@ from typing import Annotated
 
 import typer
 
+from grok_tui.commands.width import path_line
 from grok_tui.errors import user_errors
 from grok_tui.options import parse_metrics
 
@@ -96,7 +97,7 @@ def figure(
         if paths or claim:
             raise ConfigError("--paper RUNS_DIR takes no other paths and no --claim")
         for name, gdir, path in write_paper(paper, out, fmt, log_x, k):
-            typer.echo(f"wrote {path} ({name}, from {gdir.name})")
+            typer.echo(path_line(f"wrote {name} (from {gdir.name})", path))  # the path whole, never cut
         return
     if not paths:
         raise ConfigError("give run or group directories, --claim NAME GROUP, or --paper RUNS_DIR")

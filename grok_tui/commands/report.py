@@ -8,7 +8,7 @@ from typing import Annotated
 import typer
 
 from engine.train.phases import GENERALIZED
-from grok_tui.commands.width import fold_text
+from grok_tui.commands.width import fold_text, path_line
 from grok_tui.errors import user_errors
 
 app = typer.Typer()  # `grok report`, added to the `grok` app by grok_tui/cli.py
@@ -183,4 +183,4 @@ def _keep(group_dir: str, dest: str | None, machine: str | None = None, ref: str
         kept=datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
     )
     size = sum(f.stat().st_size for f in Path(dest).rglob("*") if f.is_file())
-    typer.echo(f"kept {prov.ended}/{prov.members} members of {prov.group} in {dest} ({size / 1024:.0f} KB)")
+    typer.echo(path_line(f"kept {prov.ended}/{prov.members} members of {prov.group} ({size / 1024:.0f} KB)", dest))

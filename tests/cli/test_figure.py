@@ -50,9 +50,11 @@ def test_claim_and_paper(tmp_path: Path) -> None:
     r = grok("figure", "--claim", "fig7", str(g.dir), "-o", str(tmp_path / "fig7.pdf"))
     assert r.returncode == 0, r.stderr
     assert (tmp_path / "fig7.pdf").read_bytes().startswith(b"%PDF-")
-    r = grok("figure", "--paper", str(runs), "-o", str(tmp_path / "figs"))
+    r = grok("figure", "--paper", str(runs), "-o", str(tmp_path / "figs"), env={"COLUMNS": "80"})
     assert r.returncode == 0, r.stderr
-    assert r.stdout.strip() == f"wrote {tmp_path / 'figs' / 'fig7.png'} (fig7, from {g.dir.name})"
+    out = r.stdout  # the path whole, on the line or alone on the next, and every other line within 80 columns
+    assert out.startswith(f"wrote fig7 (from {g.dir.name}):") and str(tmp_path / "figs" / "fig7.png") in out.split()
+    assert all(len(line) <= 80 for line in out.splitlines() if line.strip() != str(tmp_path / "figs" / "fig7.png"))
     assert (tmp_path / "figs" / "fig7.png").read_bytes().startswith(b"\x89PNG")
 
 
@@ -81,7 +83,7 @@ def test_paper_skips_a_claim_with_nothing_to_draw(tmp_path: Path) -> None:
     runs.mkdir()
     fake_group(runs, ARMS, _curve, STEPS, preset="fig7_hessian")
     fake_group(runs, ARMS, _curve, STEPS, preset="fig10_rank")  # no rank columns logged
-    r = grok("figure", "--paper", str(runs), "-o", str(tmp_path / "figs"))
+    r = grok("figure", "--paper", str(runs), "-o", str(tmp_path / "figs"), env={"COLUMNS": "80"})
     assert r.returncode == 0, r.stderr
     assert "skipped fig10: " in r.stderr and "nothing to draw for fig10" in r.stderr
     assert sorted(p.name for p in (tmp_path / "figs").iterdir()) == ["fig7.png"]

@@ -115,9 +115,10 @@ def test_keep_refuses_what_it_would_lose(fork_group: Group, tmp_path: Path) -> N
 
 def test_cli_keep_then_report_and_figure(fork_group: Group, tmp_path: Path) -> None:
     dst = tmp_path / "data" / "forks"
-    r = grok("report", str(fork_group.dir), "--keep", str(dst))
+    r = grok("report", str(fork_group.dir), "--keep", str(dst), env={"COLUMNS": "80"})
     assert r.returncode == 0, r.stderr
-    assert r.stdout.startswith("kept 6/6 members of ")
+    assert r.stdout.startswith("kept 6/6 members of ") and str(dst) in r.stdout.split()  # the path whole
+    assert all(len(line) <= 80 for line in r.stdout.splitlines()[:2] if line.strip() != str(dst))
     a, b = grok("report", str(dst)), grok("report", str(fork_group.dir))
     assert a.returncode == 0 and _body(a.stdout) == _body(b.stdout)
     assert json.loads((dst / KEPT).read_text())["machine"].endswith("-core CPU")  # the runs trained on the CPU
