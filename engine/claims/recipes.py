@@ -213,6 +213,12 @@ def values(ps: dict[tuple[str, str], Pairs], obs: Sequence[Obs], opt: str) -> di
     return out
 
 
+def page_values(ps: dict[tuple[str, str], Pairs], obs: Sequence[Obs], opt: str, mismatched: int) -> dict[str, str]:
+    """`values`, with the page's table (a Markdown table starts on a line of its own) and the count of pairs
+    dropped by `observe`'s config check: what every recipe study's page quotes."""
+    return values(ps, obs, opt) | {"table": "\n" + table(ps) + "\n", "mismatched": str(mismatched)}
+
+
 def reach(p: Pairs, sep: str) -> str:
     """Seeds reaching 95% val, plain → recipe: "2 → 5 of 5" (sep " of ") or "2/5 → 5/5" (sep "/")."""
     n = len(p.pairs)

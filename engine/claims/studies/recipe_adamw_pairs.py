@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from engine.claims.claim import Claim
 from engine.claims.readings import Reading, beside, n_seeds
-from engine.claims.recipes import cost_parts, deficit_part, deficits, gain_part, observe, pair_up, table, values
+from engine.claims.recipes import cost_parts, deficit_part, deficits, gain_part, observe, page_values, pair_up
 from engine.sweep.spec import Group
 
 OPT = "adamw"
@@ -23,9 +23,7 @@ def recipe_adamw_pairs(group: Group) -> Reading:
     parts = [deficit_part(d, c, want) for c in PAIRS]
     parts += [gain_part(ps, c, "lazy", want) for c in PAIRS]
     parts += cost_parts(ps, "lazy", want, PAIRS)
-    v = values(ps, obs, OPT)
-    v["table"] = "\n" + table(ps) + "\n"  # a Markdown table starts on a line of its own
-    v["mismatched"] = str(bad)
+    v = page_values(ps, obs, OPT, bad)
     head = f"plain AdamW, one pair at r = 1 − control, targets: {v.get('m1_r1_deficit', '-')}"
     k = f"{v.get('m1_r1_deficit_k', '0 of 0')} seeds lower by more than 0.01"
     return Reading(parts, head, k, f"{n_seeds(group)} × 1 ({group.base.data.op})", v)

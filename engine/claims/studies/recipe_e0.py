@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from engine.claims.claim import Claim
 from engine.claims.readings import Reading, beside, n_seeds
-from engine.claims.recipes import cost_parts, gain_part, observe, pair_up, table, values
+from engine.claims.recipes import cost_parts, gain_part, observe, page_values, pair_up
 from engine.sweep.spec import Group
 
 OPT = "adam"
@@ -23,9 +23,7 @@ def recipe_e0(group: Group) -> Reading:
     want = n_seeds(group)
     parts = [gain_part(ps, c, "e0", want) for c in STARVED]
     parts += cost_parts(ps, "e0", want, STARVED)
-    v = values(ps, obs, OPT)
-    v["table"] = "\n" + table(ps) + "\n"  # a Markdown table starts on a line of its own
-    v["mismatched"] = str(bad)
+    v = page_values(ps, obs, OPT, bad)
     head = f"E out of decay − plain, targets: {v.get('r001_e0_target', '-')} at r = 0.01"
     k = f"{v.get('r001_e0_target_k', '0 of 0')} pairs higher at r = 0.01"
     return Reading(parts, head, k, f"{n_seeds(group)} × 1 ({group.base.data.op})", v)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from engine.claims.claim import Claim
 from engine.claims.readings import Reading, beside, n_seeds
-from engine.claims.recipes import cost_parts, gain_part, keeps_part, observe, pair_up, table, values
+from engine.claims.recipes import cost_parts, gain_part, keeps_part, observe, page_values, pair_up
 from engine.sweep.spec import Group
 
 OPT = "adam"
@@ -25,9 +25,7 @@ def recipe_equal(group: Group) -> Reading:
     parts = [gain_part(ps, c, "equal", want) for c in STARVED]
     parts += [keeps_part(ps, c, "equal", want) for c in CURED]
     parts += cost_parts(ps, "equal", want, STARVED)
-    v = values(ps, obs, OPT)
-    v["table"] = "\n" + table(ps) + "\n"  # a Markdown table starts on a line of its own
-    v["mismatched"] = str(bad)
+    v = page_values(ps, obs, OPT, bad)
     head = f"equal rows − plain, targets: {v.get('r001_equal_target', '-')} at r = 0.01"
     k = f"{v.get('r001_equal_target_k', '0 of 0')} pairs higher at r = 0.01"
     return Reading(parts, head, k, f"{n_seeds(group)} × 1 ({group.base.data.op})", v)

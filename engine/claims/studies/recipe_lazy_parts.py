@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from engine.claims.claim import Claim
 from engine.claims.readings import Reading, beside, n_seeds
-from engine.claims.recipes import CELLS, CONTROL, cost_parts, gain_part, keeps_part, observe, pair_up, table, values
+from engine.claims.recipes import CELLS, CONTROL, cost_parts, gain_part, keeps_part, observe, page_values, pair_up
 from engine.sweep.spec import Group
 
 OPT = "adam"
@@ -27,9 +27,7 @@ def recipe_lazy_parts(group: Group) -> Reading:
     for cell in CURED:
         parts += [gain_part(ps, cell, "lazyd", want), keeps_part(ps, cell, "lazyd", want)]
     parts += cost_parts(ps, "lazyd", want, ("r0.01", "m1_r1", "m1_matched"))
-    v = values(ps, obs, OPT)
-    v["table"] = "\n" + table(ps) + "\n"  # a Markdown table starts on a line of its own
-    v["mismatched"] = str(bad)
+    v = page_values(ps, obs, OPT, bad)
     lazyd = [
         x for c in CELLS if c != CONTROL and (c, "lazyd") in ps for x in ps[(c, "lazyd")].changes("val_acc_target")
     ]
