@@ -154,6 +154,13 @@ _CLAIMS = (
         tail.by_decile,
         width=2,
     ),
+    Claim(
+        "recipe_tail_steep",
+        ("recipe_tail_steep",),
+        "recipe_tail's figure on the steeper tail (s = 1.25)",
+        tail.by_decile,
+        width=2,
+    ),
     Claim("cure_skew_mul", ("cure_skew_mul",), "val accuracy and rare-token val accuracy per cure", grid(RARE, None)),
     Claim(
         "progress",

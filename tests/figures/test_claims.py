@@ -51,7 +51,7 @@ def test_every_paper_sweep_has_one_claim() -> None:
     firsts = [c.presets[0] for c in CLAIMS.values() if c.presets[0] in order]
     assert firsts == sorted(firsts, key=order.index)  # the paper's order, the results past it last
     past = ["decouple", "decouple_paper", "decouple_factorial", "decouple_direction", "cure_decouple"]
-    assert list(CLAIMS)[-8:] == [*past, "recipe_tail", "cure_skew_mul", "progress"]
+    assert list(CLAIMS)[-9:] == [*past, "recipe_tail", "recipe_tail_steep", "cure_skew_mul", "progress"]
 
 
 def test_fig2_rows_of_val_and_train_accuracy_per_task(tmp_path: Path) -> None:

@@ -5,7 +5,17 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from engine.claims.studies.recipe_tail import deciles, flattest, gap, head_part, narrows_part, premise_part, table
+from engine.claims.studies.recipe_tail import (
+    deciles,
+    flattest,
+    gap,
+    head_part,
+    narrows_part,
+    premise_part,
+    raises_part,
+    recipe_tail,
+    table,
+)
 from engine.claims.verdicts import FAILS, HOLDS, UNREAD
 from engine.sweep.spec import Member
 from tests.engine.sweep.fakegroup import fake_group
@@ -70,3 +80,17 @@ def test_the_flattest_recipe_is_one_that_costs_the_head_nothing(tmp_path) -> Non
     assert flattest(ds, "adam", SEEDS) == "lazy rows"  # E out of decay is flatter but costs the head
     t = table(ds)
     assert t.count("\n") == 1 + 5 and "| adam | plain | 3 |" in t and "| adam | E out of decay | 3 |" in t
+
+
+def test_the_tail_part_reads_the_tail_decile_seed_by_seed(tmp_path) -> None:
+    ds = deciles(_group(tmp_path))
+    up = raises_part(ds, "adam", "lazy", SEEDS)
+    assert up.state == HOLDS and "tail change: +0.300" in up.evidence  # 0.55 -> 0.85 in every seed
+    assert raises_part(ds, "adamw", "lazy", SEEDS).state == FAILS  # flat at 1.0: not raised
+    assert raises_part(ds, "adam", "lazy", SEEDS + 1).state == UNREAD
+
+
+def test_the_reading_holds_four_parts_per_optimizer_and_names_the_tails(tmp_path) -> None:
+    r = recipe_tail(_group(tmp_path))
+    assert len(r.parts) == 8
+    assert r.values["adam_tail"].startswith("0.551") and r.values["adam_lazy_tail_k"] == "3 of 3"
