@@ -34,6 +34,9 @@ CLAIM = Claim(
     "",
     "The one-pair deficit under AdamW (ours, §4.2): one pair at r = 1 and at matched draws",
     "recipe_adamw_pairs",
+    "partly",
+    "one pair at r = 1 against the control: {m1_r1_deficit}, {m1_r1_deficit_k} seeds over 0.01 below; lazy rows "
+    "lift it in {m1_r1_lazy_target_k} pairs; matched draws: neither",
     read=recipe_adamw_pairs,
     ours=True,
     tail=5,
