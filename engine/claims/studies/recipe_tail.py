@@ -185,5 +185,5 @@ CLAIM = Claim(
     ours=True,
     tail=5,
     figure="recipe_tail",
-    row=222,
+    row=223,
 )

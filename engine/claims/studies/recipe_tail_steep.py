@@ -14,5 +14,5 @@ CLAIM = Claim(
     ours=True,
     tail=5,
     figure="recipe_tail_steep",
-    row=223,
+    row=224,
 )
