@@ -109,6 +109,9 @@ CLAIM = Claim(
     "",
     "The draw deficit on add, sub and div (ours, §4.2): lazy rows at r = 0.01",
     "recipe_tasks",
+    "supported",
+    "lazy rows lift the targets at r = 0.01 in {add_lazy_target_k} pairs on add, {sub_lazy_target_k} on sub, "
+    "{div_lazy_target_k} on div, each below its run's common tokens in every seed; common tokens unharmed",
     read=recipe_tasks,
     ours=True,
     tail=5,
