@@ -254,7 +254,7 @@ def progress_run(out: Path) -> Path:
 
 def test_probe_on_a_tiny_run(tmp_path) -> None:
     """A real run writes the columns, keyfreq.csv, ring.csv and joins.csv, with token 0 off the mul axis."""
-    from engine.rundir.dirs import read_config, read_csv, read_summary
+    from engine.rundir import read_config, read_csv, read_summary
 
     d = progress_run(tmp_path)
     rows = read_csv(d / "metrics.csv")

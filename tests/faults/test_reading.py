@@ -16,7 +16,7 @@ import pytest
 
 from engine.config import ConfigError
 from engine.records.run import read_run
-from engine.rundir.dirs import GROUP_FILE
+from engine.rundir import GROUP_FILE
 from engine.rundir.schema import CONFIG, GROUP, MEMBER
 from engine.rundir.summary import RunSummary
 from engine.sweep.spec import Group, expand, parse_sweep
