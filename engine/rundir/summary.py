@@ -7,7 +7,7 @@ engine's) is kept in `extra`, unchecked. A present field must be what the engine
 is refused: ValueError naming the field, which the reader turns into `FILE: FIELD: ...`.
 
 To add a field, add one line to `RunSummary` with its check (engine/rundir/schema.py); `results=True` also makes
-it a results.csv column (engine/sweep/results.py), in the order written here.
+it a results.csv column (engine/records/results.py), in the order written here.
 """
 
 from __future__ import annotations
@@ -55,7 +55,7 @@ def _invalid(f: dataclasses.Field[Any], v: Any) -> str | None:
 class RunSummary:
     """summary.json's fields; None where the file lacks one."""
 
-    # results.csv's columns, in this order (engine/sweep/results.py): the outcome a report compares
+    # results.csv's columns, in this order (engine/records/results.py): the outcome a report compares
     status: str | None = _field(STATUS, results=True)  # engine/rundir/schema.py STATUSES
     steps: int | None = _field(STEP, results=True)  # steps taken
     max_steps: int | None = _field(STEPS, results=True)  # the budget (a results row sets it)
