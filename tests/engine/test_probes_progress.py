@@ -10,9 +10,10 @@ import pytest
 
 from engine.config import ConfigError, DataConfig, RunConfig, apply_overrides
 from engine.probes.progress import KEY_FACTOR, chance_share
+from engine.rundir.probe_logs import join_steps
 from engine.task.data import labels, operand_pairs
 from engine.task.dlog import dlog_order, group_axis
-from engine.train.phases import CircuitPhases, circuit_phases_from_rows, join_steps
+from engine.train.phases import CircuitPhases, circuit_phases_from_rows
 from tests.engine.progress_host import (
     answer_positions,
     cross_entropy,

@@ -26,7 +26,7 @@ from engine.events import (
     TokensLogged,
 )
 from engine.rundir import RunLog, new_run_dir
-from engine.rundir.summary import RunSummary
+from engine.summary import RunSummary
 from engine.task.metrics import split_tokens
 from engine.train.phases import PhaseTracker
 

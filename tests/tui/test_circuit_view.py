@@ -11,7 +11,7 @@ from textual.widgets import TabbedContent
 from engine.config import RunConfig
 from engine.events import JOIN_SHARE, CircuitLogged, EvalLogged, Event, RunStarted, StepsTaken, TokensLogged
 from engine.rundir.columns import PROGRESS_COLUMNS
-from engine.rundir.summary import RunSummary
+from engine.summary import RunSummary
 from grok_tui.app import create_app
 from grok_tui.charts.blocks import RARE_GLYPH
 from grok_tui.charts.circuit import COMMON_GLYPH, render_ring

@@ -19,7 +19,8 @@ from typing import Any
 
 from engine.events import Status
 from engine.records.stats import RANGE, bracketed, cells, put_spread, seed_interval
-from engine.rundir import LEARNED_ACC, RunSummary, read_summary
+from engine.rundir import LEARNED_ACC, read_summary
+from engine.summary import RunSummary
 from engine.sweep.spec import Group
 
 INF = math.inf
