@@ -21,7 +21,7 @@ step). A whole-run comparison row by row therefore cannot pass, bug or no bug. S
    in the batched path shows from the first step on, at 1e-3 and more; rounding is near 1e-7 there.
 2. **Outcomes, reported**: each member's own sweep rows against a whole solo rerun: steps to 95% val
    accuracy and the final val accuracy, paired over members (the mean difference with its spread over
-   members by the report's rule, engine/sweep/stats.py seed_interval). Batched and solo runs are two
+   members by the report's rule, engine/records/stats.py seed_interval). Batched and solo runs are two
    draws of the rounding; the spread says whether batching moves the outcome, not whether the curves
    coincide. Exit code 1 when the early check fails.
 
@@ -37,13 +37,13 @@ step (fastest through the grokking jump); a bug shows as a large difference from
 `tf32`: TF32's effect on steps to 95% val accuracy, one sweep run twice (train.tf32 off and on), paired by
 member. Each member (same config and seed in both groups) gives one pair of `generalized_step` values
 (from results.csv); pairs where both runs reached 95% are compared with the report's paired statistics
-(engine/sweep/stats.py: mean difference on − off with its spread over members, the sign-test and Wilcoxon
+(engine/records/stats.py: mean difference on − off with its spread over members, the sign-test and Wilcoxon
 p), and the members that reached 95% in only one arm are counted. The last line, `tf32 steps to 95%`, is
 what bench/gpu_check.sh puts in its table.
 
 `verdicts`: each claim's verdicts in a paper directory, as words a CPU run and a GPU run can be compared
 by. For every sweep of the paper (paper.json) the comparison lines of `grok report GROUP` (arm ratios of
-steps to 95% val, then the paired differences by seed, engine/sweep/report/paired.py) are reduced to a
+steps to 95% val, then the paired differences by seed, engine/records/paired.py) are reduced to a
 verdict: a paired difference or ratio whose interval lies on one side of 0 (or 1) is `below` or `above`,
 one that spans it `spans`; an arm ratio without an interval is `faster`, `slower` or `equal`; a line about
 unreached seeds says so. Each line is `preset <TAB> verdict <TAB> template <TAB> the report's line`, the
@@ -70,11 +70,11 @@ from engine.config import ConfigError, RunConfig, apply_overrides
 from engine.config.presets import load_preset
 from engine.events import EvalLogged
 from engine.records.group import read_group
+from engine.records.paired import spread
+from engine.records.stats import paired, seed_interval
 from engine.rundir import read_config, read_metrics
 from engine.sweep.batched import plan
 from engine.sweep.member import MemberSpec
-from engine.sweep.report.paired import spread
-from engine.sweep.stats import paired, seed_interval
 from engine.train.many import train_many
 from engine.train.run import Run
 from engine.train.trainer import Trainer

@@ -64,7 +64,7 @@ from engine.claims.paper import PAPER_SWEEPS
 from engine.config import ConfigError, RunConfig, apply_overrides, parse_set
 from engine.config.presets import load_preset
 from engine.events import EvalLogged, RunFinished, StepsTaken
-from engine.rundir import RunSummary
+from engine.summary import RunSummary
 from engine.sweep.batched import plan
 from engine.sweep.card_memory import MAX_MEMBERS, MEMORY_FRACTION, free_bytes, member_bytes
 from engine.sweep.member import MemberSpec

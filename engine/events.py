@@ -7,8 +7,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from engine.config import RunConfig
-from engine.rundir.summary import RunSummary
 from engine.status import Status as Status  # the events' statuses; engine/status.py
+from engine.summary import RunSummary
 
 
 @dataclass(frozen=True)
@@ -129,7 +129,7 @@ class StatusChanged:
 @dataclass(frozen=True)
 class RunFinished:
     """The run ended; `status` is finished, interrupted, diverged or failed; `summary` is summary.json's
-    record (engine/rundir/summary.py)."""
+    record (engine/summary.py)."""
 
     status: str
     summary: RunSummary = field(default_factory=RunSummary)

@@ -13,7 +13,7 @@ import numpy as np
 
 from engine.events import TokenSets
 from engine.records.run import read_run
-from engine.sweep.stats import midranks
+from engine.records.stats import midranks
 
 
 def role(tokens: TokenSets, t: int) -> str:

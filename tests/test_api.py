@@ -12,8 +12,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from engine.sweep.report.paired import spread
-from engine.sweep.stats import paired, seed_interval
+from engine.records.paired import spread
+from engine.records.stats import paired, seed_interval
 from grok_tui import GroupRecord, RunRecord, open_group, open_run
 from tests.cli.conftest import DATA, grok
 
@@ -127,7 +127,7 @@ def test_compare_gives_the_lines_grok_report_prints(group_dir: Path) -> None:
 
 
 def test_results_rows_are_typed(group_dir: Path) -> None:
-    from engine.sweep.results import ResultsRow
+    from engine.records.results import ResultsRow
 
     g = open_group(group_dir)
     rows = g.results()
@@ -143,7 +143,7 @@ def test_results_rows_are_typed(group_dir: Path) -> None:
 
 def test_a_bad_results_cell_is_one_config_error(tmp_path: Path) -> None:
     from engine.config import ConfigError
-    from engine.sweep.results import ResultsRow
+    from engine.records.results import ResultsRow
 
     row = ResultsRow.of({"member": "m0", "steps": "40", "generalized_step": "", "final_norm_E": "1.5"}, [])
     assert (row.steps, row.generalized_step, row.probes) == (40, None, {"final_norm_E": 1.5})

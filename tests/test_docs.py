@@ -3,7 +3,7 @@
 docs/REPRODUCTION.md is the status of the paper's claims, generated from docs/data/ (tests/docs checks
 the generation); README and the presets' comments may only repeat what the result pages say, or link
 to them. Intervals from fewer than 8 seeds are
-never called 95% confidence intervals (engine/sweep/stats.py: below 8 seeds a spread is a range).
+never called 95% confidence intervals (engine/records/stats.py: below 8 seeds a spread is a range).
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 
 Every number the status page and a claim page state in prose comes from here (the named values a
 claim's note quotes) or from `grok report`'s tables (engine/sweep/report/tables.py), both computed from
-docs/data/. The statistics rule is engine/sweep/stats.py's: below 8 seeds a mean with its range and
+docs/data/. The statistics rule is engine/records/stats.py's: below 8 seeds a mean with its range and
 k of n, from 8 the 95% t-interval of the mean.
 """
 
@@ -16,10 +16,10 @@ from typing import Any
 
 from engine.claims.verdicts import CONTROL, HOLDS, Outcome, Part
 from engine.config import RunConfig
+from engine.records.results import ResultsRow, cell_number
+from engine.records.stats import RANGE, Spread, range_text, seed_interval
 from engine.rundir import is_group, read_metrics
-from engine.sweep.results import ResultsRow, cell_number
 from engine.sweep.spec import Group, Member
-from engine.sweep.stats import RANGE, Spread, range_text, seed_interval
 
 
 @dataclass(frozen=True)

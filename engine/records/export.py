@@ -18,7 +18,7 @@ from typing import IO
 
 from engine.config import ConfigError, RunConfig
 from engine.records.run import check_run
-from engine.rundir.dirs import clean_text, is_group, is_run_dir, read_config_doc, read_csv, read_summary
+from engine.rundir import clean_text, is_group, is_run_dir, read_config_doc, read_csv, read_summary
 from engine.rundir.lineage import lineage
 
 RUN_COLUMNS = ("run", "preset", "seed")

@@ -16,8 +16,7 @@ from typing import Any
 
 from engine.config import ConfigError, RunConfig, apply_overrides, from_dict
 from engine.records.results import ENDED, SUMMARY_FIELDS, ResultsRow
-from engine.rundir.destination import GROUP, check_root
-from engine.rundir.dirs import (
+from engine.rundir import (
     GROUP_FILE,
     read_group_doc,
     read_results,
@@ -25,6 +24,7 @@ from engine.rundir.dirs import (
     write_json_atomic,
     write_results,
 )
+from engine.rundir.destination import GROUP, check_root
 from engine.rundir.files import RESULTS
 from engine.rundir.pack import PACK, unpacked
 

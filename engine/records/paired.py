@@ -18,7 +18,7 @@ from engine.config import ConfigError
 from engine.records.group_dir import Group
 from engine.records.results import ENDED
 from engine.records.stats import RANGE, Spread, cells, paired, pooled_interval, seed_interval
-from engine.rundir.dirs import read_metrics
+from engine.rundir import read_metrics
 from engine.train.phases import GENERALIZED
 
 DEFAULT_TAIL = 5  # `grok report --tail`: evaluations averaged into a member's final value

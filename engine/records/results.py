@@ -15,8 +15,9 @@ from typing import Any
 
 from engine.config import ConfigError
 from engine.events import Status
-from engine.rundir import BASE_COLUMNS, RESULTS_FIELDS, RunSummary, number
+from engine.rundir import BASE_COLUMNS, RESULTS_FIELDS, number
 from engine.rundir import ENDED as ENDED
+from engine.summary import RunSummary
 
 SUMMARY_FIELDS = RESULTS_FIELDS  # the run summary's fields a results row carries (engine/rundir/summary.py), in order
 

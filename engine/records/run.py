@@ -31,7 +31,6 @@ from engine.rundir import (
     SUMMARY,
     TOKENS,
     Kept,
-    RunSummary,
     clean_text,
     is_group,
     is_paper_dir,
@@ -50,6 +49,7 @@ from engine.rundir import (
 )
 from engine.rundir import fork_marks as fork_marks  # a live run's markers, before it has a record
 from engine.rundir.lineage import lineage, read_interventions
+from engine.summary import RunSummary
 from engine.train.phases import Phases, early_stop_note, phases_of_rows
 
 PHASE_COLUMNS = {"step", "train_acc", "val_acc", "train_loss"}  # what phases_of_rows reads

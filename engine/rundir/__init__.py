@@ -8,9 +8,9 @@ summary.json (summary.py), the probes' logs (probe_logs.py), checkpoints saved, 
 (checkpoints.py), a fork's lineage (lineage.py), a kept group (keep.py, pack.py), the JSON schemas
 (schema.py) and the cleaning of text for a terminal (safetext.py).
 
-A name is loaded from its module when first used (PEP 562's module `__getattr__`): engine/events.py takes
-RunSummary from summary.py, and the writer and the checkpoints take the events back, so a facade that
-imported every part at once would import in a circle; and a face that needs one predicate loads one module.
+A name is loaded from its module when first used (PEP 562's module `__getattr__`), so a face that needs one
+predicate loads one module. A run's RunSummary and the events that carry it are below this package
+(engine/summary.py, engine/events.py): the writer and the checkpoints import them.
 """
 
 from __future__ import annotations
@@ -87,10 +87,10 @@ if TYPE_CHECKING:
     from engine.rundir.lineage import copy_logs, fork_marks, read_interventions, recolumn, write_interventions
     from engine.rundir.lock import RunInUse, RunLock, lock_holder
     from engine.rundir.pack import PACK, pack_members, unpacked
-    from engine.rundir.probe_logs import read_circuit, read_fourier, read_learned_steps, read_tokens
+    from engine.rundir.probe_logs import join_steps, read_circuit, read_fourier, read_learned_steps, read_tokens
     from engine.rundir.safetext import clean_block, clean_text
-    from engine.rundir.schema import ENDED, PAPER_FORMAT, STATUSES
-    from engine.rundir.summary import RESULTS_FIELDS, RunSummary, read_summary, write_summary
+    from engine.rundir.schema import ENDED, PAPER_FORMAT
+    from engine.rundir.summary import RESULTS_FIELDS, read_summary, write_summary
     from engine.rundir.writer import RunLog, RunWriteError, versions, write_error
 
 # The facade's names, each with the module that defines it (tests/engine/test_rundir_facade.py checks that
@@ -118,19 +118,19 @@ _PARTS: dict[str, tuple[str, ...]] = {
     # lineage.lineage is imported from its module: `engine.rundir.lineage` names the module
     "lock": ("RunInUse", "RunLock", "lock_holder"),
     "pack": ("PACK", "pack_members", "unpacked"),
-    "probe_logs": ("read_circuit", "read_fourier", "read_learned_steps", "read_tokens"),
+    "probe_logs": ("join_steps", "read_circuit", "read_fourier", "read_learned_steps", "read_tokens"),
     "safetext": ("clean_block", "clean_text"),
-    "schema": ("ENDED", "PAPER_FORMAT", "STATUSES"),
-    "summary": ("RESULTS_FIELDS", "RunSummary", "read_summary", "write_summary"),
+    "schema": ("ENDED", "PAPER_FORMAT"),
+    "summary": ("RESULTS_FIELDS", "read_summary", "write_summary"),
     "writer": ("RunLog", "RunWriteError", "versions", "write_error"),
 }
 __all__ = [
     "BASE_COLUMNS", "CHECKPOINT", "CLOSED", "CONFIG", "ENDED", "FOURIER", "GROUP_FILE", "JOINS", "KEPT", "KEYFREQ",
     "LEARNED_ACC", "METRICS", "PACK", "PAPER_FORMAT", "PROGRESS_COLUMNS", "RARE_COLUMNS", "RESULTS", "RESULTS_FIELDS",
-    "RING", "STATUSES", "SUMMARY", "TAIL_ROWS", "TOKENS", "Keeper", "Kept", "Provenance", "RunDirError", "RunInUse",
-    "RunLock", "RunLog", "RunSummary", "RunWriteError", "check_file", "check_root", "checkpoint_at", "clean_argv",
+    "RING", "SUMMARY", "TAIL_ROWS", "TOKENS", "Keeper", "Kept", "Provenance", "RunDirError", "RunInUse", "RunLock",
+    "RunLog", "RunWriteError", "check_file", "check_root", "checkpoint_at", "clean_argv",
     "clean_block", "clean_text", "copy_logs", "csv_header", "csv_lines", "empty_run_dir", "fork_marks", "held_since",
-    "is_group", "is_paper_dir", "is_run_dir", "keep_group", "learned_step", "link_run", "list_kept",
+    "is_group", "is_paper_dir", "is_run_dir", "join_steps", "keep_group", "learned_step", "link_run", "list_kept",
     "load_checkpoint", "load_state", "lock_holder", "log_fault", "mtime", "new_paper_dir", "new_run_dir", "number",
     "owner", "pack_members", "read_circuit", "read_config", "read_config_doc", "read_csv", "read_fourier",
     "read_group_doc", "read_interventions", "read_learned_steps", "read_metrics", "read_paper_doc", "read_provenance",

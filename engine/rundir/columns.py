@@ -51,7 +51,7 @@ def held_since(since: int | None, step: int, value: float, threshold: float) -> 
 def learned_step(steps: list[int], accs: list[float], threshold: float = LEARNED_ACC) -> int | None:
     """The first step from which `accs` stays >= threshold to the end; None if the last is below (or NaN).
     The one form of this rule: a token's learned step (live in engine/train/evaluation.py, or from tokens.csv) and
-    its join step into the circuit (engine/train/phases.py join_steps)."""
+    its join step into the circuit (engine/rundir/probe_logs.py join_steps)."""
     since: int | None = None
     for s, a in zip(steps, accs, strict=True):
         since = held_since(since, s, a, threshold)

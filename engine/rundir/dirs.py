@@ -18,25 +18,16 @@ from typing import Any
 
 from engine.config import ConfigError, RunConfig, from_dict
 from engine.rundir.atomic import json_object, unique_dir, write_csv_atomic, write_json_atomic
-from engine.rundir.checkpoints import load_checkpoint
-from engine.rundir.csvlog import read_csv, read_metrics
+from engine.rundir.csvlog import read_csv
 from engine.rundir.destination import PAPER, RUN, check_root
-from engine.rundir.files import CONFIG, GROUP_FILE, PAPER_FILE, RESULTS, is_group, is_run_dir
-from engine.rundir.lock import LOCK_FILE, RunInUse, RunLock, lock_holder
-from engine.rundir.safetext import clean_text
+from engine.rundir.files import CONFIG, GROUP_FILE, PAPER_FILE, RESULTS
+from engine.rundir.lock import LOCK_FILE, RunInUse, lock_holder
 from engine.rundir.schema import check_config, check_group, check_paper
-from engine.rundir.summary import read_summary
-from engine.rundir.writer import RunLog, RunWriteError
+from engine.rundir.writer import RunWriteError
 
 __all__ = [
     "RunDirError", "empty_run_dir", "link_run", "new_paper_dir", "new_run_dir", "read_config", "read_config_doc",
     "read_group_doc", "read_paper_doc", "read_results", "short_name", "write_paper_doc", "write_results",
-]  # fmt: skip
-# Names of other modules that code not yet moved to the engine.rundir facade still imports from here; import
-# them from engine.rundir, and drop each from this list once nothing imports it from dirs.
-__all__ += [
-    "GROUP_FILE", "RunInUse", "RunLock", "RunLog", "clean_text", "is_group", "is_run_dir", "load_checkpoint",
-    "lock_holder", "read_csv", "read_metrics", "read_summary", "unique_dir", "write_json_atomic",
 ]  # fmt: skip
 
 

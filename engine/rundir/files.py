@@ -22,7 +22,7 @@ FOURIER = "fourier.csv"
 # per-token rows over time, and each token's join step written when the run ends.
 KEYFREQ, RING, JOINS = "keyfreq.csv", "ring.csv", "joins.csv"
 GROUP_FILE = "group.json"  # a sweep group directory (engine/sweep/spec.py)
-RESULTS = "results.csv"  # a sweep group's one row per member (engine/sweep/results.py)
+RESULTS = "results.csv"  # a sweep group's one row per member (engine/records/results.py)
 PAPER_FILE = "paper.json"  # the record of `grok sweep --preset paper`: its sweeps, groups and segments
 KEPT = "kept.json"  # a kept group's provenance (engine/rundir/keep.py)
 

@@ -3,7 +3,7 @@
 summary.json of a fork names its `parent` (the run directory it was forked from), its `fork_step`,
 `ancestors` (every run above it, nearest first, each with the step it was forked at) and
 `interventions` (each change made at a fork: {step, kind, target, detail}), inherited ones first
-(engine/rundir/summary.py RunSummary). interventions.csv holds the same events, one row each, for `grok export`
+(engine/summary.py RunSummary). interventions.csv holds the same events, one row each, for `grok export`
 and the charts' markers. A run-directory module: the rest of the lab reads these through it.
 """
 
@@ -18,7 +18,8 @@ from engine.config import ConfigError
 from engine.rundir.atomic import write_csv_atomic
 from engine.rundir.csvlog import read_csv, truncate_logs
 from engine.rundir.files import LOGS
-from engine.rundir.summary import RunSummary, read_summary
+from engine.rundir.summary import read_summary
+from engine.summary import RunSummary
 
 LINEAGE_KEYS = ("parent", "fork_step", "ancestors", "interventions", "optimizer_state")
 INTERVENTIONS = "interventions.csv"

@@ -1,5 +1,6 @@
-"""tokens.csv, fourier.csv, keyfreq.csv and ring.csv read back into the events that wrote them, and each
-token's learned step (from summary.json, else recomputed from tokens.csv by the same rule)."""
+"""tokens.csv, fourier.csv, keyfreq.csv and ring.csv read back into the events that wrote them, each
+token's learned step (from summary.json, else recomputed from tokens.csv by the same rule), and each token's
+join step into the circuit from ring.csv's rows (joins.csv)."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ from pathlib import Path
 from typing import TypeVar
 
 from engine.config import ConfigError
-from engine.events import CircuitLogged, FourierLogged, TokensLogged
+from engine.events import JOIN_SHARE, CircuitLogged, FourierLogged, TokensLogged
 from engine.rundir.columns import LEARNED_ACC, learned_step
 from engine.rundir.csvlog import number, read_csv
 from engine.rundir.files import FOURIER, KEYFREQ, RING, TOKENS
@@ -110,3 +111,14 @@ def read_learned_steps(run_dir: str | Path, p: int) -> tuple[list[int | None], f
             series[t][0].append(step)
             series[t][1].append(acc)
     return [learned_step(*series[t]) for t in range(p)], LEARNED_ACC
+
+
+def join_steps(ring_rows: list[dict[str, str]]) -> dict[int, int | None]:
+    """Each token's join step from ring.csv rows: the first measurement from which its key-frequency share
+    stays >= JOIN_SHARE to the last one (engine/rundir/columns.py learned_step); None for a token not in the circuit
+    at the end."""
+    by_token: dict[int, list[tuple[int, float]]] = {}
+    for r in ring_rows:
+        by_token.setdefault(int(r["token"]), []).append((int(r["step"]), number(r.get("membership"))))
+    ordered = {tok: sorted(series) for tok, series in by_token.items()}
+    return {tok: learned_step([s for s, _ in ser], [v for _, v in ser], JOIN_SHARE) for tok, ser in ordered.items()}

@@ -1,6 +1,6 @@
-"""What a reader of a run or group directory accepts: the checks of summary.json's fields (engine/rundir/summary.py
-RunSummary), and every field of config.json, group.json and paper.json that a face or a report uses,
-checked for type and range on read.
+"""What a reader of a run or group directory accepts: every field of config.json, group.json and paper.json
+that a face or a report uses, checked for type and range on read (summary.json's fields are RunSummary's,
+engine/summary.py, checked with the same checks, engine/checks.py).
 
 A field that is missing is left to the reader's default (older runs lack some); one that is present
 must be what the engine writes, or the read fails with a ConfigError `FILE: FIELD: what is wrong`.
@@ -9,64 +9,36 @@ Keys no reader uses are not checked, so a newer engine's additions still read.
 
 from __future__ import annotations
 
-import math
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from engine.checks import (
+    FRACTION,
+    OBJECT,
+    OBJECTS,
+    SECONDS,
+    STEP,
+    STEPS,
+    STRINGS,
+    TEXT,
+    WHOLE,
+    WHOLES,
+    Check,
+    list_of,
+    or_null,
+    shown,
+)
 from engine.config import ConfigError
 from engine.status import PaperStatus, Status
 
-# Every status a run's summary.json can hold: "running" and "paused" while a writer holds the run
-# (engine/train/run.py), the rest once it ended (RunFinished) or a fork was prepared (engine/events.py).
-STATUSES = tuple(Status.written())
 # The statuses of a run that ended by its own rule (Status.ended).
 ENDED = tuple(s for s in Status if s.ended)
 PREPARED = Status.PREPARED  # a fork written and not yet trained (`grok fork --prepare`, engine/train/fork.py)
 
-Check = tuple[Callable[[Any], bool], str]  # a test of the value, and what it must be
-
-
-def _whole(v: Any) -> bool:
-    return isinstance(v, int) and not isinstance(v, bool)
-
-
-def _number(v: Any) -> bool:
-    return isinstance(v, int | float) and not isinstance(v, bool) and math.isfinite(v)
-
-
-def _text(v: Any) -> bool:
-    return isinstance(v, str)
-
-
-def _step(v: Any) -> bool:
-    return _whole(v) and v >= 0
-
-
-def or_null(check: Check) -> Check:
-    return (lambda v: v is None or check[0](v)), f"{check[1]} or null"
-
-
-def list_of(ok: Callable[[Any], bool], want: str) -> Check:
-    return (lambda v: isinstance(v, list) and all(ok(x) for x in v)), want
-
-
-STEP: Check = (_step, "a whole number ≥ 0")
-STEPS: Check = ((lambda v: _whole(v) and v >= 1), "a whole number ≥ 1")
-WHOLE: Check = (_whole, "a whole number")
-SECONDS: Check = ((lambda v: _number(v) and v >= 0), "a number ≥ 0")
-FRACTION: Check = ((lambda v: _number(v) and 0 <= v <= 1), "a number in [0, 1]")
-TEXT: Check = (_text, "a string")
-OBJECT: Check = ((lambda v: isinstance(v, dict)), "an object")
-WHOLES = list_of(_step, "a list of whole numbers ≥ 0")
-NUMBER: Check = (_number, "a finite number")
-# NaN allowed: draw_share's token never drawn (engine/task/samplers.py)
-NUMBERS = list_of(lambda x: isinstance(x, int | float) and not isinstance(x, bool), "a list of numbers")
-STATUS: Check = ((lambda v: v in STATUSES), "one of " + ", ".join(STATUSES))
-LEARNED_STEPS = list_of(lambda t: t is None or _step(t), "a list of whole numbers ≥ 0 or nulls")
-STRINGS = list_of(_text, "a list of strings")
-OBJECTS = list_of(lambda x: isinstance(x, dict), "a list of objects")
-NAME: Check = ((lambda v: _text(v) and v not in ("", ".", "..") and "/" not in v and "\\" not in v), "a directory name")
+NAME: Check = (
+    (lambda v: TEXT[0](v) and v not in ("", ".", "..") and "/" not in v and "\\" not in v),
+    "a directory name",
+)
 
 # config.json: checked before engine/records/run.py builds its RunConfig with engine.config.from_dict (which checks
 # the rest), so a bad value the faces show is named as this file's field.
@@ -92,12 +64,12 @@ GROUP: dict[str, Check] = {
     "created": TEXT,
     "base": OBJECT,
     "sweep": OBJECT,
-    "sweep.seeds": list_of(_whole, "a list of whole numbers"),
+    "sweep.seeds": list_of(WHOLE[0], "a list of whole numbers"),
     "swept": STRINGS,
     "members": OBJECTS,
 }
 MEMBER: dict[str, Check] = {
-    "id": ((lambda v: _text(v) and v != ""), "a non-empty string"),
+    "id": ((lambda v: TEXT[0](v) and v != ""), "a non-empty string"),
     "arm": TEXT,
     "seed": WHOLE,
     "values": OBJECT,
@@ -106,12 +78,6 @@ MEMBER: dict[str, Check] = {
     "run_dir": ((lambda v: v == "" or NAME[0](v)), "a directory name or empty"),
 }
 MEMBER_REQUIRED = ("id", "arm", "seed", "values", "overrides")
-
-
-def shown(v: Any) -> str:
-    """The offending value, short and with any control character escaped (repr does)."""
-    text = repr(v)
-    return text if len(text) <= 40 else text[:37] + "..."
 
 
 def _lookup(doc: dict[str, Any], key: str) -> tuple[bool, Any]:
@@ -174,7 +140,7 @@ PAPER: dict[str, Check] = {
     "sweeps": OBJECTS,
 }
 PAPER_SWEEP: dict[str, Check] = {
-    "preset": ((lambda v: _text(v) and v != ""), "a non-empty string"),
+    "preset": ((lambda v: TEXT[0](v) and v != ""), "a non-empty string"),
     "claim": TEXT,
     "group": ((lambda v: v == "" or NAME[0](v)), "a directory name or empty"),
     "status": ((lambda v: v in PAPER_STATUSES), "one of " + ", ".join(PAPER_STATUSES)),

@@ -21,9 +21,10 @@ from engine.events import CircuitLogged, EvalLogged, Event, FourierLogged, RunFi
 from engine.rundir.atomic import write_csv_atomic, write_json_atomic
 from engine.rundir.csvlog import cell, read_csv
 from engine.rundir.files import CONFIG, ERROR, FOURIER, JOINS, KEYFREQ, METRICS, RING, SUMMARY, TOKENS, log
-from engine.rundir.summary import RunSummary, read_summary, write_summary
+from engine.rundir.probe_logs import join_steps
+from engine.rundir.summary import read_summary, write_summary
 from engine.status import Status
-from engine.train.phases import join_steps
+from engine.summary import RunSummary
 
 # The log each event writes: a failed write is reported as that file's.
 EVENT_LOG: dict[type, str] = {EvalLogged: METRICS, TokensLogged: TOKENS, FourierLogged: FOURIER, CircuitLogged: RING}
@@ -149,7 +150,7 @@ class RunLog:
         self.write_summary()
 
     def write_summary(self) -> None:
-        """summary.json from `self.summary`, through RunSummary (engine/rundir/summary.py): the reader's checks."""
+        """summary.json from `self.summary`, through RunSummary (engine/summary.py): the reader's checks."""
         try:
             write_summary(self.dir, RunSummary.written(self.summary))
         except OSError as e:
@@ -165,7 +166,7 @@ class RunLog:
 
 
 def write_joins(run_dir: Path) -> None:
-    """joins.csv from ring.csv: each token's join step (engine/train/phases.py `join_steps`), rare or not."""
+    """joins.csv from ring.csv: each token's join step (engine/rundir/probe_logs.py `join_steps`), rare or not."""
     rows = read_csv(Path(run_dir) / RING)
     joined = join_steps(rows)
     rare = {int(r["token"]): r.get("rare", "") for r in rows}

@@ -21,11 +21,11 @@ from typing import TYPE_CHECKING, Any
 
 from engine.config import RunConfig
 from engine.events import EvalLogged, RunStarted, Status, StepsTaken
+from engine.records.results import ProbeTally, results_row
 from engine.rundir import RunLock, empty_run_dir
 from engine.sweep.card_memory import CPU_MEMBERS, free_bytes, members_per_batch
 from engine.sweep.events import MemberEnded, MemberProgressed, MemberStarted
 from engine.sweep.member import NOTIFY_EVERY_S, MemberSpec, Notify, Stopped
-from engine.sweep.results import ProbeTally, results_row
 from engine.train.run import Resume, RunSink
 
 if TYPE_CHECKING:

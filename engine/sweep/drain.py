@@ -12,9 +12,9 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any, Protocol
 
+from engine.records.results import failed_row
 from engine.sweep.events import MemberEnded, SweepEvent
 from engine.sweep.member import MemberSpec
-from engine.sweep.results import failed_row
 
 POLL_S = 0.1  # longest wait for a message before the loop looks at the tasks again
 LATE_ROW_S = 30.0  # a task that returned rows its members' MemberEnded has not delivered: wait this long

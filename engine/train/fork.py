@@ -32,7 +32,6 @@ from engine.rundir import (
     CONFIG,
     METRICS,
     RunDirError,
-    RunSummary,
     checkpoint_at,
     empty_run_dir,
     load_state,
@@ -46,6 +45,7 @@ from engine.rundir import (
 )
 from engine.rundir.destination import RUN, check_root
 from engine.rundir.lineage import copy_logs, lineage, read_interventions, recolumn, write_interventions
+from engine.summary import RunSummary
 from engine.task.dlog import SIGNS, group_axis
 from engine.train.logged import check_columns, metrics_columns
 from engine.train.run import config_changes

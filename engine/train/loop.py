@@ -29,8 +29,9 @@ from engine.probes import ProbeSet
 from engine.probes.fourier import FourierProbe, share_fourier
 from engine.probes.gradients import GradProbe, share_grads
 from engine.probes.spectra import RankProbe, share_spectra
-from engine.rundir import BASE_COLUMNS, RunSummary
+from engine.rundir import BASE_COLUMNS
 from engine.status import Status
+from engine.summary import RunSummary
 from engine.task.dataset import Dataset, load_dataset
 from engine.task.samplers import Sampler, build_sampler
 from engine.train.decay import row_rules

@@ -9,12 +9,6 @@ from dataclasses import dataclass
 from typing import Any
 
 from engine.config import TrainConfig
-from engine.events import JOIN_SHARE
-
-# from the modules, not the engine.rundir facade: rundir/writer.py imports this module (an import that runs
-# up the layers, pyproject's ignore_imports), and the facade would close that into a circle
-from engine.rundir.columns import learned_step
-from engine.rundir.csvlog import number
 
 MEMORIZED_ACC = 0.99  # train accuracy that counts as memorized
 GENERALIZED_ACC = 0.95  # validation accuracy that counts as generalized
@@ -219,14 +213,3 @@ def circuit_phases_from_rows(rows: list[dict[str, float]], n_classes: int) -> di
     """memorized, generalized, circuit and cleanup steps of a run from its metrics rows (the same rules as live)."""
     ph = phases_of_rows(TrainConfig(), rows, n_classes)  # patience 0: no stop rule
     return {k: getattr(ph, k) for k in ("memorized_step", "generalized_step", "circuit_step", "cleanup_step")}
-
-
-def join_steps(ring_rows: list[dict[str, str]]) -> dict[int, int | None]:
-    """Each token's join step from ring.csv rows: the first measurement from which its key-frequency share
-    stays >= JOIN_SHARE to the last one (engine/rundir/columns.py learned_step); None for a token not in the circuit
-    at the end."""
-    by_token: dict[int, list[tuple[int, float]]] = {}
-    for r in ring_rows:
-        by_token.setdefault(int(r["token"]), []).append((int(r["step"]), number(r.get("membership"))))
-    ordered = {tok: sorted(series) for tok, series in by_token.items()}
-    return {tok: learned_step([s for s, _ in ser], [v for _, v in ser], JOIN_SHARE) for tok, ser in ordered.items()}

@@ -19,7 +19,6 @@ from engine.rundir import (
     Keeper,
     RunLock,
     RunLog,
-    RunSummary,
     RunWriteError,
     clean_text,
     csv_header,
@@ -34,6 +33,7 @@ from engine.rundir import (
     write_json_atomic,
 )
 from engine.rundir.lineage import lineage
+from engine.summary import RunSummary
 from engine.train.footprint import check_run
 
 # Keys a resume may change: they neither add columns nor change a tensor's shape or the trajectory

@@ -58,7 +58,7 @@ def _num(x: float, digits: Any) -> str:
 
 def spread_words() -> str:
     """What a cell's brackets are, for the headers."""
-    from engine.sweep.stats import MIN_SEEDS_FOR_INTERVAL
+    from engine.records.stats import MIN_SEEDS_FOR_INTERVAL
 
     return f"mean (range) below {MIN_SEEDS_FOR_INTERVAL} runs, [95% t-interval] from {MIN_SEEDS_FOR_INTERVAL}"
 
@@ -66,7 +66,7 @@ def spread_words() -> str:
 def ci(stat: tuple[float, float, float, int], digits: Any) -> str:
     """`mean (lo–hi)` (`lo to hi` when lo is negative), the range, below 8 runs; `mean [lo, hi]`, the 95%
     t-interval, from 8; a fraction as a percentage with "%"; "-" when no run measured it."""
-    from engine.sweep.stats import MIN_SEEDS_FOR_INTERVAL, range_text
+    from engine.records.stats import MIN_SEEDS_FOR_INTERVAL, range_text
 
     m, lo, hi, n = stat
     if n == 0 or math.isnan(m):

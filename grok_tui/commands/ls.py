@@ -95,7 +95,7 @@ def group_entry(path: Path) -> dict[str, Any]:
     from engine.rundir import clean_text, is_run_dir, lock_holder
 
     g = read_group(path)
-    res = g.results()  # typed rows (engine/sweep/results.py ResultsRow)
+    res = g.results()  # typed rows (engine/records/results.py ResultsRow)
     statuses = [r.status if (r := res.get(m.id)) is not None else None for m in g.members]
     running = sum(1 for c in path.iterdir() if c.is_dir() and is_run_dir(c) and lock_holder(c) is not None)
     walls = [r.wall_s for r in res.values() if r.wall_s is not None]

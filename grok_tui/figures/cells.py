@@ -1,7 +1,7 @@
 """A sweep's members' final values per grid cell, for the claims drawn against a swept value rather than a step.
 
 Fig. 5 draws the final val accuracy and train loss against c; eqs. 8-9 and Figs. 12-13 draw the
-time to generalize per grid cell. Both use `grok report`'s statistics (engine/sweep/stats.py): a
+time to generalize per grid cell. Both use `grok report`'s statistics (engine/records/stats.py): a
 final value is the mean over the ended seeds with its spread (`seed_interval`: the range below 8 seeds,
 the 95% t-interval from 8); the time to generalize is the median over the ended seeds with +inf for a
 seed that never reached 95% (`summarize`), so a cell where most seeds failed reads `>N`, not the lucky
@@ -19,10 +19,10 @@ import numpy as np
 
 from engine.config import ConfigError
 from engine.records.group import GroupRecord
+from engine.records.results import ResultsRow, cell_number
 from engine.records.run import read_run
-from engine.sweep.results import ResultsRow, cell_number
+from engine.records.stats import seed_interval, summarize
 from engine.sweep.spec import Member
-from engine.sweep.stats import seed_interval, summarize
 from grok_tui.figures.data import Curve, member_dirs
 
 

@@ -14,7 +14,7 @@ from pathlib import Path
 from engine.claims.paper import PAPER_SWEEPS
 from engine.config import ConfigError
 from engine.records.group import GroupRecord, read_group
-from engine.rundir.dirs import is_group, is_run_dir
+from engine.rundir import is_group, is_run_dir
 from grok_tui.figures import cause, tail
 from grok_tui.figures.builders import (
     decouple,

@@ -1,7 +1,7 @@
 """What a figure draws, read from run and group directories; matplotlib-free, so tests and the TUI can use it.
 
 A run gives one curve per metric and its phase steps. A group gives, per arm × grid cell, the mean
-over seeds at each evaluation with its spread by engine/sweep/stats.py's rule (the range below 8 seeds,
+over seeds at each evaluation with its spread by engine/records/stats.py's rule (the range below 8 seeds,
 the 95% t-interval from 8): the same statistics `grok report` prints, taken at every step.
 """
 

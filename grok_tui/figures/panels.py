@@ -9,8 +9,8 @@ from pathlib import Path
 
 from engine.config import ConfigError
 from engine.records.group import read_group
+from engine.records.stats import MIN_SEEDS_FOR_INTERVAL
 from engine.rundir import clean_text, is_group, is_run_dir, short_name
-from engine.sweep.stats import MIN_SEEDS_FOR_INTERVAL
 from grok_tui.figures.data import group_curves, run_curves
 from grok_tui.figures.draw import Panel
 

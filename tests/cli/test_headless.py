@@ -75,7 +75,7 @@ def test_ls_finished_live_killed_and_group(lab: Path, tmp_path: Path) -> None:
     # so the group is dated after the runs here for the newest-first check below to have an answer.
     doc = json.loads((group / "group.json").read_text())
     (group / "group.json").write_text(json.dumps({**doc, "created": "2030-01-01T00:00:00+0000"}))
-    code = "import sys; from engine.rundir.dirs import RunLock; lock = RunLock(sys.argv[1]).acquire(); print('locked', flush=True); sys.stdin.read()"  # noqa: E501
+    code = "import sys; from engine.rundir import RunLock; lock = RunLock(sys.argv[1]).acquire(); print('locked', flush=True); sys.stdin.read()"  # noqa: E501
     holder = subprocess.Popen(
         [sys.executable, "-c", code, str(live)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, cwd=ROOT
     )

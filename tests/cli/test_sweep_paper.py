@@ -205,7 +205,7 @@ def test_a_killed_segment_is_shown_and_not_counted(tiny_paper: Path) -> None:
 
 
 def test_a_paper_in_use_is_refused(tmp_path: Path) -> None:
-    from engine.rundir.dirs import RunLock
+    from engine.rundir import RunLock
 
     (tmp_path / "paper.json").write_text(json.dumps(valid_record()))
     with RunLock(tmp_path):

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from engine.rundir.dirs import load_checkpoint
+from engine.rundir import load_checkpoint
 from tests.cli.conftest import DATA, grok
 
 SWEEP = str(DATA / "tiny_sweep.toml")

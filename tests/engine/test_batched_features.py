@@ -142,7 +142,7 @@ def test_member_checkpoint_continues_as_solo_run(optim):
 
 def test_batched_sweep_members_resume_from_their_checkpoints(tmp_path):
     """run_batch leaves a checkpoint in each member's directory; `Run.from_checkpoint` continues it alone."""
-    from engine.rundir.dirs import read_metrics
+    from engine.rundir import read_metrics
     from engine.sweep.batched import run_batch
     from engine.sweep.member import MemberSpec
     from engine.train.run import Run

@@ -10,9 +10,10 @@ import pytest
 
 from engine.config import ConfigError, DataConfig, RunConfig, apply_overrides
 from engine.probes.progress import KEY_FACTOR, chance_share
+from engine.rundir.probe_logs import join_steps
 from engine.task.data import labels, operand_pairs
 from engine.task.dlog import dlog_order, group_axis
-from engine.train.phases import CircuitPhases, circuit_phases_from_rows, join_steps
+from engine.train.phases import CircuitPhases, circuit_phases_from_rows
 from tests.engine.progress_host import (
     answer_positions,
     cross_entropy,
@@ -254,7 +255,7 @@ def progress_run(out: Path) -> Path:
 
 def test_probe_on_a_tiny_run(tmp_path) -> None:
     """A real run writes the columns, keyfreq.csv, ring.csv and joins.csv, with token 0 off the mul axis."""
-    from engine.rundir.dirs import read_config, read_csv, read_summary
+    from engine.rundir import read_config, read_csv, read_summary
 
     d = progress_run(tmp_path)
     rows = read_csv(d / "metrics.csv")

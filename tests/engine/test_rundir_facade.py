@@ -51,7 +51,7 @@ def test_the_facade_loads_a_name_s_module_only_when_it_is_used() -> None:
         "assert 'engine.rundir.dirs' not in sys.modules\n"
         "from engine.rundir import is_run_dir\n"
         "assert 'engine.rundir.files' in sys.modules and 'engine.rundir.dirs' not in sys.modules\n"
-        "import engine.events\n"  # events imports rundir.summary; the checkpoints import events back
+        "import engine.events\n"  # the events first, then a part that imports them (the checkpoints)
         "from engine.rundir import Keeper\n"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)

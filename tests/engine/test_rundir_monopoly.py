@@ -219,7 +219,7 @@ def test_the_faces_read_runs_and_groups_only_through_the_records() -> None:
 
 def test_the_boundary_sees_a_reader_import() -> None:
     src = """
-from engine.rundir.dirs import is_run_dir, read_metrics
+from engine.rundir.dirs import short_name, read_results
 from engine.rundir.csvlog import read_csv
 import engine.rundir.summary
 from engine.records.run import read_run
@@ -227,7 +227,7 @@ from engine.rundir.safetext import clean_text
 from engine.rundir import lock_holder, read_config, check_file
 """
     assert [w for _, w in _reader_imports(ast.parse(src))] == [
-        "engine.rundir.dirs.read_metrics",
+        "engine.rundir.dirs.read_results",
         "engine.rundir.csvlog.read_csv",
         "engine.rundir.summary",
         "engine.rundir.read_config",

@@ -1,4 +1,5 @@
-"""engine/rundir/summary.py: summary.json as one frozen RunSummary, written and read by the same code."""
+"""engine/summary.py and engine/rundir/summary.py: summary.json as one frozen RunSummary, written and read by the same
+code."""
 
 from __future__ import annotations
 
@@ -11,7 +12,8 @@ import pytest
 
 from engine.config import ConfigError
 from engine.records.run import read_run
-from engine.rundir.summary import RESULTS_FIELDS, RunSummary, read_summary, write_summary
+from engine.rundir.summary import RESULTS_FIELDS, read_summary, write_summary
+from engine.summary import RunSummary
 from engine.train.phases import Phases
 from engine.train.run import Run
 from tests.conftest import tiny_config
@@ -85,7 +87,8 @@ def test_results_rows_carry_the_fields_marked_for_them_in_results_csv_order() ->
 def test_every_status_a_face_shows_is_a_status() -> None:
     """The statuses are one StrEnum (engine/events.py): what summary.json may hold, and what the faces add."""
     from engine.events import Status
-    from engine.rundir.schema import ENDED, STATUSES
+    from engine.rundir.schema import ENDED
+    from engine.summary import STATUSES
     from grok_tui.widgets.status_bar import STATUS_STYLE
 
     assert set(STATUS_STYLE) == set(Status)

@@ -190,8 +190,8 @@ def test_f9_export_removes_a_half_written_file(tmp_path: Path, run_dir: Path, mo
 
 
 def test_report_does_not_count_a_nan_generalized_step() -> None:
-    from engine.sweep.results import ResultsRow
-    from engine.sweep.stats import summarize
+    from engine.records.results import ResultsRow
+    from engine.records.stats import summarize
 
     rows = [
         {"status": "finished", "generalized_step": "nan", "max_steps": 100},

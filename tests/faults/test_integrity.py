@@ -20,7 +20,7 @@ import torch
 from engine.config import ConfigError
 from engine.events import RunFinished
 from engine.records.run import read_run
-from engine.rundir.dirs import RunInUse, RunLock, lock_holder, read_csv
+from engine.rundir import RunInUse, RunLock, lock_holder, read_csv
 from engine.train.run import Run
 from tests.conftest import grok, logged_rows, tiny_config
 from tests.faults.conftest import TINY_TOML, finished_run, interrupted_run, one_error, summary
@@ -114,7 +114,7 @@ def test_d1_lock_released_by_the_kernel_on_sigkill(tmp_path: Path) -> None:
         [
             sys.executable,
             "-c",
-            f"import sys; from engine.rundir.dirs import RunLock; lock = RunLock({str(d)!r}).acquire(); "
+            f"import sys; from engine.rundir import RunLock; lock = RunLock({str(d)!r}).acquire(); "
             "print('held', flush=True); sys.stdin.read()",
         ],
         stdin=subprocess.PIPE,
@@ -199,18 +199,18 @@ class _FullAfter:
 
 
 def test_d5_disk_full_writing_a_row(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from engine.rundir import dirs as rundir
+    from engine.rundir import RunLog
 
-    real_open = rundir.RunLog._open
+    real_open = RunLog._open
 
-    def opened(self: rundir.RunLog, name: str, header: list[str]) -> tuple[Any, Any]:
+    def opened(self: RunLog, name: str, header: list[str]) -> tuple[Any, Any]:
         fh, w = real_open(self, name, header)
         if name == "metrics.csv":
             fh = _FullAfter(fh, 600)  # the header and a few rows fit, then the disk is full mid-row
             w = csv.writer(fh)
         return fh, w
 
-    monkeypatch.setattr(rundir.RunLog, "_open", opened)
+    monkeypatch.setattr(RunLog, "_open", opened)
     run = Run(tiny_config(train__max_steps=400), tmp_path / "runs")
     events = list(run.events())
     d = run.dir
@@ -232,18 +232,18 @@ def test_d5_disk_full_from_the_kernel_writing_a_row(tmp_path: Path, monkeypatch:
     """After the row at step 40, metrics.csv's descriptor is pointed at /dev/full: the next flush gets a
     real ENOSPC, and closing the file (its buffer still holds the row) fails again without a traceback."""
     from engine.events import EvalLogged, Event
-    from engine.rundir import dirs as rundir
+    from engine.rundir import RunLog
 
-    real = rundir.RunLog._handle
+    real = RunLog._handle
 
-    def handle(self: rundir.RunLog, ev: Event) -> None:
+    def handle(self: RunLog, ev: Event) -> None:
         real(self, ev)
         if isinstance(ev, EvalLogged) and ev.step == 40:
             full = os.open("/dev/full", os.O_WRONLY)
             os.dup2(full, self._files["metrics.csv"][0].fileno())
             os.close(full)
 
-    monkeypatch.setattr(rundir.RunLog, "_handle", handle)
+    monkeypatch.setattr(RunLog, "_handle", handle)
     run = Run(tiny_config(train__max_steps=400), tmp_path / "runs")
     for _ in run.events():
         pass

@@ -16,9 +16,9 @@ import pytest
 
 from engine.config import ConfigError
 from engine.records.run import read_run
-from engine.rundir.dirs import GROUP_FILE
+from engine.rundir import GROUP_FILE
 from engine.rundir.schema import CONFIG, GROUP, MEMBER
-from engine.rundir.summary import RunSummary
+from engine.summary import RunSummary
 from engine.sweep.spec import Group, expand, parse_sweep
 from grok_tui.commands.ls import entries
 from grok_tui.rundata import load_run

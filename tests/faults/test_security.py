@@ -67,7 +67,7 @@ def test_s1_every_load_path_is_safe(tmp_path: Path) -> None:
         Run.from_checkpoint(d, max_steps=80)
     assert not marker.exists()
     # ... and the lock taken for the resume was given back.
-    from engine.rundir.dirs import lock_holder
+    from engine.rundir import lock_holder
 
     assert lock_holder(d) is None
 

@@ -25,8 +25,8 @@ from engine.events import (
     StepsTaken,
     TokensLogged,
 )
-from engine.rundir.dirs import RunLog, new_run_dir
-from engine.rundir.summary import RunSummary
+from engine.rundir import RunLog, new_run_dir
+from engine.summary import RunSummary
 from engine.task.metrics import split_tokens
 from engine.train.phases import PhaseTracker
 

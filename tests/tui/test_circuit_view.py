@@ -11,7 +11,7 @@ from textual.widgets import TabbedContent
 from engine.config import RunConfig
 from engine.events import JOIN_SHARE, CircuitLogged, EvalLogged, Event, RunStarted, StepsTaken, TokensLogged
 from engine.rundir.columns import PROGRESS_COLUMNS
-from engine.rundir.summary import RunSummary
+from engine.summary import RunSummary
 from grok_tui.app import create_app
 from grok_tui.charts.blocks import RARE_GLYPH
 from grok_tui.charts.circuit import COMMON_GLYPH, render_ring
@@ -109,7 +109,7 @@ def test_run_dir_round_trip_and_join_steps(tmp_path: Path) -> None:
     """The run log writes keyfreq.csv, ring.csv, joins.csv; load_run reads the ring back (grok-tui --open)."""
     from engine.config.presets import load_preset
     from engine.config.resolve import resolve
-    from engine.rundir.dirs import read_csv
+    from engine.rundir import read_csv
 
     cfg = resolve(load_preset("progress_mul"))
     run = CircuitRun(cfg, tmp_path)

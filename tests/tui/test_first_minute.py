@@ -15,7 +15,7 @@ from textual.widgets import TabbedContent
 from engine.config import RunConfig
 from engine.events import EvalLogged, Event, RunFinished, RunStarted, StepsTaken
 from engine.rundir.columns import PROGRESS_COLUMNS
-from engine.rundir.summary import RunSummary
+from engine.summary import RunSummary
 from grok_tui.app import create_app
 from grok_tui.charts.canvas import Plot, _marker_row
 from grok_tui.screens.help import HelpScreen

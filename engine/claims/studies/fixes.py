@@ -24,7 +24,7 @@ from engine.claims.readings import (
 )
 from engine.claims.verdicts import HOLDS, UNREAD, Part
 from engine.config import ConfigError
-from engine.rundir.dirs import read_metrics
+from engine.rundir import read_metrics
 from engine.rundir.keep import read_provenance
 from engine.sweep.report.tables import member_finals
 from engine.sweep.spec import Group

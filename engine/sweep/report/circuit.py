@@ -7,7 +7,7 @@ with val acc >= 0.10 to G (read at the logged steps around them), against the wi
 it (their "cleanup"); and whether the rare tokens (`probe.rare_k`) join the embedding ring last (§4.2's
 prediction, from ring.csv, keyfreq.csv and joins.csv of the progress probe). Runs are grouped by task and
 split (random, or token-starved as in Fig. 4); each quantity is a mean over seeds with the sweep statistics'
-spread (engine/sweep/stats.py `seed_interval`: the range below 8 runs, a 95% t-interval from 8)."""
+spread (engine/records/stats.py `seed_interval`: the range below 8 runs, a 95% t-interval from 8)."""
 
 from __future__ import annotations
 
@@ -21,9 +21,9 @@ import numpy as np
 from engine.config import ConfigError
 from engine.events import Status
 from engine.records.run import read_run
+from engine.records.stats import seed_interval
 from engine.rundir import JOINS, KEYFREQ, RING, clean_text, is_group, is_run_dir, number, read_csv
 from engine.sweep.spec import member_fields
-from engine.sweep.stats import seed_interval
 from engine.train.phases import circuit_phases_from_rows
 
 JUMP_START_ACC = 0.10  # the jump runs from the first evaluation with val acc >= this to G (val acc >= 0.95)

@@ -11,7 +11,7 @@ from typing import Any
 from engine.claims.readings import Row
 from engine.claims.studies.adaptive import adaptive, no_later
 from engine.claims.studies.fixes import TWIN, fixes
-from engine.sweep.results import ResultsRow
+from engine.records.results import ResultsRow
 from engine.sweep.spec import Group, Member
 from tests.engine.sweep.fakegroup import fake_group
 

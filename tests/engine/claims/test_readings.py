@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from engine.claims.readings import Row, geo_ratio, sooner, spread
 from engine.claims.verdicts import HOLDS, UNREAD
-from engine.sweep.results import ResultsRow
+from engine.records.results import ResultsRow
 from engine.sweep.spec import Member
 
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from engine.rundir.dirs import read_config, read_metrics, read_summary
+from engine.rundir import read_config, read_metrics, read_summary
 from engine.sweep.batched import plan, run_batch
 from engine.sweep.member import MemberSpec
 from engine.train.fork import fork_run

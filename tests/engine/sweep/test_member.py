@@ -113,8 +113,7 @@ def test_a_member_directory_another_process_writes_is_left_alone(tmp_path: Path)
     d.mkdir()
     (d / "metrics.csv").write_text("step,val_acc\n0,0.1\n")
     hold = (
-        "import sys\nfrom engine.rundir.dirs import RunLock\n"
-        "lock = RunLock(sys.argv[1]).acquire()\nprint(1, flush=True)\n"
+        "import sys\nfrom engine.rundir import RunLock\nlock = RunLock(sys.argv[1]).acquire()\nprint(1, flush=True)\n"
     )
     holder = subprocess.Popen(
         [sys.executable, "-c", hold + "sys.stdin.read()\n", str(d)], stdin=subprocess.PIPE, stdout=subprocess.PIPE

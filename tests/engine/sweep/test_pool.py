@@ -116,6 +116,6 @@ def test_resume_waits_for_a_member_directory_still_held_by_an_orphaned_worker(tm
 
 # A process that holds a run directory's lock until its stdin closes.
 HOLD = (
-    "import sys\nfrom engine.rundir.dirs import RunLock\n"
+    "import sys\nfrom engine.rundir import RunLock\n"
     "lock = RunLock(sys.argv[1]).acquire()\nprint('held', flush=True)\nsys.stdin.read()\n"
 )

@@ -7,10 +7,10 @@ import math
 from pathlib import Path
 from typing import Any
 
+from engine.records.results import ResultsRow
+from engine.records.stats import quantile, summarize
 from engine.sweep.report.tables import build_tables, render, write_csv
-from engine.sweep.results import ResultsRow
 from engine.sweep.spec import Group, expand, parse_sweep
-from engine.sweep.stats import quantile, summarize
 from tests.conftest import tiny_config
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 
-from engine.rundir import RunSummary
+from engine.summary import RunSummary
 from engine.sweep.report.targets import learned_cell, member_target_learned
 
 
