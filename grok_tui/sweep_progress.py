@@ -8,8 +8,8 @@ import time
 from typing import IO, Any
 
 from engine.events import Status
+from engine.records.group_dir import Group
 from engine.sweep.events import MemberEnded, MemberProgressed, MemberStarted, SweepEvent
-from engine.sweep.spec import Group
 from engine.train.phases import GENERALIZED
 from grok_tui.commands.width import wrap
 from grok_tui.eta import format_eta

@@ -8,8 +8,8 @@ row of E, and what its direction carries. Each part is checked pair by pair from
 from __future__ import annotations
 
 from engine.claims.verdicts import Outcome
+from engine.records.group_dir import Group
 from engine.records.stats import range_text
-from engine.sweep.spec import Group
 
 
 def _tasks(group: Group) -> str:

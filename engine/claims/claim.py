@@ -6,7 +6,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from engine.claims.readings import Reading
-from engine.sweep.spec import Group
+from engine.records.group_dir import Group
 
 
 @dataclass(frozen=True)

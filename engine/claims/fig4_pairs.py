@@ -17,8 +17,8 @@ from engine.claims.readings import (
     sooner,
 )
 from engine.claims.verdicts import FAILS, Outcome, Part
+from engine.records.group_dir import Group
 from engine.rundir import read_metrics
-from engine.sweep.spec import Group
 
 TAIL = 3  # evaluations a final value averages: train.patience, so a member the stop rule ended averages its streak
 

@@ -18,9 +18,9 @@ from engine.claims.readings import (
     paired_alone,
 )
 from engine.claims.verdicts import UNREAD, Part
+from engine.records.group_dir import Group
 from engine.records.stats import range_text
 from engine.rundir import read_metrics
-from engine.sweep.spec import Group
 
 
 def _pairs(group: Group, a: Sequence[Row], b: Sequence[Row], keys: Sequence[str]) -> tuple[list[Row], list[Row], int]:

@@ -16,10 +16,10 @@ from typing import Any
 
 from engine.claims.verdicts import CONTROL, HOLDS, Outcome, Part
 from engine.config import RunConfig
+from engine.records.group_dir import Group, Member
 from engine.records.results import ResultsRow, cell_number
 from engine.records.stats import RANGE, Spread, range_text, seed_interval
 from engine.rundir import is_group, read_metrics
-from engine.sweep.spec import Group, Member
 
 
 @dataclass(frozen=True)

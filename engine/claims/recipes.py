@@ -20,7 +20,7 @@ from typing import Any
 from engine.claims.cause_pairs import TOL, _costs_nothing, _pooled
 from engine.claims.readings import direction, part, same_but, spread
 from engine.claims.verdicts import GUARD, UNREAD, Outcome, Part
-from engine.sweep.spec import Group
+from engine.records.group_dir import Group
 
 CELLS = {  # cure_decouple's cells, in a part's words
     "r0.01": "at r = 0.01",

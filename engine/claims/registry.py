@@ -12,7 +12,7 @@ import engine.claims.studies as studies_package
 from engine.claims.claim import Claim
 from engine.claims.readings import Reading
 from engine.config import ConfigError
-from engine.sweep.spec import Group
+from engine.records.group_dir import Group
 
 
 @functools.lru_cache(maxsize=1)

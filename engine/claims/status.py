@@ -17,8 +17,9 @@ from engine.claims.readings import Reading
 from engine.claims.registry import get
 from engine.claims.verdicts import PENDING, allowed, ceiling
 from engine.config.presets import load_preset
+from engine.records.group_dir import Group
 from engine.rundir import is_group
-from engine.sweep.spec import Group, parse_sweep
+from engine.sweep.spec import parse_sweep
 
 
 def data_dir(root: Path, claim: Claim) -> Path:

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from engine.config import ConfigError, RunConfig, apply_overrides, from_dict
-from engine.records.results import ENDED, SUMMARY_FIELDS, ResultsRow
+from engine.records.results import ENDED, RESULTS_FIELDS, ResultsRow
 from engine.rundir import (
     GROUP_FILE,
     read_group_doc,
@@ -198,7 +198,7 @@ class Group:
     @property
     def columns(self) -> list[str]:
         """results.csv's fixed columns; probe columns (first_<col>, final_<col>) follow them."""
-        return ["member", "arm", *self.spec.swept, "seed", *SUMMARY_FIELDS, "error", "run_dir"]
+        return ["member", "arm", *self.spec.swept, "seed", *RESULTS_FIELDS, "error", "run_dir"]
 
     def config(self, m: Member) -> RunConfig:
         """The member's config: the group's base with the member's overrides, checked again."""

@@ -15,11 +15,10 @@ from typing import Any
 
 from engine.config import ConfigError
 from engine.events import Status
-from engine.rundir import BASE_COLUMNS, RESULTS_FIELDS, number
+from engine.rundir import BASE_COLUMNS, number
 from engine.rundir import ENDED as ENDED
+from engine.rundir import RESULTS_FIELDS as RESULTS_FIELDS  # the summary's fields a results row carries, in order
 from engine.summary import RunSummary
-
-SUMMARY_FIELDS = RESULTS_FIELDS  # the run summary's fields a results row carries (engine/rundir/summary.py), in order
 
 
 class ProbeTally:
@@ -61,7 +60,7 @@ def results_row(
     summary goes through RunSummary whether it comes from a worker or from summary.json, so both rows agree."""
     s = summary if isinstance(summary, RunSummary) else RunSummary.written(summary)
     row: dict[str, Any] = {"member": member}
-    row.update({k: getattr(s, k) for k in SUMMARY_FIELDS})
+    row.update({k: getattr(s, k) for k in RESULTS_FIELDS})
     row["max_steps"] = max_steps
     if s.error:
         row["error"] = s.error

@@ -3,7 +3,7 @@ as the engine computed them.
 
 `grok show`, `ls`, `plot` and `tokens`, the figures and the TUI's --open and compare take these facts
 from a `RunRecord` instead of reading config keys or recomputing them. Files are read through
-engine/rundir/dirs.py.
+engine.rundir, the run directory's package (a module per concept: dirs.py, summary.py, csvlog.py, ...).
 For a live or killed run the summary lags its rows: the phases then come from the rows by the rules the
 run applies live (engine/train/phases.py), and the token sets from the summary its start wrote, else from the split.
 """

@@ -104,7 +104,7 @@ def _checked_doc(
         raise ConfigError(f"{path}: cannot read: {e.strerror or e}") from None
 
 
-# --- groups and members (engine/sweep/spec.py, engine/sweep/member.py) -------------------------
+# --- groups and members (engine/records/group_dir.py, engine/sweep/member.py) -------------------
 
 
 def read_group_doc(group_dir: str | Path) -> dict[str, Any]:

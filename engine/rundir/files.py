@@ -21,7 +21,7 @@ FOURIER = "fourier.csv"
 # The progress probe's files (engine/probes/progress.py): key-frequency shares over time, the ring's
 # per-token rows over time, and each token's join step written when the run ends.
 KEYFREQ, RING, JOINS = "keyfreq.csv", "ring.csv", "joins.csv"
-GROUP_FILE = "group.json"  # a sweep group directory (engine/sweep/spec.py)
+GROUP_FILE = "group.json"  # a sweep group directory (engine/records/group_dir.py)
 RESULTS = "results.csv"  # a sweep group's one row per member (engine/records/results.py)
 PAPER_FILE = "paper.json"  # the record of `grok sweep --preset paper`: its sweeps, groups and segments
 KEPT = "kept.json"  # a kept group's provenance (engine/rundir/keep.py)

@@ -4,9 +4,9 @@
 and packs every member's thinned config.json, summary.json and metrics.csv into PACK: a fork study's hundreds
 of small files take a tenth of their size there. The pack is written byte for byte the same for the same
 members (sorted names, no dates or owners), so keeping a group again changes it only where a number did. A
-reader never sees the pack: `Group.open` (engine/sweep/spec.py) finds the member directories unpacked into a
-temporary directory that lives as long as the process. An archive is data, never code: only plain files and
-directories with relative names inside it are unpacked, anything else refused with one line.
+reader never sees the pack: `Group.open` (engine/records/group_dir.py) finds the member directories unpacked
+into a temporary directory that lives as long as the process. An archive is data, never code: only plain files
+and directories with relative names inside it are unpacked, anything else refused with one line.
 """
 
 from __future__ import annotations

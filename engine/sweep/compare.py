@@ -10,8 +10,8 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from engine.records.group_dir import Group
 from engine.records.stats import cells, summarize
-from engine.sweep.spec import Group
 from engine.train.phases import GENERALIZED
 
 

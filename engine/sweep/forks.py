@@ -12,8 +12,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from engine.config import ConfigError
+from engine.records.group_dir import Group, Member, fork_settings
 from engine.rundir import checkpoint_at, list_kept
-from engine.sweep.spec import Group, Member, fork_settings
 from engine.train.fork import fork_run
 
 PHASE_MARK = {"memorized": "M", "generalized": "G"}

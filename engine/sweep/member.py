@@ -18,10 +18,10 @@ from typing import Any
 
 from engine.config import RunConfig
 from engine.events import EvalLogged, RunStarted, Status, StepsTaken
+from engine.records.group_dir import Group, Member
 from engine.records.results import ENDED, ProbeTally, failed_row, results_row
 from engine.rundir import CHECKPOINT, empty_run_dir, read_metrics, read_summary
 from engine.sweep.events import MemberEnded, MemberProgressed, MemberStarted, SweepEvent
-from engine.sweep.spec import Group, Member
 from engine.train.run import Run
 
 NOTIFY_EVERY_S = 0.5  # a member reports its step and polls the stop flag at most this often

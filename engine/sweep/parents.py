@@ -16,9 +16,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from engine.config import ConfigError, RunConfig, apply_overrides
+from engine.records.group_dir import Group, Member
 from engine.records.results import ENDED
 from engine.rundir import link_run, read_config, read_summary
-from engine.sweep.spec import Group, Member
 
 # Keys a parent may differ in from the member it stands for: they change no number a run logs.
 IGNORED = frozenset(

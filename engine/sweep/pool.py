@@ -19,12 +19,12 @@ from typing import Any
 
 from engine.config import ConfigError
 from engine.events import Status
+from engine.records.group_dir import Group, Member
 from engine.rundir import RunLock, lock_holder
 from engine.sweep.batched import plan
 from engine.sweep.drain import Backend, Outcome, drain, receive_all
 from engine.sweep.events import MemberEnded, SweepEvent
 from engine.sweep.member import MemberSpec, prepare
-from engine.sweep.spec import Group, Member
 from engine.sweep.task import run_members
 
 PARENT_POLL_S = 0.5  # a pool worker checks this often that the sweep process still exists

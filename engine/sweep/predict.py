@@ -36,7 +36,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from engine.config import RunConfig
-from engine.sweep.spec import Member
+from engine.records.group_dir import Member
 
 GIB = 2**30
 H200_FREE_GIB = 139.3  # what the H200 of the measured runs reported free (bench/gpu_check.sh --paper)

@@ -14,11 +14,9 @@ import itertools
 from typing import Any
 
 from engine.config import ConfigError, RunConfig, apply_overrides
-from engine.records.group_dir import Group, Member, SweepSpec, fork_settings, member_fields
+from engine.records.group_dir import Member, SweepSpec, fork_settings
 
-# The group directory and its spec are engine/records/group_dir.py's (below sweep, for the group records);
-# the sweep's code and its callers name them here.
-__all__ = ["Group", "Member", "SweepSpec", "check_sets", "expand", "fork_settings", "member_fields", "parse_sweep"]
+__all__ = ["check_sets", "expand", "parse_sweep"]
 
 SWEEP_KEYS = ("seeds", "compare", "tune", "grid", "arms", "fork_at", "forks")
 FORK_PHASES = ("memorized", "generalized")  # fork_at: a phase the run logs (its kept checkpoint), or a step

@@ -158,8 +158,8 @@ def _keep(group_dir: str, dest: str | None, machine: str | None = None, ref: str
 
     if dest is None:
         raise ConfigError("--machine and --commit go with --keep DIR")
+    from engine.records.group_dir import Group
     from engine.rundir import keep_group
-    from engine.sweep.spec import Group
 
     try:  # the code the sweep ran: the last commit of this checkout made before the sweep started
         created = str(Group.open(group_dir).doc.get("created", ""))

@@ -19,10 +19,10 @@ if TYPE_CHECKING:
 
 def format_summary(summary: dict[str, Any]) -> str:
     """The summary lines `grok run`, `grok show` and `grok-tui` print: a results row's fields, and the speed."""
-    from engine.records.results import SUMMARY_FIELDS
+    from engine.records.results import RESULTS_FIELDS
 
     parts = []
-    for k in [k for k in (*SUMMARY_FIELDS, "steps_per_s") if k in summary]:  # a run's summary has no max_steps
+    for k in [k for k in (*RESULTS_FIELDS, "steps_per_s") if k in summary]:  # a run's summary has no max_steps
         v = summary.get(k)
         if isinstance(v, float):
             v = f"{v:.4g}"

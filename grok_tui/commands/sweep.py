@@ -52,7 +52,7 @@ def sweep(
     with their budget); `--resume PAPER_DIR` goes on where it stopped."""
     from engine.claims.paper import PAPER
     from engine.config import ConfigError
-    from engine.sweep.spec import Group
+    from engine.records.group_dir import Group
     from grok_tui.commands.sweep_paper import resume_paper, run_paper
 
     if backend not in ("local", "ray"):
@@ -112,10 +112,10 @@ def card_plan(names: tuple[str, ...] | None, device: str, free_gib: float, worke
     predicts (engine/sweep/predict.py); `parents`: a --parents group, whose runs are adopted, not trained."""
     from engine.claims.paper import PAPER_SWEEPS
     from engine.config import ConfigError
+    from engine.records.group_dir import Group
     from engine.sweep.card_memory import free_bytes
     from engine.sweep.pool import default_workers
     from engine.sweep.predict import GIB, predict, render
-    from engine.sweep.spec import Group
 
     if free_gib < 0:
         raise ConfigError(f"--free-gib must be > 0 (got {free_gib})")

@@ -14,7 +14,7 @@ from grok_tui.commands.width import fold_text, path_line, wrap
 
 if TYPE_CHECKING:
     from engine.config import RunConfig
-    from engine.sweep.spec import Group, Member, SweepSpec
+    from engine.records.group_dir import Group, Member, SweepSpec
     from grok_tui.options import RunOptions
 
 
@@ -49,8 +49,8 @@ def new_group(opts: RunOptions, seeds: int | None, parents: str | None = None) -
     """Expand the preset's [sweep] table and create the group directory under `opts.out_root`; every member is
     checked first, and with `parents` matched to its ended run in that group, which it links
     (engine/sweep/parents.py)."""
+    from engine.records.group_dir import Group
     from engine.sweep.parents import link_parents, match_parents
-    from engine.sweep.spec import Group
 
     name, base, spec, members = plan_group(opts, seeds)
     links = match_parents(base, members, Group.open(parents)) if parents else {}

@@ -58,10 +58,10 @@ def resume_paper(path: str, workers: int, backend: str, address: str | None, qui
 
 def run_sweeps(paper: Paper, workers: int, backend: str, address: str | None, quiet: bool) -> int:
     """Each sweep not ended yet, in the record's order, as one segment each; stops at an interrupt."""
+    from engine.records.group_dir import Group
     from engine.records.paper import render, segment_text, source_commit
     from engine.rundir import RunLock
     from engine.sweep.pool import default_workers
-    from engine.sweep.spec import Group
     from grok_tui.commands.sweep_group import execute, new_group
     from grok_tui.options import RunOptions
 

@@ -19,10 +19,10 @@ import numpy as np
 
 from engine.config import ConfigError
 from engine.records.group import GroupRecord
+from engine.records.group_dir import Member
 from engine.records.results import ResultsRow, cell_number
 from engine.records.run import read_run
 from engine.records.stats import seed_interval, summarize
-from engine.sweep.spec import Member
 from grok_tui.figures.data import Curve, member_dirs
 
 

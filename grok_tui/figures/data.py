@@ -14,9 +14,9 @@ from typing import Any
 
 from engine.records.group import GroupRecord
 from engine.records.group import cell_label as cell_label
+from engine.records.group_dir import Member
 from engine.records.run import read_run
 from engine.rundir import clean_text, short_name
-from engine.sweep.spec import Member
 
 # Summary fields marked on a run's curves: memorization, circuit formation, cleanup (the
 # progress measures' phases, when the run has them) and generalization.

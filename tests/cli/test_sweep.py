@@ -69,8 +69,9 @@ def test_sweep_then_report(tmp_path: Path) -> None:
 def test_resume_says_apart_the_members_it_trains_and_those_it_adopts(tmp_path: Path) -> None:
     """A member whose run ended while no row was recorded (its sweep process was killed) is adopted,
     not trained: --resume counts it apart from the members it trains."""
+    from engine.records.group_dir import Group
     from engine.sweep.member import member_spec, run_member
-    from engine.sweep.spec import Group, expand, parse_sweep
+    from engine.sweep.spec import expand, parse_sweep
     from tests.conftest import tiny_config
 
     base, spec = tiny_config(), parse_sweep({"seeds": 3})

@@ -5,8 +5,9 @@ from __future__ import annotations
 import io
 from pathlib import Path
 
+from engine.records.group_dir import Group
 from engine.sweep.events import MemberEnded, MemberProgressed, MemberStarted, SweepEvent
-from engine.sweep.spec import Group, expand, parse_sweep
+from engine.sweep.spec import expand, parse_sweep
 from grok_tui.sweep_progress import PlainSweepProgress, RichSweepProgress
 from tests.conftest import tiny_config
 

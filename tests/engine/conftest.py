@@ -7,7 +7,7 @@ from collections.abc import Iterator
 import pytest
 import torch
 
-from engine.sweep.spec import Group
+from engine.records.group_dir import Group
 
 # One intra-op thread and two: a CPU reduction split over two threads sums in another order, so the
 # promises of tests/engine/test_determinism.py and test_resume.py must hold at each count on its own.

@@ -12,9 +12,10 @@ import pytest
 
 from engine.config import ConfigError, apply_overrides
 from engine.config.presets import load_preset
+from engine.records.group_dir import Group
 from engine.sweep.events import MemberEnded
 from engine.sweep.pool import Sweep
-from engine.sweep.spec import Group, expand, parse_sweep
+from engine.sweep.spec import expand, parse_sweep
 
 TINY = {
     "data.p": 11,

@@ -11,8 +11,9 @@ import numpy as np
 import pytest
 
 from engine.records.group import read_group
+from engine.records.group_dir import Group, SweepSpec
 from engine.records.stats import seed_interval
-from engine.sweep.spec import Group, SweepSpec, expand
+from engine.sweep.spec import expand
 from grok_tui.commands.plot import group_chart
 from grok_tui.figures.data import group_curves
 from grok_tui.groupdata import load_group

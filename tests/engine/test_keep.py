@@ -10,12 +10,12 @@ from pathlib import Path
 import pytest
 
 from engine.config import ConfigError
+from engine.records.group_dir import Group
 from engine.rundir.csvlog import read_csv
 from engine.rundir.files import KEPT
 from engine.rundir.keep import TAIL_ROWS, Provenance, clean_argv, keep_group, read_provenance
 from engine.rundir.pack import PACK
 from engine.sweep.report.tables import render
-from engine.sweep.spec import Group
 from tests.conftest import grok
 from tests.engine.sweep.fakegroup import fake_group
 

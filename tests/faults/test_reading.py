@@ -15,11 +15,12 @@ from typing import Any
 import pytest
 
 from engine.config import ConfigError
+from engine.records.group_dir import Group
 from engine.records.run import read_run
 from engine.rundir import GROUP_FILE
 from engine.rundir.schema import CONFIG, GROUP, MEMBER
 from engine.summary import RunSummary
-from engine.sweep.spec import Group, expand, parse_sweep
+from engine.sweep.spec import expand, parse_sweep
 from grok_tui.commands.ls import entries
 from grok_tui.rundata import load_run
 from tests.conftest import grok, tiny_config

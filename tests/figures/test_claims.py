@@ -14,7 +14,7 @@ from matplotlib.axes import Axes
 
 from engine.claims.paper import PAPER_SWEEPS
 from engine.records.group import GroupRecord, read_group
-from engine.sweep.spec import Member
+from engine.records.group_dir import Member
 from grok_tui.figures import style
 from grok_tui.figures.cells import generalization_grid
 from grok_tui.figures.claims import CLAIMS, claim_panels, missing_claims, paper_groups

@@ -12,8 +12,8 @@ from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
 from engine.config import ConfigError
+from engine.records.group_dir import Member
 from engine.records.stats import seed_interval
-from engine.sweep.spec import Member
 from grok_tui.figures import style
 from grok_tui.figures.claims import CLAIMS, claim_panels, paper_groups
 from grok_tui.figures.data import group_curves

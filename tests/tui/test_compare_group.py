@@ -10,8 +10,9 @@ import pytest
 from textual.widgets import OptionList
 
 from engine.config import ConfigError
+from engine.records.group_dir import Group, SweepSpec
 from engine.sweep.member import member_spec, run_member
-from engine.sweep.spec import Group, SweepSpec, expand
+from engine.sweep.spec import expand
 from grok_tui.app import create_app
 from grok_tui.groupdata import load_group
 from grok_tui.screens.compare import CompareScreen

@@ -19,7 +19,7 @@ from engine.claims.readings import (
     sooner,
 )
 from engine.claims.verdicts import HOLDS, Outcome, Part
-from engine.sweep.spec import Group
+from engine.records.group_dir import Group
 
 
 def no_later(a: Sequence[Row], b: Sequence[Row]) -> Outcome:

@@ -21,7 +21,7 @@ from engine.claims.readings import (
     spread,
 )
 from engine.claims.verdicts import Outcome, Part
-from engine.sweep.spec import Group
+from engine.records.group_dir import Group
 
 BASELINE = "fig12_lr_batch"  # the random split's group, kept beside the starved one
 SPLIT_FIELDS = ("data.split", "data.skew", "data.skew_on", "data.skew_order")  # the fields that make the split

@@ -15,7 +15,7 @@ from engine.claims.readings import (
     spread,
 )
 from engine.claims.verdicts import Outcome
-from engine.sweep.spec import Group
+from engine.records.group_dir import Group
 
 
 def appb(group: Group) -> Reading:

@@ -16,8 +16,8 @@ from engine.claims.readings import (
     steps,
 )
 from engine.claims.verdicts import Outcome
+from engine.records.group_dir import Group
 from engine.sweep.report.tables import member_finals
-from engine.sweep.spec import Group
 
 TAIL = 5  # `grok report --tail`: the evaluations a final value is the mean of (the page's final value table)
 

@@ -19,8 +19,8 @@ from engine.claims.readings import (
     spread,
 )
 from engine.claims.verdicts import GUARD, Outcome
+from engine.records.group_dir import Group
 from engine.sweep.report.tables import member_finals
-from engine.sweep.spec import Group
 from engine.train.phases import MEMORIZED_ACC
 
 LARGE = 512  # Fig. 4: "the performance gap diminishes for batch sizes exceeding 512"

@@ -21,9 +21,9 @@ from engine.claims.readings import (
     spread,
 )
 from engine.claims.verdicts import Outcome, Part
+from engine.records.group_dir import Group
 from engine.rundir import read_metrics
 from engine.status import Status
-from engine.sweep.spec import Group
 from engine.train.phases import MEMORIZED_ACC
 
 BALANCE = 10.0  # §4.3: c = 10 balances the two learning rates

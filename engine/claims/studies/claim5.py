@@ -18,8 +18,8 @@ from engine.claims.readings import (
     steps,
 )
 from engine.claims.verdicts import Outcome
+from engine.records.group_dir import Group
 from engine.rundir import read_metrics
-from engine.sweep.spec import Group
 
 EARLY = 200  # the first Hessian probe after step 0 (fig7_hessian: hessian_every 200), before either arm fits
 

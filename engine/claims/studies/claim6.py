@@ -16,8 +16,8 @@ from engine.claims.readings import (
     spread,
 )
 from engine.claims.verdicts import Outcome, Part
+from engine.records.group_dir import Group
 from engine.rundir import read_metrics
-from engine.sweep.spec import Group
 
 STABLE = 0.10  # rank(E) "stays stable": within this share of its first measured value (our reading)
 

@@ -14,7 +14,7 @@ from engine.claims.readings import (
     select,
     spread,
 )
-from engine.sweep.spec import Group
+from engine.records.group_dir import Group
 
 
 def fig11(group: Group) -> Reading:

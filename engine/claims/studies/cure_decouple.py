@@ -6,8 +6,8 @@ from engine.claims.cause_pairs import CELLS, TOL, _cell, _costs_nothing, _pooled
 from engine.claims.claim import Claim
 from engine.claims.readings import Reading, direction, part, spread
 from engine.claims.verdicts import GUARD
+from engine.records.group_dir import Group
 from engine.sweep.report.cures import CurePairs, cure_metrics, cure_pairs
-from engine.sweep.spec import Group
 
 CONTROL = "adam_r1"  # cure_decouple's control cell: every target pair drawn at the ordinary rate
 

@@ -6,7 +6,7 @@ from engine.claims.cause_pairs import TOL, _costs_nothing, _tasks
 from engine.claims.claim import Claim
 from engine.claims.readings import Reading, direction, generalized, part, rows, spread
 from engine.claims.verdicts import GUARD
-from engine.sweep.spec import Group
+from engine.records.group_dir import Group
 
 
 def cure_skew_mul(group: Group) -> Reading:

@@ -20,9 +20,9 @@ import math
 from engine.claims.claim import Claim
 from engine.claims.readings import Reading, direction, part, spread
 from engine.claims.verdicts import Part
+from engine.records.group_dir import Group, Member
 from engine.records.stats import range_text
 from engine.rundir import read_summary
-from engine.sweep.spec import Group, Member
 
 METRIC = "val_acc_target"
 TAIL = 5

@@ -9,9 +9,9 @@ from engine.claims.cause_pairs import _pooled, _tasks
 from engine.claims.claim import Claim
 from engine.claims.readings import Reading, direction, part
 from engine.claims.verdicts import CONTROL
+from engine.records.group_dir import Group
 from engine.records.stats import range_text
 from engine.rundir import read_summary
-from engine.sweep.spec import Group
 
 DIRECTIONS = (  # decouple_direction's fork arms (presets/decouple_direction.toml): the direction each row is given
     ("rescaled", "in its own direction", True, ""),

@@ -7,9 +7,9 @@ import math
 from engine.claims.cause_pairs import CELLS, _cell, _pooled, _tasks
 from engine.claims.claim import Claim
 from engine.claims.readings import Reading, direction, part
+from engine.records.group_dir import Group, Member
 from engine.records.stats import range_text
 from engine.rundir import read_metrics, read_summary
-from engine.sweep.spec import Group, Member
 
 FACTORS_READ = (  # (factor, what moving it alone from the starved arm does, in a part's words)
     ("decay", "decay off raises the targets' accuracy"),

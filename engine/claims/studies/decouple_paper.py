@@ -34,8 +34,8 @@ from engine.claims.cause_pairs import _pooled
 from engine.claims.claim import Claim
 from engine.claims.readings import Reading, direction, part
 from engine.claims.verdicts import UNREAD, Outcome, Part
+from engine.records.group_dir import Group, Member
 from engine.rundir import read_summary
-from engine.sweep.spec import Group, Member
 
 ACC, NORM = "val_acc_target", "target_norm"
 TAIL = 1  # a parent's outcome: its last evaluation (`grok report --tail 1`), the fork step's own row

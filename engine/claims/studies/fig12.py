@@ -14,7 +14,7 @@ from engine.claims.readings import (
     sooner,
 )
 from engine.claims.verdicts import Outcome
-from engine.sweep.spec import Group
+from engine.records.group_dir import Group
 
 
 def fig12(group: Group) -> Reading:

@@ -16,9 +16,9 @@ from engine.claims.readings import (
     spread,
 )
 from engine.claims.verdicts import Outcome
+from engine.records.group_dir import Group
 from engine.rundir import read_metrics
 from engine.sweep.report.tables import member_finals
-from engine.sweep.spec import Group
 
 
 def fig4_epochs(group: Group) -> Reading:

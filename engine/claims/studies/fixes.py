@@ -24,10 +24,10 @@ from engine.claims.readings import (
 )
 from engine.claims.verdicts import HOLDS, UNREAD, Part
 from engine.config import ConfigError
+from engine.records.group_dir import Group
 from engine.rundir import read_metrics
 from engine.rundir.keep import read_provenance
 from engine.sweep.report.tables import member_finals
-from engine.sweep.spec import Group
 
 TWIN = "skew_fixes_add"  # kept beside skew_fixes_mul in docs/data/: the same fixes on add
 

@@ -12,9 +12,9 @@ import math
 
 from engine.claims.claim import Claim
 from engine.claims.readings import Reading, direction, part, spread
+from engine.records.group_dir import Group, Member
 from engine.rundir import read_metrics
 from engine.sweep.report.forks import before_after
-from engine.sweep.spec import Group, Member
 
 METRIC = "val_acc_target"  # the starved target tokens' held-out accuracy
 FED = (("feed", "fed their pairs"), ("feed_rescaled", "fed, their rows first rescaled to the ring"))

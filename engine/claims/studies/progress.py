@@ -15,8 +15,8 @@ from typing import Any
 from engine.claims.claim import Claim
 from engine.claims.readings import Reading, part, spread
 from engine.claims.verdicts import Outcome
+from engine.records.group_dir import Group
 from engine.sweep.report.circuit import circuit_cells
-from engine.sweep.spec import Group
 
 
 def _side(recs: Sequence[dict[str, Any]], key: str, holds: Any) -> Outcome:

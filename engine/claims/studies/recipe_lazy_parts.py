@@ -5,7 +5,7 @@ from __future__ import annotations
 from engine.claims.claim import Claim
 from engine.claims.readings import Reading, beside, n_seeds
 from engine.claims.recipes import CELLS, CONTROL, cost_parts, gain_part, keeps_part, observe, page_values, pair_up
-from engine.sweep.spec import Group
+from engine.records.group_dir import Group
 
 OPT = "adam"
 CURED = (

@@ -18,8 +18,8 @@ from engine.claims.readings import Reading, direction, n_seeds, part, same_but, 
 from engine.claims.recipes import RECIPES
 from engine.claims.verdicts import GUARD, UNREAD, Outcome, Part
 from engine.records.group import GroupRecord
+from engine.records.group_dir import Group
 from engine.rundir.summary import read_summary
-from engine.sweep.spec import Group
 
 OPTS = ("adam", "adamw")
 TAIL_RECIPES = ("lazy", "lazyd", "e0", "equal")  # engine/claims/recipes.py RECIPES: their keys and names

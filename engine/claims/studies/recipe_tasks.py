@@ -10,7 +10,7 @@ from engine.claims.claim import Claim
 from engine.claims.readings import Reading, beside, direction, n_seeds, part, spread
 from engine.claims.recipes import Obs, Pairs, observe, pair_up, reach
 from engine.claims.verdicts import GUARD, UNREAD, Outcome, Part
-from engine.sweep.spec import Group
+from engine.records.group_dir import Group
 
 TASKS = ("add", "sub", "div")  # the preset's; an arm is OP_r0.01 or OP_r0.01_lazy
 MUL = "adam"  # cure_decouple's arms (mul), kept beside: shown in the table, read on their own page

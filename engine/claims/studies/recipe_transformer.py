@@ -6,7 +6,7 @@ from __future__ import annotations
 from engine.claims.claim import Claim
 from engine.claims.readings import Reading, n_seeds
 from engine.claims.recipes import cost_parts, deficit_part, deficits, gain_part, observe, page_values, pair_up
-from engine.sweep.spec import Group
+from engine.records.group_dir import Group
 
 OPT = "tf"  # the preset's arms are tf_CELL and tf_CELL_lazy
 STARVED = ("r0.01", "m1_r1")  # draws cut with the data intact, and one pair per target at full draws

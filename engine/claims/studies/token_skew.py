@@ -14,8 +14,8 @@ from engine.claims.readings import (
     spread,
 )
 from engine.claims.verdicts import GUARD, Outcome
+from engine.records.group_dir import Group
 from engine.sweep.report.tables import member_finals
-from engine.sweep.spec import Group
 from engine.train.phases import MEMORIZED_ACC
 
 FLAT = 0.05  # a plateau (ours): val accuracy rises by less than this over the last quarter of the budget

@@ -16,7 +16,7 @@ from engine.claims.readings import (
     sooner,
 )
 from engine.claims.verdicts import Outcome
-from engine.sweep.spec import Group
+from engine.records.group_dir import Group
 
 
 def _adjacent(group: Group, key: str, other: str, faster_high: bool) -> tuple[Outcome, list[str]]:

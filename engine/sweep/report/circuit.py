@@ -20,10 +20,10 @@ import numpy as np
 
 from engine.config import ConfigError
 from engine.events import Status
+from engine.records.group_dir import member_fields
 from engine.records.run import read_run
 from engine.records.stats import seed_interval
 from engine.rundir import JOINS, KEYFREQ, RING, clean_text, is_group, is_run_dir, number, read_csv
-from engine.sweep.spec import member_fields
 from engine.train.phases import circuit_phases_from_rows
 
 JUMP_START_ACC = 0.10  # the jump runs from the first evaluation with val acc >= this to G (val acc >= 0.95)

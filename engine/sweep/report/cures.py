@@ -14,8 +14,8 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
+from engine.records.group_dir import Group
 from engine.records.stats import put_spread, seed_interval
-from engine.sweep.spec import Group
 
 OUTCOMES = ("val_acc_target", "val_acc", "val_acc_common", "target_norm")
 REACHED = "95% val, cell → cure"  # seeds whose val_acc reached 95% within the budget, in each arm

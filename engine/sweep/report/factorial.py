@@ -16,10 +16,10 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
+from engine.records.group_dir import Group, Member, fork_settings
 from engine.records.results import ResultsRow
 from engine.records.stats import put_spread, seed_interval
 from engine.rundir import read_metrics, read_summary
-from engine.sweep.spec import Group, Member, fork_settings
 
 FACTORS = {"pairs": "train.add_pairs", "draws": "train.target_draws_as", "decay": "optim.decay_sets"}
 MATCH = 0.10  # realized draws per batch of a contrast's two arms agree within 10% where they should match

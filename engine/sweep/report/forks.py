@@ -14,9 +14,9 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from engine.records.group_dir import Group, Member
 from engine.records.stats import put_spread, seed_interval
 from engine.rundir import read_metrics, read_summary
-from engine.sweep.spec import Group, Member
 
 TARGET_METRICS = ("val_acc_target", "target_norm")  # a group with target tokens (the decoupling)
 DEFAULT_METRICS = ("val_acc",)

@@ -18,10 +18,10 @@ import statistics
 from typing import Any
 
 from engine.events import Status
+from engine.records.group_dir import Group
 from engine.records.stats import RANGE, bracketed, cells, put_spread, seed_interval
 from engine.rundir import LEARNED_ACC, read_summary
 from engine.summary import RunSummary
-from engine.sweep.spec import Group
 
 INF = math.inf
 LEARNED_COLUMN = f"learned step (val_acc_target ≥ {LEARNED_ACC:g})"

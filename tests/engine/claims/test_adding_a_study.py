@@ -14,8 +14,8 @@ import pytest
 import engine.claims.studies as studies_package
 from engine.claims import docs, paper_sweeps, readers, registry, status
 from engine.config.presets import load_preset
+from engine.records.group_dir import Member
 from engine.rundir import keep_group
-from engine.sweep.spec import Member
 from tests.engine.sweep.fakegroup import fake_group
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -29,7 +29,7 @@ from __future__ import annotations
 
 from engine.claims.claim import Claim
 from engine.claims.readings import Reading, part, rows, seeds_by_tasks, select, sooner
-from engine.sweep.spec import Group
+from engine.records.group_dir import Group
 
 
 def read(group: Group) -> Reading:

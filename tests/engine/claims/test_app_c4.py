@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from engine.claims.studies.app_c4 import BASELINE, app_c4
-from engine.sweep.spec import Group, Member
+from engine.records.group_dir import Group, Member
 from tests.engine.sweep.fakegroup import fake_group
 
 GRID = {"seeds": 2, "grid": {"optim.lr": [0.01], "train.batch_size": [64, 128]}}

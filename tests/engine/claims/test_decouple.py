@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 
 from engine.claims.studies.decouple import decouple
-from engine.sweep.spec import Group, Member
+from engine.records.group_dir import Group, Member
 from tests.engine.sweep.fakegroup import fake_group
 
 STEPS = [0, 100, 200]

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from engine.claims.studies.decouple_paper import Obs, decouple_paper, read
-from engine.sweep.spec import Member
+from engine.records.group_dir import Member
 from tests.engine.sweep.fakegroup import fake_group
 
 SEEDS = (2, 0, 1)  # out of order: a reader that pairs by position, not by seed, pairs the wrong members

@@ -12,7 +12,7 @@ from engine.claims.studies.claim2 import fig4_sampling
 from engine.claims.studies.fig4_epochs import fig4_epochs
 from engine.claims.studies.token_skew import FLAT, token_skew
 from engine.claims.verdicts import FAILS, HOLDS, OPPOSITE, UNREAD, ceiling
-from engine.sweep.spec import Group, Member
+from engine.records.group_dir import Group, Member
 from tests.engine.sweep.fakegroup import fake_group
 
 STEPS = [0, 100, 200, 300, 400]

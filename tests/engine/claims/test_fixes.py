@@ -11,8 +11,8 @@ from typing import Any
 from engine.claims.readings import Row
 from engine.claims.studies.adaptive import adaptive, no_later
 from engine.claims.studies.fixes import TWIN, fixes
+from engine.records.group_dir import Group, Member
 from engine.records.results import ResultsRow
-from engine.sweep.spec import Group, Member
 from tests.engine.sweep.fakegroup import fake_group
 
 STEPS = [0, 100, 200, 300]

@@ -6,8 +6,8 @@ from __future__ import annotations
 import csv
 
 from engine.claims.studies.forks import METRIC, fork_feed
+from engine.records.group_dir import Group
 from engine.rundir import read_summary
-from engine.sweep.spec import Group
 
 
 def _set(group: Group, arm: str, value: float, since: float = -1) -> None:

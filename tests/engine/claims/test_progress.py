@@ -7,7 +7,7 @@ import math
 from pathlib import Path
 
 from engine.claims.studies.progress import progress
-from engine.sweep.spec import Member
+from engine.records.group_dir import Member
 from tests.engine.sweep.fakegroup import fake_group
 
 STEPS = list(range(0, 1100, 100))

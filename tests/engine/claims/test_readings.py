@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from engine.claims.readings import Row, geo_ratio, sooner, spread
 from engine.claims.verdicts import HOLDS, UNREAD
+from engine.records.group_dir import Member
 from engine.records.results import ResultsRow
-from engine.sweep.spec import Member
 
 
 def _row(arm: str, seed: int, gen: float | None, budget: float = 2000) -> Row:

@@ -17,7 +17,7 @@ from engine.claims.studies.recipe_tail import (
     table,
 )
 from engine.claims.verdicts import FAILS, HOLDS, UNREAD
-from engine.sweep.spec import Member
+from engine.records.group_dir import Member
 from tests.engine.sweep.fakegroup import fake_group
 
 SEEDS = 3

@@ -15,8 +15,9 @@ from pathlib import Path
 from typing import Any
 
 from engine.records.group import GroupRecord, read_group
+from engine.records.group_dir import Group, Member
 from engine.rundir import owner
-from engine.sweep.spec import Group, Member, expand, parse_sweep
+from engine.sweep.spec import expand, parse_sweep
 from tests.conftest import tiny_config
 
 Curve = Callable[[Member], dict[str, list[float]]]  # member -> {column: values at each eval}

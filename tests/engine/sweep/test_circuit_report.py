@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from engine.config import ConfigError
+from engine.records.group_dir import Member
 from engine.sweep.report.circuit import circuit_cells, last_share, pooled, ring_at_end, run_dirs, run_measures
-from engine.sweep.spec import Member
 from tests.engine.sweep.fakegroup import fake_group
 
 STEPS = list(range(0, 1100, 100))

@@ -7,9 +7,10 @@ from types import SimpleNamespace
 import pytest
 
 from engine.config.presets import load_preset
+from engine.records.group_dir import Group
 from engine.sweep.report.cures import cells, cure_metrics, cure_rows
 from engine.sweep.report.tables import build_tables, member_finals
-from engine.sweep.spec import Group, parse_sweep
+from engine.sweep.spec import parse_sweep
 from tests.engine.test_fork_sweep import run_whole, tiny_group
 
 ARMS = ("adam_r1", "adam_r1_lazy", "adam_m1_r1", "adam_m1_r1_lazy", "adam_m1_r1_nowd")

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
+from engine.records.group_dir import Group
 from engine.sweep.report.factorial import MATCH, Contrast, Window, contrast_rows, contrasts
-from engine.sweep.spec import Group
 from tests.cli.conftest import DATA, grok
 
 

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
+from engine.records.group_dir import Group, Member
 from engine.sweep.report.forks import intervention_rows
 from engine.sweep.report.tables import render
-from engine.sweep.spec import Group, Member
 from tests.engine.sweep.fakegroup import fake_group
 
 STEPS = [100, 200, 300]

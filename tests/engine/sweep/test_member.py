@@ -12,9 +12,10 @@ from typing import Any
 import pytest
 import torch
 
+from engine.records.group_dir import Group
 from engine.sweep.events import MemberEnded, MemberProgressed, MemberStarted, SweepEvent
 from engine.sweep.member import MemberSpec, adopted_row, prepare, run_member
-from engine.sweep.spec import Group, expand, parse_sweep
+from engine.sweep.spec import expand, parse_sweep
 from engine.sweep.task import run_members
 from tests.conftest import tiny_config
 

@@ -12,11 +12,12 @@ import pytest
 import torch
 
 from engine.config import ConfigError
+from engine.records.group_dir import Group
 from engine.rundir import RunInUse, RunLock
 from engine.sweep.events import MemberEnded, MemberProgressed, MemberStarted
 from engine.sweep.member import member_spec
 from engine.sweep.pool import Sweep, wait_for_orphans
-from engine.sweep.spec import Group, expand, parse_sweep
+from engine.sweep.spec import expand, parse_sweep
 from tests.conftest import tiny_config
 
 

@@ -7,9 +7,10 @@ from pathlib import Path
 
 import pytest
 
+from engine.records.group_dir import Group
 from engine.sweep.events import MemberEnded, MemberStarted
 from engine.sweep.pool import Sweep
-from engine.sweep.spec import Group, expand, parse_sweep
+from engine.sweep.spec import expand, parse_sweep
 from tests.conftest import tiny_config
 
 

@@ -7,10 +7,11 @@ import math
 from pathlib import Path
 from typing import Any
 
+from engine.records.group_dir import Group
 from engine.records.results import ResultsRow
 from engine.records.stats import quantile, summarize
 from engine.sweep.report.tables import build_tables, render, write_csv
-from engine.sweep.spec import Group, expand, parse_sweep
+from engine.sweep.spec import expand, parse_sweep
 from tests.conftest import tiny_config
 
 

@@ -9,10 +9,10 @@ import numpy as np
 import pytest
 
 from engine.config import ConfigError
+from engine.records.group_dir import Group, Member
 from engine.records.paired import paired_lines
 from engine.records.stats import paired, stratified_mean_ci, wilcoxon_p
 from engine.sweep.report.tables import build_tables, member_finals, render, render_table, tail_mean, write_csv
-from engine.sweep.spec import Group, Member
 from tests.engine.sweep.fakegroup import fake_group
 
 STEPS = [10, 20, 30, 40, 50, 60, 70]

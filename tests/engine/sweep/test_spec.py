@@ -10,7 +10,8 @@ from typing import Any
 import pytest
 
 from engine.config import ConfigError
-from engine.sweep.spec import Group, Member, check_sets, expand, member_fields, parse_sweep
+from engine.records.group_dir import Group, Member, member_fields
+from engine.sweep.spec import check_sets, expand, parse_sweep
 from tests.conftest import tiny_config
 
 TABLE = {
