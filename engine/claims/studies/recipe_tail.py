@@ -187,8 +187,8 @@ CLAIM = Claim(
     "The recipes on a frequency tail (ours, §4.2): val accuracy by decile of draw rate",
     "recipe_tail",
     "partly",
-    "no decile gap to narrow (Adam head − tail {adam_gap}); under Adam lazy rows lift the tail in "
-    "{adam_lazy_tail_k} pairs, the head with it; AdamW's tail {adamw_tail}, lowered only by E out of decay",
+    "no decile gap (Adam head − tail {adam_gap}); under Adam lazy rows lift the tail in {adam_lazy_tail_k} "
+    "pairs; under AdamW only E out of decay moves it, down",
     read=recipe_tail,
     ours=True,
     tail=5,

@@ -36,8 +36,8 @@ CLAIM = Claim(
     "The draw deficit in the transformer (ours, §6 and §4.2): lazy rows at r = 0.01 and one pair",
     "recipe_transformer",
     "partly",
-    "deficit at r = 0.01 {r001_deficit_k} seeds, one pair {m1_r1_deficit_k}; lazy rows lift r = 0.01 in "
-    "{r001_lazy_target_k} pairs, one pair in {m1_r1_lazy_target_k}; the control's val changes {r1_lazy_val}",
+    "deficit in {r001_deficit_k} seeds at r = 0.01 and {m1_r1_deficit_k} with one pair; lazy rows lift "
+    "{r001_lazy_target_k} and {m1_r1_lazy_target_k} pairs; control {r1_lazy_val}",
     read=recipe_transformer,
     ours=True,
     tail=5,
