@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from engine.claims.cause_pairs import TOL, _costs_nothing, _pooled
-from engine.claims.readings import direction, part, same_but, spread
+from engine.claims.readings import Reading, direction, n_seeds, part, same_but, spread
 from engine.claims.verdicts import GUARD, UNREAD, Outcome, Part
 from engine.records.group_dir import Group
 
@@ -289,3 +289,22 @@ def observe(group: Group, base: Group | None = None, borrow: Sequence[str] = (""
             bad += 1
             del found[(arm, seed)]
     return [o for o, _ in found.values()], bad
+
+
+def deficit_and_cure(group: Group, opt: str, starved: Sequence[str], plain: str, base: Group | None = None) -> Reading:
+    """The reading recipe_adamw, recipe_adamw_pairs and recipe_transformer share, fixed before their data: in
+    each starved cell the plain arm's targets end more than TOL below the control's, seed by seed (the deficit),
+    lazy rows raise them in every seed, and they cost neither the common tokens nor the control. `base` is a
+    kept group whose arms (the control) join the group's; `plain` names the plain arm in the headline."""
+    obs, bad = observe(group, base)
+    ps = pair_up(obs, opt)
+    d = deficits(obs, opt)
+    want = n_seeds(group)
+    parts = [deficit_part(d, c, want) for c in starved]
+    parts += [gain_part(ps, c, "lazy", want) for c in starved]
+    parts += cost_parts(ps, "lazy", want, starved)
+    v = page_values(ps, obs, opt, bad)
+    key = starved[0].replace(".", "")
+    head = f"plain {plain}, {CELLS[starved[0]].partition(' ')[2]} − control, targets: {v.get(f'{key}_deficit', '-')}"
+    k = f"{v.get(f'{key}_deficit_k', '0 of 0')} seeds lower by more than {TOL:g}"
+    return Reading(parts, head, k, f"{want} × 1 ({group.base.data.op})", v)

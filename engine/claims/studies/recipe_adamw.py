@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from engine.claims.claim import Claim
-from engine.claims.readings import Reading, n_seeds
-from engine.claims.recipes import cost_parts, deficit_part, deficits, gain_part, observe, page_values, pair_up
+from engine.claims.readings import Reading
+from engine.claims.recipes import deficit_and_cure
 from engine.records.group_dir import Group
 
 OPT = "adamw"
@@ -16,17 +16,7 @@ def recipe_adamw(group: Group) -> Reading:
     draw deficit exists (in each starved cell the plain arm's targets end below the control's, seed by seed)
     and lazy rows cure it there (they raise the targets in every seed) at no cost to the common tokens or the
     control. The other recipes are the table's and the page's questions."""
-    obs, bad = observe(group)
-    ps = pair_up(obs, OPT)
-    d = deficits(obs, OPT)
-    want = n_seeds(group)
-    parts = [deficit_part(d, c, want) for c in STARVED]
-    parts += [gain_part(ps, c, "lazy", want) for c in STARVED]
-    parts += cost_parts(ps, "lazy", want, STARVED)
-    v = page_values(ps, obs, OPT, bad)
-    head = f"plain AdamW, r = 0.01 − control, targets: {v.get('r001_deficit', '-')}"
-    k = f"{v.get('r001_deficit_k', '0 of 0')} seeds lower by more than 0.01"
-    return Reading(parts, head, k, f"{n_seeds(group)} × 1 ({group.base.data.op})", v)
+    return deficit_and_cure(group, OPT, STARVED, "AdamW")
 
 
 CLAIM = Claim(

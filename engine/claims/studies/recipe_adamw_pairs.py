@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from engine.claims.claim import Claim
-from engine.claims.readings import Reading, beside, n_seeds
-from engine.claims.recipes import cost_parts, deficit_part, deficits, gain_part, observe, page_values, pair_up
+from engine.claims.readings import Reading, beside
+from engine.claims.recipes import deficit_and_cure
 from engine.records.group_dir import Group
 
 OPT = "adamw"
@@ -16,17 +16,7 @@ def recipe_adamw_pairs(group: Group) -> Reading:
     AdamW (wd 1, betas (0.9, 0.98), lr 2e-3) a one-pair token shows a deficit (the plain arm's targets end
     below the control's, seed by seed) and lazy rows raise its targets in every seed, at no cost to the common
     tokens or the control. The control (r = 1) and the r = 0.01 arms are recipe_adamw's, kept beside."""
-    obs, bad = observe(group, beside(group, "recipe_adamw"))
-    ps = pair_up(obs, OPT)
-    d = deficits(obs, OPT)
-    want = n_seeds(group)
-    parts = [deficit_part(d, c, want) for c in PAIRS]
-    parts += [gain_part(ps, c, "lazy", want) for c in PAIRS]
-    parts += cost_parts(ps, "lazy", want, PAIRS)
-    v = page_values(ps, obs, OPT, bad)
-    head = f"plain AdamW, one pair at r = 1 − control, targets: {v.get('m1_r1_deficit', '-')}"
-    k = f"{v.get('m1_r1_deficit_k', '0 of 0')} seeds lower by more than 0.01"
-    return Reading(parts, head, k, f"{n_seeds(group)} × 1 ({group.base.data.op})", v)
+    return deficit_and_cure(group, OPT, PAIRS, "AdamW", beside(group, "recipe_adamw"))
 
 
 CLAIM = Claim(

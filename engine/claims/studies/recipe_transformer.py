@@ -4,8 +4,8 @@ reach a model with attention?"""
 from __future__ import annotations
 
 from engine.claims.claim import Claim
-from engine.claims.readings import Reading, n_seeds
-from engine.claims.recipes import cost_parts, deficit_part, deficits, gain_part, observe, page_values, pair_up
+from engine.claims.readings import Reading
+from engine.claims.recipes import deficit_and_cure
 from engine.records.group_dir import Group
 
 OPT = "tf"  # the preset's arms are tf_CELL and tf_CELL_lazy
@@ -17,17 +17,7 @@ def recipe_transformer(group: Group) -> Reading:
     one-layer transformer under the paper's Adam (lr 0.01, transformer_adam's optimizer) each starved cell
     shows the deficit (the plain arm's targets end more than 0.01 below the control's in every seed), lazy
     rows raise the targets in every seed, and they cost neither the common tokens nor the control."""
-    obs, bad = observe(group)
-    ps = pair_up(obs, OPT)
-    d = deficits(obs, OPT)
-    want = n_seeds(group)
-    parts = [deficit_part(d, c, want) for c in STARVED]
-    parts += [gain_part(ps, c, "lazy", want) for c in STARVED]
-    parts += cost_parts(ps, "lazy", want, STARVED)
-    v = page_values(ps, obs, OPT, bad)
-    head = f"plain transformer, r = 0.01 − control, targets: {v.get('r001_deficit', '-')}"
-    k = f"{v.get('r001_deficit_k', '0 of 0')} seeds lower by more than 0.01"
-    return Reading(parts, head, k, f"{n_seeds(group)} × 1 ({group.base.data.op})", v)
+    return deficit_and_cure(group, OPT, STARVED, "transformer")
 
 
 CLAIM = Claim(
