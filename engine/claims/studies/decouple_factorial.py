@@ -7,9 +7,11 @@ import math
 from engine.claims.cause_pairs import CELLS, _cell, _pooled, _tasks
 from engine.claims.claim import Claim
 from engine.claims.readings import Reading, direction, part
+from engine.claims.verdicts import Part
 from engine.records.group_dir import Group, Member
 from engine.records.stats import range_text
 from engine.rundir import read_metrics, read_summary
+from engine.sweep.report.factorial import Contrast
 
 FACTORS_READ = (  # (factor, what moving it alone from the starved arm does, in a part's words)
     ("decay", "decay off raises the targets' accuracy"),
@@ -81,6 +83,21 @@ ROOM = 0.95  # an accuracy part reads the pairs whose starved arm ends below thi
 MIN_ROOM = 3  # and is read where at least this many pairs have room (a cell at its ceiling is unread)
 
 
+def factor_part(mine: list[Contrast], text: str, shared: int) -> tuple[Part | None, list[float], str]:
+    """One factor's contrasts in one cell, read on the targets' accuracy: its part (`text`: the factor raises
+    them), read on the pairs whose draws are as the factor names (`matched`) and whose starved arm has room to
+    rise (below ROOM); or None and why not, where fewer than MIN_ROOM pairs can tell. The changes read."""
+    pairs = [
+        (wa.outcomes["val_acc_target"], wb.outcomes["val_acc_target"]) for c in mine if c.matched for wa, wb in c.pairs
+    ]
+    d = [y - x for x, y in pairs if math.isfinite(x) and math.isfinite(y) and x < ROOM]
+    if len(d) < MIN_ROOM:
+        why = f"room to rise in {len(d)} of {len(pairs)} pairs"
+        return None, d, why if any(c.matched for c in mine) else "draws not as the factor names"
+    oc = direction(d, True)
+    return part(text, oc, f"{oc.k_of_n('pairs higher', shared)}; change, pooled: {_pooled(d)}"), d, ""
+
+
 def decouple_factorial(group: Group) -> Reading:
     """§4.2, eqs. 3-6 (ours, issue 43 items 3 and 6): the target rows alone train 500 steps from a starved parent.
     Each factor is moved alone from the starved arm (own pairs, own draws, decay on), paired by seed, and read
@@ -112,24 +129,14 @@ def decouple_factorial(group: Group) -> Reading:
     unread = []
     for cell in dict.fromkeys(_cell(c.parent) for c in cs):
         for factor, text in FACTORS_READ:
-            mine = [c for c in cs if _cell(c.parent) == cell and c.factor == factor]
-            pairs = [
-                (wa.outcomes["val_acc_target"], wb.outcomes["val_acc_target"])
-                for c in mine
-                if c.matched
-                for wa, wb in c.pairs
-            ]
-            d = [y - x for x, y in pairs if math.isfinite(x) and math.isfinite(y) and x < ROOM]
             key, where = f"{cell.replace('.', '')}_{factor}", CELLS.get(cell, cell)  # a note's {key}: no dots
-            if len(d) < MIN_ROOM:
-                matched = any(c.matched for c in mine)
-                why = f"room to rise in {len(d)} of {len(pairs)} pairs" if matched else "draws not as the factor names"
+            mine = [c for c in cs if _cell(c.parent) == cell and c.factor == factor]
+            p, d, why = factor_part(mine, f"{where}, {text}", shared)
+            if p is None:
                 unread.append(f"{factor} {where} ({why})")
                 continue
-            oc = direction(d, True)
-            values[key], values[f"{key}_k"] = _pooled(d), oc.k_of_n("pairs")
-            evidence = f"{oc.k_of_n('pairs higher', shared)}; change, pooled: {_pooled(d)}"
-            parts.append(part(f"{where}, {text}", oc, evidence))
+            values[key], values[f"{key}_k"] = _pooled(d), direction(d, True).k_of_n("pairs")
+            parts.append(p)
     d = _rescaled_pull(group)
     o = direction(d, True)
     values["rescaled_norm"], values["rescaled_norm_k"] = _pooled(d), o.k_of_n("pairs")
