@@ -248,33 +248,36 @@ def table(ps: dict[tuple[str, str], Pairs]) -> str:
     return "\n".join(lines)
 
 
-def observe(group: Group, base: Group | None = None, borrow: Sequence[str] = ("", "lazy")) -> tuple[list[Obs], int]:
-    """The group's members as Obs, with `base`'s arms of the `borrow` recipes ("" the plain arm) where given
-    (a group kept beside: cure_decouple for the Adam recipes); and how many recipe members differ from their
-    cell's plain arm of the same seed in more than the recipe's keys (such a pair is dropped: it is not the
-    recipe's contrast)."""
+def observe(
+    group: Group, base: Group | Sequence[Group | None] | None = None, borrow: Sequence[str] = ("", "lazy")
+) -> tuple[list[Obs], int]:
+    """The group's members as Obs, with the arms of the `borrow` recipes ("" the plain arm) of `base` where given
+    (groups kept beside: cure_decouple for the Adam recipes; recipe_adamw and recipe_adamw_pairs for AdamW's,
+    the first that has an arm and seed giving it); and how many recipe members differ from their cell's plain
+    arm of the same seed in more than the recipe's keys (such a pair is dropped: it is not the recipe's
+    contrast)."""
     from engine.sweep.report.cures import cure_metrics
     from engine.sweep.report.tables import member_finals
 
-    def members(g: Group, keep: Callable[[str], bool]) -> dict[tuple[str, int], tuple[Obs, Any]]:
+    def members(g: Group, keep: Callable[[str], bool]) -> dict[tuple[str, int], tuple[Obs, Any, Group]]:
         finals = member_finals(g, cure_metrics(g), 5)
         res = g.results()
         out = {}
         for m in g.members:
             if m.id in finals and keep(m.arm):
-                out[(m.arm, m.seed)] = (Obs(m.arm, m.seed, finals[m.id], res[m.id].generalized_step is not None), m)
+                out[(m.arm, m.seed)] = (Obs(m.arm, m.seed, finals[m.id], res[m.id].generalized_step is not None), m, g)
         return out
 
-    own = members(group, lambda arm: True)
-    found = dict(own)
-    if base is not None:
-        opts = {arm.split("_", 1)[0] for arm, _ in own}
-        wanted = {arm_name(o, c, r) for o in opts for c in CELLS for r in borrow}
-        for k, v in members(base, lambda arm: arm in wanted).items():
-            found.setdefault(k, v)
-    groups = {id(m): (group if k in own else base) for k, (_, m) in found.items()}
+    found = members(group, lambda arm: True)
+    opts = {arm.split("_", 1)[0] for arm, _ in found}
+    wanted = {arm_name(o, c, r) for o in opts for c in CELLS for r in borrow}
+    bases = [base] if isinstance(base, Group) else list(base or [])
+    for b in bases:
+        if b is not None:
+            for k, v in members(b, lambda arm: arm in wanted).items():
+                found.setdefault(k, v)
     bad = 0
-    for (arm, seed), (_, m) in list(found.items()):
+    for (arm, seed), (_, m, g) in list(found.items()):
         opt, _, rest = arm.partition("_")
         recipe = next((r for r in RECIPES if rest.endswith("_" + r)), "")
         if not recipe:
@@ -283,12 +286,10 @@ def observe(group: Group, base: Group | None = None, borrow: Sequence[str] = (""
         plain = found.get((arm_name(opt, cell), seed))
         if plain is None:
             continue
-        ga, gb = groups[id(m)], groups[id(plain[1])]
-        assert ga is not None and gb is not None
-        if not same_but(ga.config(m), gb.config(plain[1]), RECIPES[recipe][0]):
+        if not same_but(g.config(m), plain[2].config(plain[1]), RECIPES[recipe][0]):
             bad += 1
             del found[(arm, seed)]
-    return [o for o, _ in found.values()], bad
+    return [o for o, _, _ in found.values()], bad
 
 
 def deficit_and_cure(group: Group, opt: str, starved: Sequence[str], plain: str, base: Group | None = None) -> Reading:

@@ -184,3 +184,41 @@ def test_observe_borrows_only_the_arms_it_is_asked_for() -> None:
     obs, bad = observe(group, base, borrow=("", "nowd"))
     assert {o.arm for o in obs} == {"adam_r0.01", "adam_r0.01_e0", "adam_r0.01_nowd"} and bad == 0
     assert set(pair_up(obs, "adam")) == {("r0.01", "e0"), ("r0.01", "nowd")}
+
+
+def test_observe_reads_the_plain_arms_of_several_groups_beside() -> None:
+    """AdamW's plain arms live in two kept groups (recipe_adamw: r = 0.01; recipe_adamw_pairs: one pair): each
+    recipe member pairs with the plain arm of its own cell and seed, whichever group holds it."""
+    import tempfile
+    from pathlib import Path
+
+    from engine.claims.recipes import observe
+    from tests.engine.sweep.fakegroup import fake_group
+
+    def curve(target: float) -> Any:
+        def f(m: Any) -> dict[str, list[float]]:
+            v = target + m.seed / 100
+            return {"val_acc": [0.99] * 3, "val_acc_target": [v] * 3, "val_acc_common": [0.99] * 3}
+
+        return f
+
+    root = Path(tempfile.mkdtemp())
+    for d in ("own", "rare", "pairs"):
+        (root / d).mkdir()
+    data: dict[str, Any] = {"data__starve_k": 2, "data__starve_m": -1}
+    rare = {"adamw_r0.01": {"train.target_rate": 0.01}}
+    pairs = {"adamw_m1_r1": {"data.starve_m": 1}}
+    g_rare = fake_group(root / "rare", {"seeds": 2, "arms": rare}, curve(0.5), [10, 20, 30], **data)
+    g_pairs = fake_group(root / "pairs", {"seeds": 2, "arms": pairs}, curve(0.7), [10, 20, 30], **data)
+    own = {
+        "adamw_r0.01_lazyd": {"train.target_rate": 0.01, "optim.lazy_decay": True},
+        "adamw_m1_r1_lazyd": {"data.starve_m": 1, "optim.lazy_decay": True},
+    }
+    group = fake_group(root / "own", {"seeds": 2, "arms": own}, curve(0.9), [10, 20, 30], **data)
+    obs, bad = observe(group, [g_rare, None, g_pairs])
+    assert bad == 0
+    ps = pair_up(obs, "adamw")
+    assert [round(x, 9) for x in ps[("r0.01", "lazyd")].changes("val_acc_target")] == [0.4, 0.4]
+    assert [round(x, 9) for x in ps[("m1_r1", "lazyd")].changes("val_acc_target")] == [0.2, 0.2]
+    alone = pair_up(observe(group, g_rare)[0], "adamw")  # one group beside: the one-pair plain arm is missing
+    assert set(alone) == {("r0.01", "lazyd")}
