@@ -78,7 +78,7 @@ def plan(names: tuple[str, ...] | None = None) -> list[PlannedSweep]:
     """Size every sweep of the list (or of `names`); ConfigError for a preset that is not a sweep."""
     from engine.config import ConfigError
     from engine.config.presets import load_preset
-    from engine.sweep.spec import expand, parse_sweep
+    from engine.sweep.spec import expand, parse_sweep, trained_steps
 
     claims = dict(PAPER_SWEEPS)
     out = []
@@ -88,8 +88,6 @@ def plan(names: tuple[str, ...] | None = None) -> list[PlannedSweep]:
             raise ConfigError(f"preset {name!r} has no [sweep] table")
         spec = parse_sweep(p.sweep, str(p.path))
         members = expand(p.config, spec, str(p.path))
-        # a fork member trains from its fork step on: known where fork_at is a step, else its whole budget
-        start = int(spec.fork_at) if spec.fork_at.isdigit() else 0
-        steps = sum(cfg.train.max_steps - (start if m.fork_of else 0) for m, cfg in members)
+        steps = sum(trained_steps(spec, m, cfg) for m, cfg in members)
         out.append(PlannedSweep(name, claims.get(name, ""), len(members), steps, p.wall_time))
     return out

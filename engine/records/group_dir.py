@@ -80,9 +80,18 @@ class SweepSpec:
         return keys + [k for k in self.grid if k not in keys]
 
 
+FORK_KEYS = ("from", "intervene", "window")  # a [sweep.forks.NAME] table's keys that are not config keys
+
+
 def fork_settings(fork: dict[str, Any]) -> dict[str, Any]:
-    """A fork arm's config keys (its `from` and `intervene` aside)."""
-    return {k: v for k, v in fork.items() if k not in ("from", "intervene")}
+    """A fork arm's config keys (its `from`, `intervene` and `window` aside)."""
+    return {k: v for k, v in fork.items() if k not in FORK_KEYS}
+
+
+def fork_window(fork: dict[str, Any]) -> int:
+    """A fork arm's `window`: the steps it trains after its fork step, wherever that falls (a phase differs by
+    seed); 0 where the arm sets train.max_steps instead."""
+    return int(fork.get("window", 0))
 
 
 @dataclass(frozen=True)

@@ -12,7 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from engine.config import ConfigError
-from engine.records.group_dir import Group, Member, fork_settings
+from engine.records.group_dir import Group, Member, fork_settings, fork_window
 from engine.rundir import checkpoint_at, list_kept
 from engine.train.fork import fork_run
 
@@ -43,8 +43,12 @@ def fork_member(group: Group, m: Member, into: Path) -> str:
     if step is None:
         what = f"never {at}" if at in PHASE_MARK else f"has no kept checkpoint at step {at}"
         return f"{parent.id} ({parent.label()}) {what}: nothing to fork (train.keep_every keeps the phases)"
+    table = group.spec.fork_table(m.arm)
+    settings = fork_settings(table)
+    if window := fork_window(table):  # the same number of steps after the fork, wherever the fork step falls
+        settings["train.max_steps"] = step + window
     try:
-        fork_run(src, step, fork_settings(group.spec.fork_table(m.arm)), list(m.intervene), into=into)
+        fork_run(src, step, settings, list(m.intervene), into=into)
     except ConfigError as e:
         return str(e)
     return ""

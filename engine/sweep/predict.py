@@ -36,7 +36,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from engine.config import RunConfig
-from engine.records.group_dir import Member
+from engine.records.group_dir import Member, SweepSpec
 
 GIB = 2**30
 H200_FREE_GIB = 139.3  # what the H200 of the measured runs reported free (bench/gpu_check.sh --paper)
@@ -197,8 +197,9 @@ def preset_batches(
     from engine.config import apply_overrides
     from engine.sweep.batched import plan
     from engine.sweep.member import MemberSpec
+    from engine.sweep.spec import trained_steps
 
-    members, fork_at = _members(name)
+    members, fork_at, spec = _members(name)
     adopted = {_key(m) for m, _ in _members(parents)[0] if not m.fork_of} if parents else set()
     specs = []
     for m, c in members:
@@ -206,7 +207,7 @@ def preset_batches(
             continue
         c = apply_overrides(c, {"train.device": "cuda"})
         if m.fork_of:  # priced from its fork step: the budget it trains
-            c = apply_overrides(c, {"train.max_steps": str(max(c.train.max_steps - fork_at, 1))})
+            c = apply_overrides(c, {"train.max_steps": str(trained_steps(spec, m, c))})
         # a fork starts at its fork step; the measured runs' planner put forks and weighted members alone
         alone = (measured and (bool(m.fork_of) or weighted(c))) or (bool(m.fork_of) and not fork_at)  # at a phase
         start = None if alone else fork_at if m.fork_of else 0
@@ -226,14 +227,15 @@ def weighted(cfg: RunConfig) -> bool:
     return t.sampler == "balanced_epochs" or (t.sampler == "shuffle" and targeted)
 
 
-def _members(name: str) -> tuple[list[tuple[Member, RunConfig]], int]:
-    """The preset's members with their configs, and its fork step (0 where fork_at is a phase or absent)."""
+def _members(name: str) -> tuple[list[tuple[Member, RunConfig]], int, SweepSpec]:
+    """The preset's members with their configs, its fork step (0 where fork_at is a phase or absent) and its
+    sweep table."""
     from engine.config.presets import load_preset
     from engine.sweep.spec import expand, parse_sweep
 
     p = load_preset(name)
     spec = parse_sweep(p.sweep, str(p.path))
-    return expand(p.config, spec, str(p.path)), int(spec.fork_at) if spec.fork_at.isdigit() else 0
+    return expand(p.config, spec, str(p.path)), int(spec.fork_at) if spec.fork_at.isdigit() else 0, spec
 
 
 def _key(m: Member) -> tuple[str, str, int]:

@@ -14,7 +14,7 @@ import itertools
 from typing import Any
 
 from engine.config import ConfigError, RunConfig, apply_overrides
-from engine.records.group_dir import Member, SweepSpec, fork_settings
+from engine.records.group_dir import Member, SweepSpec, fork_settings, fork_window
 
 __all__ = ["check_sets", "expand", "parse_sweep"]
 
@@ -88,6 +88,11 @@ def _forks(table: dict[str, Any], arms: dict[str, Any], where: str) -> tuple[str
         iv = f.get("intervene", [])
         if not isinstance(iv, list) or not all(isinstance(x, str) for x in iv):
             raise ConfigError(f"{where}: sweep.forks.{name}.intervene must be a list of strings")
+        w = f.get("window", 0)
+        if isinstance(w, bool) or not isinstance(w, int) or w < 0:
+            raise ConfigError(f"{where}: sweep.forks.{name}.window must be a whole number of steps (got {w!r})")
+        if w and "train.max_steps" in f:
+            raise ConfigError(f"{where}: sweep.forks.{name} sets window and train.max_steps: give one")
     return str(at), {k: dict(v) for k, v in forks.items()}
 
 
@@ -140,6 +145,17 @@ def _fork_members(
             arm = f"{p.arm}_{name}" if src == "*" else name
             out.append((Member(f"m{n + len(out):03d}", arm, p.values, p.seed, over, p.id, ivs), cfg))
     return out
+
+
+def trained_steps(spec: SweepSpec, m: Member, cfg: RunConfig) -> int:
+    """The steps a member trains: its max_steps; a fork's from its fork step on, its `window` where its arm has
+    one, else max_steps less fork_at where that is a step (at a phase, the whole budget: the step is not known
+    before the parent runs)."""
+    if not m.fork_of:
+        return cfg.train.max_steps
+    if window := fork_window(spec.fork_table(m.arm)):
+        return window
+    return max(cfg.train.max_steps - (int(spec.fork_at) if spec.fork_at.isdigit() else 0), 1)
 
 
 def check_sets(spec: SweepSpec, sets: dict[str, Any]) -> None:

@@ -85,6 +85,23 @@ def test_fork_feed_starved_tiny(tmp_path: Path) -> None:
     assert configs["feed"]["_meta"]["n_train"] > configs["starved"]["_meta"]["n_train"]  # the fed training set
 
 
+def test_a_window_trains_each_fork_as_many_steps_after_its_phase(tmp_path: Path) -> None:
+    """At a phase each seed forks at its own step: `window` gives every fork the same steps after it, and the
+    plan counts the window (engine/sweep/spec.py trained_steps)."""
+    from engine.sweep.spec import trained_steps
+
+    spec = parse_sweep(load_preset("fork_adamlr_at_memorization").sweep)
+    forks = {"switch": {**spec.forks["switch"], "window": 50}}
+    g = tiny_group(tmp_path, "fork_adamlr_at_memorization", {"train.max_steps": 400, "train.patience": 0}, forks=forks)
+    assert [trained_steps(g.spec, m, g.config(m)) for m in g.members] == [400] * 4 + [50] * 2
+    ended = run_whole(g)
+    assert {r["status"] for r in ended.values()} == {"finished"}
+    for m in g.members[4:]:
+        s = json.loads((g.member_dir(m) / "summary.json").read_text())
+        assert s["steps"] == s["fork_step"] + 50
+        assert json.loads((g.member_dir(m) / "config.json").read_text())["train"]["max_steps"] == s["fork_step"] + 50
+
+
 def test_fork_member_whose_parent_never_reached_the_phase_fails_with_a_reason(tmp_path: Path) -> None:
     g = tiny_group(tmp_path, "fork_adamlr_at_memorization", {"train.max_steps": 20, "optim.lr": 1e-5})
     ended = run_whole(g)
@@ -102,6 +119,8 @@ def test_fork_member_whose_parent_never_reached_the_phase_fails_with_a_reason(tm
         ({"fork_at": 10, "forks": {"f": {"intervene": ["grow:1"]}}}, "expected KIND:WHAT"),
         ({"fork_at": 10, "forks": {"f": {"from": "*"}}}, 'from must name an arm or be "\\*"'),
         ({"fork_at": 10, "arms": {"a": {}, "a_f": {}}, "forks": {"f": {"from": "*"}}}, "makes a name an arm"),
+        ({"fork_at": 10, "forks": {"f": {"window": -5}}}, "window must be a whole number of steps"),
+        ({"fork_at": 10, "forks": {"f": {"window": 5, "train.max_steps": 20}}}, "sets window and train.max_steps"),
     ],
 )
 def test_bad_fork_tables_are_one_line(table: dict[str, Any], message: str) -> None:

@@ -16,7 +16,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
-from engine.records.group_dir import Group, Member, fork_settings
+from engine.records.group_dir import Group, Member, fork_settings, fork_window
 from engine.records.results import ResultsRow
 from engine.records.stats import put_spread, seed_interval
 from engine.rundir import read_metrics, read_summary
@@ -88,20 +88,20 @@ def levels(settings: dict[str, Any]) -> dict[str, str]:
 def contrasts(group: Group) -> list[Contrast]:
     """Every contrast of the group's fork arms: per parent arm, each pair of arms one factor apart."""
     res = group.results()
-    arms: dict[str, list[tuple[str, dict[str, Any]]]] = {}
+    arms: dict[str, list[tuple[str, dict[str, Any], int]]] = {}
     for arm, src, table in group.spec.fork_arms():
         settings = fork_settings(table)
         if not any(k in settings for k in FACTORS.values()) or table.get("intervene") != ["only:E[targets]"]:
             continue
-        arms.setdefault(src, []).append((arm, settings))
+        arms.setdefault(src, []).append((arm, settings, fork_window(table)))
     out = []
     for src, entries in arms.items():
-        for i, (a, sa) in enumerate(entries):
-            for b, sb in entries[i + 1 :]:
+        for i, (a, sa, wa) in enumerate(entries):
+            for b, sb, wb in entries[i + 1 :]:
                 la, lb = levels(sa), levels(sb)
                 differ = [f for f in FACTORS if la[f] != lb[f]]
                 rest = {k for k in {*sa, *sb} if k not in FACTORS.values()}
-                if len(differ) != 1 or any(sa.get(k) != sb.get(k) for k in rest):
+                if len(differ) != 1 or wa != wb or any(sa.get(k) != sb.get(k) for k in rest):
                     continue
                 out.append(Contrast(src, differ[0], a, b, _paired(group, a, b, res)))
     return out

@@ -96,3 +96,18 @@ def test_the_reading_moves_each_factor_alone_from_the_starved_arm(study: Group) 
     unread = r.values["unread"].split("; ")
     assert [u.split(" ")[0] for u in unread] == ["decay", "draws", "pairs"]
     assert all("of 2 pairs" in u for u in unread), unread  # both seeds have room; two are too few to read
+
+
+def test_arms_of_other_windows_are_no_contrast(study: Group) -> None:
+    """A fork arm with a `window` of its own (a longer read of the same factor levels) pairs only with arms of
+    its window: a 100-step arm beside 20-step ones would read the window as the factor."""
+    import copy
+    import dataclasses
+
+    g = copy.copy(study)
+    long = {**study.spec.forks["own_all_wd"], "window": 100}
+    long.pop("train.max_steps", None)
+    g.spec = dataclasses.replace(study.spec, forks={**study.spec.forks, "own_all_wd_long": long})
+    found = {(c.factor, c.a, c.b) for c in contrasts(g)}
+    assert not any("long" in a or "long" in b for _, a, b in found)
+    assert len(found) == 5
