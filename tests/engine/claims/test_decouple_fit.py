@@ -37,3 +37,15 @@ def test_all_pairs_add_to_each_targets_own_pairs() -> None:
     every = target_pairs(apply_overrides(cfg, {"train.add_pairs": "targets"}))
     assert len(own) == base.data.starve_k and (every > own).all()
     assert (every <= 2 * base.data.p - 1).all()  # a token's pairs (t, b) and (a, t), (t, t) once
+
+
+def test_the_plateau_forks_each_seed_at_its_memorization_for_the_same_windows() -> None:
+    from engine.records.group_dir import fork_settings, fork_window
+
+    p, fit = load_preset("decouple_plateau"), load_preset("decouple_fit")
+    assert p.sweep["fork_at"] == "memorized" and p.config.train.keep_every > 0  # the phase's checkpoint is kept
+    assert {k: fork_settings(v) for k, v in p.sweep["forks"].items()} == {
+        k: {kk: vv for kk, vv in fork_settings(v).items() if kk != "train.max_steps"}
+        for k, v in fit.sweep["forks"].items()
+    }  # decouple_fit's arms, each a window after its own fork step in place of an absolute step
+    assert fork_window(p.sweep["forks"][STARVED]) == 500 and fork_window(p.sweep["forks"][LONG]) == LONG_STEPS
