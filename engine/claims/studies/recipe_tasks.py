@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from engine.claims.cause_pairs import TOL, _costs_nothing, _pooled
 from engine.claims.claim import Claim
 from engine.claims.readings import Reading, beside, direction, n_seeds, part, spread
-from engine.claims.recipes import Obs, Pairs, observe, pair_up, reach
+from engine.claims.recipes import CELLS, RECIPES, Obs, Pairs, observe, pair_up, reach
 from engine.claims.verdicts import GUARD, UNREAD, Outcome, Part
 from engine.records.group_dir import Group
 
@@ -17,27 +17,28 @@ MUL = "adam"  # cure_decouple's arms (mul), kept beside: shown in the table, rea
 CELL = "r0.01"
 
 
-def gaps(obs: Sequence[Obs], prefix: str) -> list[float]:
+def gaps(obs: Sequence[Obs], prefix: str, cell: str = CELL) -> list[float]:
     """The plain arm's targets minus the common tokens of the same run, by seed: the deficit within a member."""
     out = []
     for o in sorted(obs, key=lambda o: o.seed):
-        if o.arm == f"{prefix}_{CELL}":
+        if o.arm == f"{prefix}_{cell}":
             x, y = o.values.get("val_acc_target", math.nan), o.values.get("val_acc_common", math.nan)
             if math.isfinite(x) and math.isfinite(y):
                 out.append(x - y)
     return out
 
 
-def _deficit_part(op: str, d: list[float], want: int) -> Part:
-    text = f"on {op} at r = 0.01, the plain arm's targets end more than {TOL:g} below the common tokens of the run"
+def deficit_part(op: str, d: list[float], want: int, cell: str = CELL) -> Part:
+    text = f"on {op} {CELLS[cell]}, the plain arm's targets end more than {TOL:g} below the common tokens of the run"
     if len(d) < want:
         return Part(text, UNREAD, f"unread: {len(d)} of {want} seeds ended")
     o = Outcome([x < -TOL for x in d], [x > 0 for x in d])
     return part(text, o, f"{o.k_of_n('seeds')}; targets − common: {spread(d, sign=True)}")
 
 
-def _gain_part(op: str, p: Pairs | None, want: int) -> Part:
-    text = f"on {op} at r = 0.01, lazy rows raise the targets' accuracy"
+def gain_part(op: str, p: Pairs | None, want: int, cell: str = CELL, recipe: str = "lazy") -> Part:
+    name = RECIPES[recipe][1]
+    text = f"on {op} {CELLS[cell]}, {name} {'raise' if name.endswith('rows') else 'raises'} the targets' accuracy"
     if p is None or len(p.pairs) < want:
         return Part(text, UNREAD, f"unread: {0 if p is None else len(p.pairs)} of {want} seeds ended")
     d = p.changes("val_acc_target")
@@ -81,7 +82,7 @@ def recipe_tasks(group: Group) -> Reading:
     ps = {prefix: p for prefix in (*TASKS, MUL) if (p := pair_up(obs, prefix).get((CELL, "lazy"))) is not None}
     parts = []
     for op in TASKS:
-        parts += [_deficit_part(op, gaps(obs, op), want), _gain_part(op, ps.get(op), want)]
+        parts += [deficit_part(op, gaps(obs, op), want), gain_part(op, ps.get(op), want)]
     common = [x for op in TASKS if op in ps for x in ps[op].changes("val_acc_common")]
     text = f"lazy rows cost the common tokens less than {TOL:g} on the three tasks"
     if sum(len(ps[op].pairs) for op in TASKS if op in ps) < want * len(TASKS):

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from engine.claims.recipes import Obs, pair_up
-from engine.claims.studies.recipe_tasks import _deficit_part, _gain_part, gaps, table
+from engine.claims.studies.recipe_tasks import deficit_part, gain_part, gaps, table
 from engine.claims.verdicts import FAILS, HOLDS, OPPOSITE, UNREAD
 
 SEEDS = (1, 0, 2)  # out of order: a reader that pairs by position pairs the wrong members
@@ -28,17 +28,36 @@ def world() -> list[Obs]:
 def test_the_deficit_is_read_within_each_member_by_seed() -> None:
     obs = world()
     assert [round(x, 9) for x in gaps(obs, "add")] == [-0.3] * 3
-    assert _deficit_part("add", gaps(obs, "add"), 3).state == HOLDS
-    assert _deficit_part("div", gaps(obs, "div"), 3).state == FAILS  # 0.005 below is within TOL
-    assert _deficit_part("sub", gaps(obs, "sub"), 3).state == UNREAD  # no sub member ended
+    assert deficit_part("add", gaps(obs, "add"), 3).state == HOLDS
+    assert deficit_part("div", gaps(obs, "div"), 3).state == FAILS  # 0.005 below is within TOL
+    assert deficit_part("sub", gaps(obs, "sub"), 3).state == UNREAD  # no sub member ended
 
 
 def test_lazy_rows_gain_pairs_each_task_with_its_own_plain_arm() -> None:
     obs = world()
     add, div = pair_up(obs, "add")[("r0.01", "lazy")], pair_up(obs, "div")[("r0.01", "lazy")]
     assert [round(x, 9) for x in add.changes("val_acc_target")] == [0.2] * 3
-    assert _gain_part("add", add, 3).state == HOLDS
-    assert _gain_part("div", div, 3).state == OPPOSITE
-    assert _gain_part("add", add, 4).state == UNREAD  # a fourth seed has not ended
+    assert gain_part("add", add, 3).state == HOLDS
+    assert gain_part("div", div, 3).state == OPPOSITE
+    assert gain_part("add", add, 4).state == UNREAD  # a fourth seed has not ended
     t = table(obs, {"add": add, "div": div})
     assert t.count("\n") == 3 and "| add | 3 |" in t and "| div | 3 |" in t
+
+
+def test_the_one_pair_cells_are_read_as_the_rare_ones() -> None:
+    """recipe_tasks_pairs: one pair at r = 1 and decay only when drawn, each task against its own plain arm."""
+    from engine.claims.recipes import CELLS
+    from engine.claims.studies.recipe_tasks_pairs import GAINS
+    from engine.config.presets import load_preset
+
+    obs = [o for s in SEEDS for o in (_o("sub_m1_r1", s, 0.4, 0.95), _o("sub_m1_r1_lazyd", s, 0.7 + s / 100, 0.95))]
+    assert [round(x, 9) for x in gaps(obs, "sub", "m1_r1")] == [-0.55] * 3
+    assert deficit_part("sub", gaps(obs, "sub", "m1_r1"), 3, "m1_r1").state == HOLDS
+    p = pair_up(obs, "sub")[("m1_r1", "lazyd")]
+    assert gain_part("sub", p, 3, "m1_r1", "lazyd").text.startswith("on sub with one pair at r = 1, decay only when")
+    assert gain_part("sub", p, 3, "m1_r1", "lazyd").state == HOLDS
+    arms = set(load_preset("recipe_tasks_pairs").sweep["arms"])
+    kept = set(load_preset("recipe_tasks").sweep["arms"])  # the r = 0.01 plain and lazy arms, kept beside
+    for op in ("add", "sub", "div"):
+        assert {f"{op}_{c}_{r}" for c, r in GAINS} | {f"{op}_m1_r1"} == {a for a in arms if a.startswith(op)}
+        assert {f"{op}_r0.01", f"{op}_r0.01_lazy"} <= kept and all(c in CELLS for c, _ in GAINS)
