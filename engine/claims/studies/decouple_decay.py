@@ -8,10 +8,9 @@ from dataclasses import dataclass
 from engine.claims.cause_pairs import CELLS as STARVED_CELLS
 from engine.claims.cause_pairs import _cell
 from engine.claims.claim import Claim
-from engine.claims.readings import Reading, direction, n_seeds, part, spread
+from engine.claims.readings import Reading, direction, geo_ratio, n_seeds, part, spread
 from engine.claims.verdicts import Outcome
 from engine.records.group_dir import Group, Member
-from engine.records.stats import range_text
 from engine.rundir import read_metrics, read_summary
 
 CELLS = {**STARVED_CELLS, "r1": "in the control (r = 1, all pairs)"}
@@ -115,13 +114,9 @@ def lengthening(fs: dict[tuple[str, str, int], dict[int, Fork]], cell: str, wind
     return out
 
 
-def _ratio_text(ps: list[tuple[Fork, Fork]]) -> str:
-    """The rows' norm, off over on: geometric mean and range, "2.10× (1.90–2.40, n = 5)"."""
-    rs = [math.exp(x) for a, b in ps if math.isfinite(x := _log_ratio(a, b))]
-    if not rs:
-        return "-"
-    g = math.exp(sum(math.log(r) for r in rs) / len(rs))
-    return f"{g:.2f}× ({range_text(min(rs), max(rs), '.2f')}, n = {len(rs)})"
+def _norms(ps: list[tuple[Fork, Fork]]) -> str:
+    """The target rows' norm, off over on, by seed: geometric mean and range (readings.geo_ratio)."""
+    return geo_ratio([(b.norm, a.norm) for a, b in ps])
 
 
 def table(fs: dict[tuple[str, str, int], dict[int, Fork]]) -> str:
@@ -149,7 +144,7 @@ def table(fs: dict[tuple[str, str, int], dict[int, Fork]]) -> str:
             out.append(
                 f"| {cell} | {spread([a.draws[0] for a, _ in ps])} | {window:,} | {spread([a.acc for a, _ in ps])} "
                 f"| {spread([b.acc for _, b in ps])} "
-                f"| {spread(d, sign=True)} | {sum(x > 0 for x in d)}/{len(d)} | {_ratio_text(ps)} "
+                f"| {spread(d, sign=True)} | {sum(x > 0 for x in d)}/{len(d)} | {_norms(ps)} "
                 f"| {sum(same_draws(a, b) for a, b in ps)}/{len(ps)} |"
             )
     return "\n".join(out)
@@ -171,7 +166,7 @@ def decouple_decay(group: Group) -> Reading:
             values[f"{key}_change"] = spread(d, sign=True)
             values[f"{key}_on"] = spread([a.acc for a, _ in ps])
             values[f"{key}_off"] = spread([b.acc for _, b in ps])
-            values[f"{key}_norm"] = _ratio_text(ps)
+            values[f"{key}_norm"] = _norms(ps)
             values[f"{key}_draws"] = f"{sum(same_draws(a, b) for a, b in ps)} of {len(ps)}"
             if cell not in SIGN:
                 continue

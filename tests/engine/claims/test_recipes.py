@@ -121,6 +121,16 @@ def test_a_deficit_within_rounding_is_no_deficit() -> None:
     assert deficit_part(deficits(obs, "adamw"), "r0.01", 4).state == FAILS
 
 
+def _curve(target: float) -> Any:
+    """A fake member's curves: its targets at `target` + seed / 100, everything else at 0.99."""
+
+    def f(m: Any) -> dict[str, list[float]]:
+        v = target + m.seed / 100
+        return {"val_acc": [0.99] * 3, "val_acc_target": [v] * 3, "val_acc_common": [0.99] * 3}
+
+    return f
+
+
 def test_observe_pairs_across_groups_only_where_the_configs_differ_in_the_recipe() -> None:
     """The plain and lazy arms from a group kept beside, by arm and seed; a recipe member whose config
     differs from its plain arm in more than the recipe's keys (here also the lr) is dropped and counted."""
@@ -130,25 +140,19 @@ def test_observe_pairs_across_groups_only_where_the_configs_differ_in_the_recipe
     from engine.claims.recipes import observe
     from tests.engine.sweep.fakegroup import fake_group
 
-    def curve(target: float) -> Any:
-        def f(m: Any) -> dict[str, list[float]]:
-            v = target + m.seed / 100
-            return {"val_acc": [0.99] * 3, "val_acc_target": [v] * 3, "val_acc_common": [0.99] * 3}
-
-        return f
-
     root = Path(tempfile.mkdtemp())
     (root / "a").mkdir()
     (root / "b").mkdir()
     cells = {"adam_r0.01": {"train.target_rate": 0.01}, "adam_r1": {"train.target_rate": 1.0}}
     data: dict[str, Any] = {"data__starve_k": 2, "data__starve_m": -1}  # the targets that train.target_rate weights
-    base = fake_group(root / "b", {"seeds": 2, "arms": cells}, curve(0.6), [10, 20, 30], preset="cure_decouple", **data)
+    table = {"seeds": 2, "arms": cells}
+    base = fake_group(root / "b", table, _curve(0.6), [10, 20, 30], preset="cure_decouple", **data)
     recipes = {
         "adam_r0.01_lazyd": {"train.target_rate": 0.01, "optim.lazy_decay": True},
         "adam_r1_lazyd": {"train.target_rate": 1.0, "optim.lazy_decay": True, "optim.lr": 0.002},
     }
     table = {"seeds": 2, "arms": recipes}
-    group = fake_group(root / "a", table, curve(0.9), [10, 20, 30], preset="recipe_lazy_parts", **data)
+    group = fake_group(root / "a", table, _curve(0.9), [10, 20, 30], preset="recipe_lazy_parts", **data)
     obs, bad = observe(group, base)
     assert bad == 2  # both seeds of adam_r1_lazyd also change the lr
     ps = pair_up(obs, "adam")
@@ -195,26 +199,19 @@ def test_observe_reads_the_plain_arms_of_several_groups_beside() -> None:
     from engine.claims.recipes import observe
     from tests.engine.sweep.fakegroup import fake_group
 
-    def curve(target: float) -> Any:
-        def f(m: Any) -> dict[str, list[float]]:
-            v = target + m.seed / 100
-            return {"val_acc": [0.99] * 3, "val_acc_target": [v] * 3, "val_acc_common": [0.99] * 3}
-
-        return f
-
     root = Path(tempfile.mkdtemp())
     for d in ("own", "rare", "pairs"):
         (root / d).mkdir()
     data: dict[str, Any] = {"data__starve_k": 2, "data__starve_m": -1}
     rare = {"adamw_r0.01": {"train.target_rate": 0.01}}
     pairs = {"adamw_m1_r1": {"data.starve_m": 1}}
-    g_rare = fake_group(root / "rare", {"seeds": 2, "arms": rare}, curve(0.5), [10, 20, 30], **data)
-    g_pairs = fake_group(root / "pairs", {"seeds": 2, "arms": pairs}, curve(0.7), [10, 20, 30], **data)
+    g_rare = fake_group(root / "rare", {"seeds": 2, "arms": rare}, _curve(0.5), [10, 20, 30], **data)
+    g_pairs = fake_group(root / "pairs", {"seeds": 2, "arms": pairs}, _curve(0.7), [10, 20, 30], **data)
     own = {
         "adamw_r0.01_lazyd": {"train.target_rate": 0.01, "optim.lazy_decay": True},
         "adamw_m1_r1_lazyd": {"data.starve_m": 1, "optim.lazy_decay": True},
     }
-    group = fake_group(root / "own", {"seeds": 2, "arms": own}, curve(0.9), [10, 20, 30], **data)
+    group = fake_group(root / "own", {"seeds": 2, "arms": own}, _curve(0.9), [10, 20, 30], **data)
     obs, bad = observe(group, [g_rare, None, g_pairs])
     assert bad == 0
     ps = pair_up(obs, "adamw")

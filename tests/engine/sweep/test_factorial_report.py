@@ -99,15 +99,25 @@ def test_the_reading_moves_each_factor_alone_from_the_starved_arm(study: Group) 
 
 
 def test_arms_of_other_windows_are_no_contrast(study: Group) -> None:
-    """A fork arm with a `window` of its own (a longer read of the same factor levels) pairs only with arms of
-    its window: a 100-step arm beside 20-step ones would read the window as the factor."""
+    """Fork arms with a `window` pair with arms of the same window only: two arms one factor apart that train
+    100 steps are a contrast; the same factor read after 50 steps against 100 is not (the window would be read
+    as the factor), though their settings are the same."""
     import copy
     import dataclasses
 
     g = copy.copy(study)
-    long = {**study.spec.forks["own_all_wd"], "window": 100}
-    long.pop("train.max_steps", None)
-    g.spec = dataclasses.replace(study.spec, forks={**study.spec.forks, "own_all_wd_long": long})
+
+    def windowed(name: str, window: int) -> dict[str, object]:
+        table = {k: v for k, v in study.spec.forks[name].items() if k != "train.max_steps"}
+        return {**table, "window": window}
+
+    extra = {
+        "own_own_wd_w100": windowed("own_own_wd", 100),
+        "own_all_wd_w100": windowed("own_all_wd", 100),
+        "own_all_wd_w50": windowed("own_all_wd", 50),
+    }
+    g.spec = dataclasses.replace(study.spec, forks={**study.spec.forks, **extra})
     found = {(c.factor, c.a, c.b) for c in contrasts(g)}
-    assert not any("long" in a or "long" in b for _, a, b in found)
-    assert len(found) == 5
+    assert ("draws", "a_own_own_wd_w100", "a_own_all_wd_w100") in found
+    assert not any("w50" in a or "w50" in b for _, a, b in found)
+    assert len(found) == 6  # the five of the 20-step arms and the one of the 100-step arms
