@@ -10,6 +10,9 @@ CLAIM = Claim(
     "",
     "The factorial on the plateau after the fit (ours, §4.2, eqs. 3-6): decay, draws or pairs at r = 0.03?",
     "decouple_plateau",
+    "partly",
+    "forked at memorization ({fit_k} parents fit); raise the targets: decay off {decay_k}, more draws "
+    "{draws_k}, all pairs {pairs_k} after 500 steps, {pairs_long_k} after 5,000",
     read=decouple_fit,  # the same parts, fixed before the data: presets/decouple_plateau.toml says why r = 0.03
     ours=True,
     tail=1,
