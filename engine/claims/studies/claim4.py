@@ -9,6 +9,7 @@ from engine.claims.claim import Claim
 from engine.claims.readings import (
     Reading,
     Row,
+    beside,
     budget_of,
     diffs,
     direction,
@@ -20,13 +21,14 @@ from engine.claims.readings import (
     select,
     spread,
 )
-from engine.claims.verdicts import Outcome, Part
+from engine.claims.verdicts import GUARD, Outcome, Part
 from engine.records.group_dir import Group
 from engine.rundir import read_metrics
 from engine.status import Status
 from engine.train.phases import MEMORIZED_ACC
 
 BALANCE = 10.0  # §4.3: c = 10 balances the two learning rates
+LONG = "fig5_c_long"  # kept beside: the large c and two references over 3,000 steps with no stop rule
 
 
 FIT = MEMORIZED_ACC  # a member fits the training set where train accuracy reaches this (results' memorized_step)
@@ -57,6 +59,42 @@ def _stalls(group: Group, r: Row, p: int) -> bool:
     return bool(log) and all(x["train_loss"] >= STALL * math.log(p) for x in log)
 
 
+def _kept_after(group: Group, rs: list[Row]) -> tuple[Outcome, str]:
+    """Per fitted member of `rs`: whether it loses the fit or its loss spikes after it (None: too few evaluations
+    after the fit), and the evidence: how many fit, how many of those can show it, and how many do."""
+    after = [_after_fit(group, r) for r in rs]
+    fitted = sum(r.raw.memorized_step is not None for r in rs)
+    readable = [a for a, _ in after if a is not None]
+    text = (
+        f"{fitted} of {len(rs)} members fit the training set; {len(readable)} of those have the {AFTER} evaluations "
+        f"after the fit where a loss of the fit or a loss spike could show"
+        + (f", and {sum(readable)} of those show one" if readable else "")
+    )
+    return Outcome([a for a, _ in after], [a is False for a, _ in after]), text
+
+
+def _instability(group: Group) -> tuple[list[Part], dict[str, str]]:
+    """§4.3's "large c is unstable", read where a budget lets it show: on fig5_c_long kept beside this group (3,000
+    steps, no stop rule), else on this group. A fitted member at c > 10 loses the fit or spikes after it (the
+    part); the fitted members at c <= 10 keep theirs (a guard: were they as unstable, it would not be large c's)."""
+    src = beside(group, LONG) or group
+    rs = rows(src)
+    cs = sorted({float(r.member.values["optim.lr_ratio"]) for r in rs})
+    large = [c for c in cs if c > BALANCE]
+    top = [r for c in large for r in select(rs, optim__lr_ratio=c)]
+    ref = [r for c in cs if c <= BALANCE for r in select(rs, optim__lr_ratio=c)]
+    where = f"{budget_of(rs)} steps" + (f", {LONG}" if src is not group else "")
+    unstable, text = _kept_after(src, top)
+    parts = [Part(f"large c is unstable (c = {', '.join(f'{c:g}' for c in large)}; {where})", unstable.state, text)]
+    values = {"unstable_k": unstable.k_of_n(), "unstable_where": where}
+    if ref:
+        o, ref_text = _kept_after(src, ref)
+        keep = Outcome([None if a is None else not a for a in o.agree])
+        refs = ", ".join(f"{c:g}" for c in cs if c <= BALANCE)
+        parts.append(part(f"fitted members at c = {refs} keep the fit ({where})", keep, ref_text, role=GUARD))
+    return parts, values
+
+
 def fig5(group: Group) -> Reading:
     """Fig. 5 (§4.3): small c under-updates E (‖ΔE‖/‖ΔW‖ over the first 100 steps below c = 1's), large c is
     unstable (a fitted member loses the fit, or its loss spikes after the fit: under-updating cannot do either),
@@ -72,26 +110,14 @@ def fig5(group: Group) -> Reading:
             lambda r: r.first.get("update_ratio"),
         )
     under = direction(d, positive=False)
-    large = [c for c in cs if c > BALANCE]  # "large c": above the paper's balance point
-    top = [r for c in large for r in select(rs, optim__lr_ratio=c)]
-    after = [_after_fit(group, r) for r in top]
-    unstable = Outcome([a for a, _ in after], [a is False for a, _ in after])
+    unstable_parts, long_values = _instability(group)
     p = group.base.data.p
     fits = {c: sum(r.raw.memorized_step is not None for r in select(rs, optim__lr_ratio=c)) for c in cs}
     stalls = {c: sum(_stalls(group, r, p) for r in select(rs, optim__lr_ratio=c)) for c in cs}
     n_c = {c: len(select(rs, optim__lr_ratio=c)) for c in cs}
-    fitted = sum(r.raw.memorized_step is not None for r in top)
-    readable = sum(a is not None for a, _ in after)
-    large_text = ", ".join(f"{c:g}" for c in large)
     parts = [
         part(f"small c under-updates E (c = {small:g} against 1)", under, f"ratio lower in {under.k_of_n('pairs')}"),
-        Part(
-            f"large c is unstable (c = {large_text})",
-            unstable.state,
-            f"{fitted} of {len(top)} members fit the training set; {readable} of those have the {AFTER} evaluations "
-            f"after the fit where a loss of the fit or a loss spike could show"
-            + (f", and {sum(a is True for a, _ in after)} of those show one" if readable else ""),
-        ),
+        *unstable_parts,
         Part(
             "c near 10 balances",
             "unread",
@@ -131,6 +157,7 @@ def fig5(group: Group) -> Reading:
         "top_stalls": f"{stalls[big]} of {n_c[big]}",
         "n_c": str(n_c[big]),
         "after": str(AFTER),
+        **long_values,
     }
     head = (
         f"‖ΔE‖/‖ΔW‖ over steps 0–100: c = {small:g} {values['small']}, c = 1 {values['one']}; "
