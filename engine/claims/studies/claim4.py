@@ -39,9 +39,13 @@ STALL = 0.99  # a member stalls at chance where its train loss stays above this 
 
 
 def _after_fit(group: Group, r: Row) -> tuple[bool | None, int]:
+    return after_fit(read_metrics(group.member_dir(r.member)))
+
+
+def after_fit(rows: list[dict[str, float]]) -> tuple[bool | None, int]:
     """Whether a fitted member loses the fit or its loss spikes after it (None: it never fits, or fewer than
-    AFTER evaluations follow its fit), and how many evaluations follow the fit."""
-    log = [x for x in read_metrics(group.member_dir(r.member)) if math.isfinite(x.get("train_acc", math.nan))]
+    AFTER evaluations follow its fit), and how many evaluations follow the fit; `rows`: its metrics.csv."""
+    log = [x for x in rows if math.isfinite(x.get("train_acc", math.nan))]
     at = next((i for i, x in enumerate(log) if x["train_acc"] >= FIT), None)
     if at is None:
         return None, 0
@@ -73,6 +77,17 @@ def _kept_after(group: Group, rs: list[Row]) -> tuple[Outcome, str]:
     return Outcome([a for a, _ in after], [a is False for a, _ in after]), text
 
 
+def _per_c(group: Group, rs: list[Row], cs: list[float]) -> str:
+    """Per c: members that fit, and of those that can show it, how many lose the fit or spike after it."""
+    out = []
+    for c in cs:
+        mine = select(rs, optim__lr_ratio=c)
+        after = [a for a, _ in (_after_fit(group, r) for r in mine) if a is not None]
+        fit = sum(r.raw.memorized_step is not None for r in mine)
+        out.append(f"c = {c:g}: {fit} of {len(mine)} fit, {sum(after)} of {len(after)} readable lose it or spike")
+    return "; ".join(out)
+
+
 def _instability(group: Group) -> tuple[list[Part], dict[str, str]]:
     """§4.3's "large c is unstable", read where a budget lets it show: on fig5_c_long kept beside this group (3,000
     steps, no stop rule), else on this group. A fitted member at c > 10 loses the fit or spikes after it (the
@@ -86,7 +101,7 @@ def _instability(group: Group) -> tuple[list[Part], dict[str, str]]:
     where = f"{budget_of(rs)} steps" + (f", {LONG}" if src is not group else "")
     unstable, text = _kept_after(src, top)
     parts = [Part(f"large c is unstable (c = {', '.join(f'{c:g}' for c in large)}; {where})", unstable.state, text)]
-    values = {"unstable_k": unstable.k_of_n(), "unstable_where": where}
+    values = {"unstable_k": unstable.k_of_n(), "unstable_where": where, "long_per_c": _per_c(src, rs, cs)}
     if ref:
         o, ref_text = _kept_after(src, ref)
         keep = Outcome([None if a is None else not a for a in o.agree])
