@@ -84,7 +84,11 @@ def _per_c(group: Group, rs: list[Row], cs: list[float]) -> str:
         mine = select(rs, optim__lr_ratio=c)
         after = [a for a, _ in (_after_fit(group, r) for r in mine) if a is not None]
         fit = sum(r.raw.memorized_step is not None for r in mine)
-        out.append(f"c = {c:g}: {fit} of {len(mine)} fit, {sum(after)} of {len(after)} readable lose it or spike")
+        stall = sum(_stalls(group, r, group.base.data.p) for r in mine)
+        out.append(
+            f"c = {c:g}: {fit} of {len(mine)} fit, {sum(after)} of {len(after)} readable lose it or spike, "
+            f"{stall} at chance loss from step 100 on"
+        )
     return "; ".join(out)
 
 
