@@ -64,8 +64,9 @@ def _stalls(group: Group, r: Row, p: int) -> bool:
 
 
 def _kept_after(group: Group, rs: list[Row]) -> tuple[Outcome, str]:
-    """Per fitted member of `rs`: whether it loses the fit or its loss spikes after it (None: too few evaluations
-    after the fit), and the evidence: how many fit, how many of those can show it, and how many do."""
+    """Per fitted member of `rs` with AFTER evaluations after its fit: whether it loses the fit or its loss spikes
+    after it (members that never fit, or fit too late to show it, are not counted: they are named in the
+    evidence), and the evidence: how many fit, how many of those can show it, and how many do."""
     after = [_after_fit(group, r) for r in rs]
     fitted = sum(r.raw.memorized_step is not None for r in rs)
     readable = [a for a, _ in after if a is not None]
@@ -74,7 +75,7 @@ def _kept_after(group: Group, rs: list[Row]) -> tuple[Outcome, str]:
         f"after the fit where a loss of the fit or a loss spike could show"
         + (f", and {sum(readable)} of those show one" if readable else "")
     )
-    return Outcome([a for a, _ in after], [a is False for a, _ in after]), text
+    return Outcome(readable or [None], [not a for a in readable] or [False]), text
 
 
 def _per_c(group: Group, rs: list[Row], cs: list[float]) -> str:
@@ -105,7 +106,13 @@ def _instability(group: Group) -> tuple[list[Part], dict[str, str]]:
     where = f"{budget_of(rs)} steps" + (f", {LONG}" if src is not group else "")
     unstable, text = _kept_after(src, top)
     parts = [Part(f"large c is unstable (c = {', '.join(f'{c:g}' for c in large)}; {where})", unstable.state, text)]
-    values = {"unstable_k": unstable.k_of_n(), "unstable_where": where, "long_per_c": _per_c(src, rs, cs)}
+    p = src.base.data.p
+    values = {
+        "unstable_k": unstable.k_of_n() if None not in unstable.agree else "none readable",
+        "unstable_where": where,
+        "long_per_c": _per_c(src, rs, cs),
+        "long_stalls": f"{sum(_stalls(src, r, p) for r in top)} of {len(top)}",
+    }
     if ref:
         o, ref_text = _kept_after(src, ref)
         keep = Outcome([None if a is None else not a for a in o.agree])
@@ -197,8 +204,8 @@ CLAIM = Claim(
     "Small c under-updates, large c unstable, c ≈ 10 balances (Fig. 5)",
     "fig5_c_sensitivity",
     "partly",
-    "c = 0.1 moves E less than c = 1 early ({p0}); instability unread (fits come too late); {top_stalls} at "
-    "c = 32 stall at chance loss; balance unread",
+    "small c under-updates E ({p0}); at c > 10 fitted members keep the fit ({unstable_k} lose it), {long_stalls} "
+    "never leave chance loss; balance unread",
     tail=5,
     figure="fig5",
     tables=("by optim.lr_ratio", "by data.op", "probes"),
