@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from engine.config import ConfigError, RunConfig, apply_overrides, from_dict
+from engine.records.paper import source_commit
 from engine.records.results import ENDED, RESULTS_FIELDS, ResultsRow
 from engine.rundir import (
     GROUP_FILE,
@@ -177,6 +178,7 @@ class Group:
             "preset": preset,
             "description": base.description,
             "created": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+            "commit": source_commit(),  # the code the sweep runs (a resume from another checkout is not recorded)
             "argv": sys.argv,
             "base": base.to_dict(),
             "sweep": spec.to_dict(),

@@ -30,7 +30,7 @@ from engine.config import ConfigError
 from engine.rundir import PAPER_FORMAT, new_paper_dir, read_paper_doc, read_results, versions, write_paper_doc
 from engine.status import PaperStatus, Status
 
-ROOT = Path(__file__).resolve().parent.parent  # the source tree, when it is a git checkout
+ROOT = Path(__file__).resolve().parents[2]  # the source tree (engine/records/paper.py sits two below it)
 
 
 def utc_now() -> str:

@@ -151,6 +151,7 @@ def report(
 def _keep(group_dir: str, dest: str | None, machine: str | None = None, ref: str | None = None) -> None:
     """`grok report GROUP --keep DIR`: the thin copy (engine/rundir/keep.py), stamped with the code's commit."""
     import datetime
+    import re
     import subprocess
     from pathlib import Path
 
@@ -161,16 +162,21 @@ def _keep(group_dir: str, dest: str | None, machine: str | None = None, ref: str
     from engine.records.group_dir import Group
     from engine.rundir import keep_group
 
-    try:  # the code the sweep ran: the last commit of this checkout made before the sweep started
-        created = str(Group.open(group_dir).doc.get("created", ""))
+    try:  # the code the sweep ran: as group.json records it, else this checkout's last commit before it started
+        doc = Group.open(group_dir).doc
     except ConfigError:
-        created = ""  # keep_group says what is wrong with the directory
+        doc = {}  # keep_group says what is wrong with the directory
+    created, recorded = str(doc.get("created", "")), str(doc.get("commit", ""))
+    commit = ""
+    if ref is None and (m := re.fullmatch(r"([0-9a-f]{7})[0-9a-f]{33}(\+dirty)?", recorded)):
+        commit = m.group(1) + (m.group(2) or "")
     here = Path(__file__).resolve().parents[2]
     since = [f"--before={created}"] if created and ref is None else []
     git = ["git", "-C", str(here), "log", "-1", "--format=%h", *since, ref or "HEAD", "--"]
     try:
-        found = subprocess.run(git, capture_output=True, text=True, check=False)
-        commit = found.stdout.strip()
+        if not commit:
+            found = subprocess.run(git, capture_output=True, text=True, check=False)
+            commit = found.stdout.strip()
     except OSError:
         commit = ""
     if ref is not None and not commit:

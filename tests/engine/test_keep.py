@@ -162,3 +162,19 @@ def test_a_kept_group_exports_its_members_seeds(fork_group: Group, tmp_path: Pat
     assert r.returncode == 0, r.stderr
     seeds = {(row["member"], row["seed"]) for row in read_csv(tmp_path / "out.csv")}
     assert {s for _, s in seeds} == {str(m.seed) for m in fork_group.members} == {"0", "1"}
+
+
+def test_a_group_is_kept_with_the_commit_its_sweep_recorded(fork_group: Group, tmp_path: Path) -> None:
+    import re
+    import shutil
+
+    assert re.fullmatch(r"[0-9a-f]{40}(\+dirty)?", str(fork_group.doc["commit"]))  # Group.create records it
+    src = tmp_path / "src"
+    shutil.copytree(fork_group.dir, src)
+    doc = json.loads((src / "group.json").read_text())
+    for recorded, kept in (("ab" * 20, "ababab" + "a"), ("cd" * 20 + "+dirty", "cdcdcdc+dirty")):
+        doc["commit"] = recorded  # a sweep run from another checkout than the one that keeps it
+        (src / "group.json").write_text(json.dumps(doc))
+        r = grok("report", str(src), "--keep", str(tmp_path / kept))
+        assert r.returncode == 0, r.stderr
+        assert json.loads((tmp_path / kept / KEPT).read_text())["commit"] == kept

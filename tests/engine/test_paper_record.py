@@ -38,3 +38,18 @@ def test_a_sweep_that_ended_with_failed_members_is_pointed_out(tmp_path: Path) -
     assert f"fig2_embeddings ended with failed members: `grok sweep --resume {tmp_path / 'g1'}`" in text
     write_results(tmp_path / "g1", ["member", "status"], [{"member": "m000", "status": "finished"}])
     assert "failed" not in render(Paper.open(tmp_path))  # rerun with the group's resume: nothing to say
+
+
+def test_the_source_commit_is_this_checkouts_head() -> None:
+    import re
+    import subprocess
+
+    from engine.records.paper import ROOT, source_commit
+
+    assert (ROOT / "engine" / "records" / "paper.py").is_file()  # the source tree, not a package inside it
+    got = source_commit()
+    if (ROOT / ".git").exists():  # a git checkout (a clone or a worktree): its HEAD, marked when edited
+        head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=ROOT, capture_output=True, text=True).stdout.strip()
+        assert re.fullmatch(r"[0-9a-f]{40}(\+dirty)?", got) and got.removesuffix("+dirty") == head
+    else:  # an installed copy: the package's version
+        assert got.startswith("grok-tui ")
