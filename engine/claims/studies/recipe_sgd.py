@@ -24,6 +24,9 @@ CLAIM = Claim(
     "",
     "The recipes under SGD without momentum (ours, §4.2): lazy rows with no optimizer state",
     "recipe_sgd",
+    "partly",
+    "r = 0.01 − control: {r001_deficit}; lazy rows, decay part only, lift targets in {r001_lazy_target_k} pairs "
+    "at r = 0.01, {m1_r1_lazy_target_k} with one pair; guards fail",
     read=recipe_sgd,  # the parts, fixed before the data
     ours=True,
     tail=5,
