@@ -81,8 +81,8 @@ def report(
         str | None,
         typer.Option(
             "--commit",
-            help="With --keep: the commit whose code ran the group (default: this checkout's last commit before "
-            "the sweep started).",
+            help="With --keep: the commit whose code ran the group (default: the one group.json recorded when the "
+            "sweep started, else this checkout's last commit before it).",
         ),
     ] = None,
 ) -> None:
