@@ -21,7 +21,7 @@ from engine.claims.readings import (
     select,
     spread,
 )
-from engine.claims.verdicts import GUARD, Outcome, Part
+from engine.claims.verdicts import GUARD, UNREAD, Outcome, Part
 from engine.records.group_dir import Group
 from engine.rundir import read_metrics
 from engine.status import Status
@@ -63,31 +63,34 @@ def _stalls(group: Group, r: Row, p: int) -> bool:
     return bool(log) and all(x["train_loss"] >= STALL * math.log(p) for x in log)
 
 
-def _kept_after(group: Group, rs: list[Row]) -> tuple[Outcome, str]:
-    """Per fitted member of `rs` with AFTER evaluations after its fit: whether it loses the fit or its loss spikes
-    after it (members that never fit, or fit too late to show it, are not counted: they are named in the
-    evidence), and the evidence: how many fit, how many of those can show it, and how many do."""
-    after = [_after_fit(group, r) for r in rs]
+def _readable(rs: list[Row], shown: dict[str, bool | None]) -> tuple[list[bool], str]:
+    """Per member of `rs` that fits with AFTER evaluations after its fit: whether it loses the fit or spikes after
+    it (`shown`, by member); members that never fit, or fit too late to show it, are not counted but named in the
+    evidence: how many fit, how many of those can show it, and how many do."""
+    readable = [a for r in rs if (a := shown[r.member.id]) is not None]
     fitted = sum(r.raw.memorized_step is not None for r in rs)
-    readable = [a for a, _ in after if a is not None]
     text = (
         f"{fitted} of {len(rs)} members fit the training set; {len(readable)} of those have the {AFTER} evaluations "
         f"after the fit where a loss of the fit or a loss spike could show"
         + (f", and {sum(readable)} of those show one" if readable else "")
     )
-    return Outcome(readable or [None], [not a for a in readable] or [False]), text
+    return readable, text
 
 
-def _per_c(group: Group, rs: list[Row], cs: list[float]) -> str:
-    """Per c: members that fit, and of those that can show it, how many lose the fit or spike after it."""
+def _state(agree: list[bool]) -> str:
+    return Outcome(agree, [not a for a in agree]).state if agree else UNREAD
+
+
+def _per_c(rs: list[Row], cs: list[float], shown: dict[str, bool | None], stalled: dict[str, bool]) -> str:
+    """Per c: members that fit, of those that can show it how many lose the fit or spike, and how many stall."""
     out = []
     for c in cs:
         mine = select(rs, optim__lr_ratio=c)
-        after = [a for a, _ in (_after_fit(group, r) for r in mine) if a is not None]
+        readable, _ = _readable(mine, shown)
         fit = sum(r.raw.memorized_step is not None for r in mine)
-        stall = sum(_stalls(group, r, group.base.data.p) for r in mine)
+        stall = sum(stalled[r.member.id] for r in mine)
         out.append(
-            f"c = {c:g}: {fit} of {len(mine)} fit, {sum(after)} of {len(after)} readable lose it or spike, "
+            f"c = {c:g}: {fit} of {len(mine)} fit, {sum(readable)} of {len(readable)} readable lose it or spike, "
             f"{stall} at chance loss from step 100 on"
         )
     return "; ".join(out)
@@ -99,25 +102,26 @@ def _instability(group: Group) -> tuple[list[Part], dict[str, str]]:
     part); the fitted members at c <= 10 keep theirs (a guard: were they as unstable, it would not be large c's)."""
     src = beside(group, LONG) or group
     rs = rows(src)
+    shown = {r.member.id: _after_fit(src, r)[0] for r in rs}  # each member's log read once
+    stalled = {r.member.id: _stalls(src, r, src.base.data.p) for r in rs}
     cs = sorted({float(r.member.values["optim.lr_ratio"]) for r in rs})
     large = [c for c in cs if c > BALANCE]
     top = [r for c in large for r in select(rs, optim__lr_ratio=c)]
     ref = [r for c in cs if c <= BALANCE for r in select(rs, optim__lr_ratio=c)]
     where = f"{budget_of(rs)} steps" + (f", {LONG}" if src is not group else "")
-    unstable, text = _kept_after(src, top)
-    parts = [Part(f"large c is unstable (c = {', '.join(f'{c:g}' for c in large)}; {where})", unstable.state, text)]
-    p = src.base.data.p
+    unstable, text = _readable(top, shown)
+    parts = [Part(f"large c is unstable (c = {', '.join(f'{c:g}' for c in large)}; {where})", _state(unstable), text)]
     values = {
-        "unstable_k": unstable.k_of_n() if None not in unstable.agree else "none readable",
+        "unstable_k": f"{sum(unstable)} of {len(unstable)}" if unstable else "none readable",
         "unstable_where": where,
-        "long_per_c": _per_c(src, rs, cs),
-        "long_stalls": f"{sum(_stalls(src, r, p) for r in top)} of {len(top)}",
+        "long_per_c": _per_c(rs, cs, shown, stalled),
+        "long_stalls": f"{sum(stalled[r.member.id] for r in top)} of {len(top)}",
     }
     if ref:
-        o, ref_text = _kept_after(src, ref)
-        keep = Outcome([None if a is None else not a for a in o.agree])
+        kept, ref_text = _readable(ref, shown)
         refs = ", ".join(f"{c:g}" for c in cs if c <= BALANCE)
-        parts.append(part(f"fitted members at c = {refs} keep the fit ({where})", keep, ref_text, role=GUARD))
+        text = f"fitted members at c = {refs} keep the fit ({where})"
+        parts.append(Part(text, _state([not a for a in kept]), ref_text, role=GUARD))
     return parts, values
 
 
