@@ -28,7 +28,7 @@ from engine.sweep.report.tables import build_tables, render, render_table
 
 ROOT = Path(__file__).resolve().parents[2]
 REGION = re.compile(r"<!-- (?P<kind>table|n): (?P<name>[\w./-]+) -->(?P<body>.*?)<!-- end -->", re.S)
-PAGES = ("README.md", "docs/REPRODUCTION.md", "docs/data/README.md")  # and docs/claims/*.md
+PAGES = ("README.md", "docs/REPRODUCTION.md", "docs/RECIPES.md", "docs/data/README.md")  # and docs/claims/*.md
 NOT_KEPT = "no kept data from the current engine"
 ROLES = {  # a part that is not the claim's own, as the verdict names it (engine/claims/verdicts.py)
     GUARD: "guard: it can only lower the verdict",

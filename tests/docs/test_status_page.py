@@ -17,6 +17,7 @@ from engine.claims.verdicts import PENDING
 
 ROOT = Path(__file__).resolve().parents[2]
 STATUS = ROOT / "docs" / "REPRODUCTION.md"
+RECIPES = ROOT / "docs" / "RECIPES.md"  # the answers across the recipe studies
 CLAIM_PAGES = sorted((ROOT / "docs" / "claims").glob("*.md"))
 # A measurement in prose: an accuracy-like value (0.934; not a setting such as "lr 0.001"), a ratio (0.61×), a
 # step reached ("at step 6,400", "steps 5,200–6,200"; a budget such as "10,000 steps" is a setting; "held at step
@@ -58,7 +59,7 @@ def test_a_claim_with_kept_data_is_read_and_one_without_is_pending() -> None:
 @pytest.fixture
 def copy(tmp_path: Path) -> Path:
     """The docs, README and kept data in a scratch root, to edit by hand."""
-    for rel in ("README.md", "docs/REPRODUCTION.md", "docs/claims", "docs/data"):
+    for rel in ("README.md", "docs/REPRODUCTION.md", "docs/RECIPES.md", "docs/claims", "docs/data"):
         src, dst = ROOT / rel, tmp_path / rel
         dst.parent.mkdir(parents=True, exist_ok=True)
         (shutil.copytree if src.is_dir() else shutil.copyfile)(src, dst)
@@ -112,7 +113,7 @@ def test_a_verdict_stronger_than_the_data_fails() -> None:
 
 def test_no_measured_number_outside_a_generated_region() -> None:
     """A number in prose either comes from the generator (an `n:` region) or goes."""
-    for page in [STATUS, *CLAIM_PAGES]:
+    for page in [STATUS, RECIPES, *CLAIM_PAGES]:
         text = docs.REGION.sub("", page.read_text())
         text = re.sub(r"```.*?```", "", text, flags=re.S)
         text = re.sub(r"`[^`]*`|\{[^}]*\}", "", text)  # code, and a preset's sets of values such as {0.01, 0.005}

@@ -131,7 +131,7 @@ def table(ds: dict[tuple[str, int], list[float]]) -> str:
 def flattest(ds: dict[tuple[str, int], list[float]], opt: str, want: int) -> str:
     """The recipe whose curve is flattest, by the mean over seeds of |head − tail|, among those with every seed
     ended that cost the head less than TOL in every seed and are flatter than the plain arm by more than TOL;
-    "-" when none is (a tail above its head is no flatter than one below it by as much)."""
+    "none" when no recipe is (a tail above its head is no flatter than one below it by as much)."""
     plain = _finite([abs(gap(a)) for (arm, _), a in ds.items() if arm == opt])
     best: tuple[float, str] | None = None
     for recipe in TAIL_RECIPES:
@@ -142,7 +142,7 @@ def flattest(ds: dict[tuple[str, int], list[float]], opt: str, want: int) -> str
         m = sum(g) / len(g) if g else math.inf
         if plain and m < sum(plain) / len(plain) - TOL and (best is None or m < best[0]):
             best = (m, RECIPES[recipe][1])
-    return "-" if best is None else best[1]
+    return "none" if best is None else best[1]
 
 
 def recipe_tail(group: Group) -> Reading:
