@@ -78,6 +78,10 @@ CLAIM = Claim(
     "",
     "The one-pair deficit on add, sub and div (ours, §4.2): lazy rows and decay only when drawn",
     "recipe_tasks_pairs",
+    "partly",
+    "one pair below the common tokens in {add_m1_r1_gap_k}, {sub_m1_r1_gap_k}, {div_m1_r1_gap_k} seeds (add, sub, "
+    "div); lazy rows lift {add_m1_r1_lazy_k}, {sub_m1_r1_lazy_k}, {div_m1_r1_lazy_k} pairs; decay only when drawn "
+    "{add_m1_r1_lazyd_k}, {sub_m1_r1_lazyd_k}, {div_m1_r1_lazyd_k}",
     read=recipe_tasks_pairs,  # the parts, fixed before the data
     ours=True,
     tail=5,
