@@ -45,9 +45,8 @@ CLAIM = Claim(
     "Lazy rows' decay part, E out of decay and equal rows under AdamW (ours, §4.2)",
     "recipe_adamw_parts",
     "partly",
-    "decay only when drawn lifts targets in {r001_lazyd_target_k} pairs at r = 0.01, {m1_r1_lazyd_target_k} with one "
-    "pair; equal rows {r001_equal_target_k}, {m1_r1_equal_target_k}; E out of decay lowers every cell, the control's "
-    "val by {r1_e0_val}",
+    "decay only when drawn lifts {r001_lazyd_target_k} at r = 0.01, {m1_r1_lazyd_target_k} with one pair; equal rows "
+    "{r001_equal_target_k}, {m1_r1_equal_target_k}; E out of decay lowers every cell, control {r1_e0_val_k} higher",
     read=recipe_adamw_parts,  # the parts, fixed before the data
     ours=True,
     tail=5,

@@ -79,9 +79,9 @@ Anything past 40 steps.
 
 @pytest.fixture
 def site(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
-    """A scratch root with the status page, README and data README, and no kept data (every other claim is
+    """A scratch root with the pages outside docs/claims/ (docs.PAGES), and no kept data (every other claim is
     pending there, so the generator reads only the tiny study), plus a presets dir and a studies dir of its own."""
-    for rel in ("README.md", "docs/REPRODUCTION.md", "docs/data/README.md"):
+    for rel in docs.PAGES:
         (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(ROOT / rel, tmp_path / rel)
     (tmp_path / "docs" / "claims").mkdir()
