@@ -61,3 +61,32 @@ def test_the_one_pair_cells_are_read_as_the_rare_ones() -> None:
     for op in ("add", "sub", "div"):
         assert {f"{op}_{c}_{r}" for c, r in GAINS} | {f"{op}_m1_r1"} == {a for a in arms if a.startswith(op)}
         assert {f"{op}_r0.01", f"{op}_r0.01_lazy"} <= kept and all(c in CELLS for c, _ in GAINS)
+
+
+def test_the_one_pair_reader_counts_over_the_tasks(tmp_path) -> None:
+    """recipe_tasks_pairs' reader on a hand-made group of its own arms, 2 seeds: one pair ends 0.5 below the
+    common tokens on every task, decay only when drawn lifts it by 0.3 except on div seed 1 (no change), and lazy
+    rows by 0.2. The status note's counts are over the three tasks: 6 of 6 seeds, 5 of 6 pairs."""
+    from engine.claims.studies.recipe_tasks_pairs import recipe_tasks_pairs
+    from engine.config.presets import load_preset
+    from engine.records.group_dir import Member
+    from tests.engine.sweep.fakegroup import fake_group
+
+    def curve(m: Member) -> dict[str, list[float]]:
+        lift = {"lazy": 0.2, "lazyd": 0.0 if m.arm.startswith("div") and m.seed == 1 else 0.3}
+        target = 0.45 + lift.get(m.arm.rsplit("_", 1)[1], 0.0)
+        return {
+            "val_acc_target": [target] * 3,
+            "val_acc_common": [0.95] * 3,
+            "val_acc": [0.9] * 3,
+            "target_norm": [0.5] * 3,
+        }
+
+    table = {**load_preset("recipe_tasks_pairs").sweep, "seeds": 2}
+    g = fake_group(tmp_path, table, curve, [0, 20, 40], data__starve_k=2)
+    r = recipe_tasks_pairs(g)
+    v = r.values
+    assert v["m1_r1_gap_k"] == "6 of 6" and v["m1_r1_lazyd_k"] == "5 of 6" and v["mismatched"] == "0"
+    assert v["div_m1_r1_lazyd_k"] == "1 of 2" and v["add_m1_r1_lazy_k"] == "2 of 2"
+    assert v["add_m1_r1_gap"].startswith("−0.500") and v["add_r001_gap"] == "-"  # r = 0.01's plain arm is beside
+    assert r.k_of_n == "6 of 6 pairs higher"
