@@ -67,11 +67,14 @@ def recipe_tasks_pairs(group: Group) -> Reading:
     for (op, cell), g in gap.items():
         key = f"{op}_{cell.replace('.', '')}_gap"
         v[key], v[f"{key}_k"] = spread(g, sign=True), f"{sum(x < -TOL for x in g)} of {len(g)}"
-    lazyd = [x for (_, c, r), p in ps.items() if (c, r) == ("m1_r1", "lazyd") for x in p.changes("val_acc_target")]
+
+    def one_pair(recipe: str) -> list[float]:  # the recipe's changes over the three tasks
+        return [x for (_, c, r), p in ps.items() if (c, r) == ("m1_r1", recipe) for x in p.changes("val_acc_target")]
+
+    lazyd, gains = one_pair("lazyd"), one_pair("lazy")
     v["m1_r1_lazyd_k"] = f"{sum(x > 0 for x in lazyd)} of {len(lazyd)}"  # over the tasks: a count, no interval
     deficits = [x for (_, cell), g in gap.items() if cell == "m1_r1" for x in g]
     v["m1_r1_gap_k"] = f"{sum(x < -TOL for x in deficits)} of {len(deficits)}"
-    gains = [x for (_, c, r), p in ps.items() if (c, r) == ("m1_r1", "lazy") for x in p.changes("val_acc_target")]
     head = f"lazy rows − plain, one pair at r = 1 on add, sub, div: {_pooled(gains)}"
     k = f"{sum(x > 0 for x in gains)} of {len(gains)} pairs higher"
     return Reading(parts, head, k, f"{want} × {len(TASKS)} ({', '.join(TASKS)})", v)
